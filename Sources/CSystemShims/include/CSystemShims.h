@@ -1,0 +1,51 @@
+// Wrappers for variadic C functions (ioctl, syscall) that Swift cannot call directly, and the
+// Linux headers the Glibc module does not export (timerfd, signalfd). No logic here.
+#ifndef PERFHUD_CSYSTEMSHIMS_H
+#define PERFHUD_CSYSTEMSHIMS_H
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/signalfd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <termios.h>
+#include <wchar.h>
+#include <locale.h>
+
+/// The corresponding C call is `ioctl(fd, TIOCGWINSZ, &ws)`.
+static inline int perfhud_get_window_size(int fd, unsigned short *rows, unsigned short *cols) {
+    struct winsize ws;
+    int rc = ioctl(fd, TIOCGWINSZ, &ws);
+    if (rc == 0) { *rows = ws.ws_row; *cols = ws.ws_col; }
+    return rc;
+}
+
+/// The corresponding C call is `ioctl(fd, TIOCSWINSZ, &ws)`.
+static inline int perfhud_set_window_size(int fd, unsigned short rows, unsigned short cols) {
+    struct winsize ws = { .ws_row = rows, .ws_col = cols, .ws_xpixel = 0, .ws_ypixel = 0 };
+    return ioctl(fd, TIOCSWINSZ, &ws);
+}
+
+/// The corresponding C call is `syscall(SYS_pidfd_open, pid, 0)` (Linux 5.3+); -1 where absent.
+static inline int perfhud_pidfd_open(int pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    return -1;
+#endif
+}
+
+/// The corresponding C call is `open(path, flags)`: `open` is variadic in C.
+static inline int perfhud_open(const char *path, int flags) {
+    return open(path, flags);
+}
+/// The pseudo-terminal calls glibc declares only under _GNU_SOURCE / _XOPEN_SOURCE, which the
+/// Swift Glibc module is not built with: `posix_openpt`, `grantpt`, `unlockpt`, `ptsname_r`.
+/// Returns the master descriptor (close-on-exec) and writes the slave's path, or -1 with errno.
+int perfhud_open_pseudo_terminal(char *slave_path, size_t length);
+
+/// POSIX_SPAWN_SETSID (glibc 2.26+), a _GNU_SOURCE constant.
+short perfhud_posix_spawn_setsid(void);
+#endif

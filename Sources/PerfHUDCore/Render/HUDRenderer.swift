@@ -1,0 +1,134 @@
+/// Renders the HUD: `(snapshot, size, style) -> lines`. Pure: no I/O, no clock, no state.
+public enum HUDRenderer {
+    /// Rows the HUD takes on a terminal of `size`: a status line, a graph header and the graph,
+    /// shrunk on small terminals so that the program below keeps at least three rows.
+    public static func height(for size: TerminalSize, style: HUDStyle) -> Int {
+        let graphRows = max(0, min(style.graphRows, size.rows - 6))
+        return graphRows > 0 ? 2 + graphRows : min(1, max(0, size.rows - 1))
+    }
+
+    /// The HUD's lines, top to bottom, each at most `size.columns` wide.
+    public static func render(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> [String] {
+        let height = height(for: size, style: style)
+        guard height > 0, size.columns > 0 else { return [] }
+        let paint = Palette(enabled: style.color)
+        var lines = [statusLine(snapshot, width: size.columns, paint: paint)]
+        if height > 1 {
+            lines += graph(snapshot, width: size.columns, rows: height - 2, paint: paint)
+        }
+        return lines.map { TerminalText.truncated($0, toWidth: size.columns) }
+    }
+
+    // MARK: status line
+
+    static func statusLine(_ snapshot: HUDSnapshot, width: Int, paint: Palette) -> String {
+        let report = snapshot.report
+        let name = TerminalText.escaped(snapshot.commandName, maxLength: 32)
+        // Segments in order of appearance; lower priority numbers are dropped last.
+        var segments: [(priority: Int, text: String)] = []
+        segments.append((0, paint.bold("PID \(snapshot.pid)") + " " + name))
+        if snapshot.status != .running {
+            segments.append((0, paint.red(paint.bold(snapshot.status.description.uppercasedFirst))))
+        } else if let cpu = report?.cpuPercent {
+            var text = "CPU " + paint.threshold(cpu, warn: 50, alarm: 90, Units.percent(cpu))
+            if let user = report?.cpuUserPercent, let system = report?.cpuSystemPercent {
+                text += paint.dim(" u " + String(format1: user) + " s " + String(format1: system))
+            }
+            segments.append((1, text))
+        } else {
+            segments.append((1, "CPU " + paint.dim("…")))
+        }
+        if let resident = report?.residentBytes {
+            var text = "RSS " + Units.bytes(Double(resident))
+            if let trend = report?.residentTrendBytesPerSecond {
+                let rate = Units.byteRate(trend) + " (10s)"
+                text += " " + (trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate))
+            }
+            segments.append((1, text))
+        }
+        if snapshot.status == .running {
+            let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
+            segments.append((3, "PSS " + pss))
+            if let threads = report?.threads { segments.append((2, "thr \(threads)")) }
+            if let count = report?.processCount, count > 1 { segments.append((2, "procs \(count)")) }
+        }
+        segments.append((4, "tick " + DurationText.format(nanoseconds: snapshot.tickNanoseconds)))
+        segments.append((2, DurationText.clock(seconds: snapshot.elapsedSeconds)))
+
+        let separator = paint.dim(" │ ")
+        var kept = segments
+        func joined() -> String { " " + kept.map(\.text).joined(separator: separator) }
+        while TerminalText.displayWidth(joined()) > width, let drop = kept.indices.max(by: { kept[$0].priority < kept[$1].priority }),
+              kept[drop].priority > 0 {
+            kept.remove(at: drop)
+        }
+        return paint.inverse(TerminalText.truncated(joined(), toWidth: width).padded(toWidth: width))
+    }
+
+    // MARK: memory graph
+
+    static func graph(_ snapshot: HUDSnapshot, width: Int, rows: Int, paint: Palette) -> [String] {
+        let labelWidth = 11
+        let cells = max(1, width - labelWidth - 1)
+        let tick = Double(snapshot.tickNanoseconds) / 1e9
+        let now = snapshot.series.times.last ?? snapshot.elapsedSeconds
+        // Until the history fills, the window spans what there is, but never less than one sample
+        // per dot column: the graph scrolls in from the right, then compresses, then scrolls.
+        let span = max(min(now, snapshot.historySeconds), Double(cells * 2) * tick)
+        let start = now - span
+        let columns = snapshot.series.minMax(.residentBytes, width: cells * 2, from: start, to: now)
+        let values = columns.compactMap { $0 }
+        let current = snapshot.report?.residentBytes.map(Double.init)
+        let header: String
+        var low = values.map(\.lowerBound).min() ?? 0
+        var high = values.map(\.upperBound).max() ?? 0
+        if values.isEmpty {
+            header = "memory (RSS) " + paint.dim("no samples yet")
+        } else {
+            header = "memory (RSS) " + paint.bold(current.map(Units.bytes) ?? "n/a")
+                + paint.dim("  min ") + Units.bytes(low) + paint.dim("  max ") + Units.bytes(high)
+                + paint.dim("  over the last " + DurationText.format(nanoseconds: UInt64(min(now, span) * 1e9)))
+        }
+        // A flat line sits mid-graph rather than on the floor: pad the range by 1 MiB or 5 %.
+        let pad = max(1024 * 1024, (high - low) * 0.05)
+        if high - low < 1024 * 1024 { low -= pad / 2; high += pad / 2 }
+        low = max(0, low)
+        let plot = BrailleGraph.draw(columns, rows: rows, low: low, high: high)
+        var lines = [" " + header]
+        for (index, row) in plot.enumerated() {
+            var label = ""
+            if index == 0 { label = Units.bytes(high) }
+            if index == rows - 1 { label = Units.bytes(low) }
+            if rows == 1 { label = Units.bytes(high) }
+            lines.append(" " + paint.cyan(row) + " " + paint.dim(label.padded(toWidth: labelWidth - 1)))
+        }
+        return lines
+    }
+}
+
+/// SGR colours, or nothing with `--no-color` / `NO_COLOR`.
+struct Palette {
+    let enabled: Bool
+    private func wrap(_ code: String, _ text: String) -> String {
+        enabled ? "\u{1B}[\(code)m" + text + "\u{1B}[0m" : text
+    }
+    func bold(_ text: String) -> String { enabled ? "\u{1B}[1m" + text + "\u{1B}[22m" : text }
+    func dim(_ text: String) -> String { enabled ? "\u{1B}[2m" + text + "\u{1B}[22m" : text }
+    func red(_ text: String) -> String { enabled ? "\u{1B}[31m" + text + "\u{1B}[39m" : text }
+    func yellow(_ text: String) -> String { enabled ? "\u{1B}[33m" + text + "\u{1B}[39m" : text }
+    func green(_ text: String) -> String { enabled ? "\u{1B}[32m" + text + "\u{1B}[39m" : text }
+    func cyan(_ text: String) -> String { enabled ? "\u{1B}[36m" + text + "\u{1B}[39m" : text }
+    /// The status line stands out by reverse video, which needs no colour.
+    func inverse(_ text: String) -> String { "\u{1B}[7m" + text + "\u{1B}[0m" }
+    func threshold(_ value: Double, warn: Double, alarm: Double, _ text: String) -> String {
+        value >= alarm ? red(text) : value >= warn ? yellow(text) : green(text)
+    }
+}
+
+extension String {
+    func padded(toWidth width: Int) -> String {
+        let missing = width - TerminalText.displayWidth(self)
+        return missing > 0 ? self + String(repeating: " ", count: missing) : self
+    }
+    var uppercasedFirst: String { prefix(1).uppercased() + dropFirst() }
+}

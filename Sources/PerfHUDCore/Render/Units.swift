@@ -1,0 +1,30 @@
+/// Human units for the HUD and plain output.
+public enum Units {
+    /// `412.3 MiB`, `1.21 GiB`, `512 KiB`, `0 B`.
+    public static func bytes(_ value: Double) -> String {
+        let magnitude = abs(value)
+        let sign = value < 0 ? "-" : ""
+        if magnitude >= 1024 * 1024 * 1024 {
+            let gib = magnitude / (1024 * 1024 * 1024)
+            return sign + twoDecimals(gib) + " GiB"
+        }
+        if magnitude >= 1024 * 1024 { return sign + String(format1: magnitude / (1024 * 1024)) + " MiB" }
+        if magnitude >= 1024 { return sign + String(Int((magnitude / 1024).rounded())) + " KiB" }
+        return sign + String(Int(magnitude)) + " B"
+    }
+
+    /// A rate with an explicit sign: `+1.2 MiB/s`, `-512 KiB/s`, `±0 B/s`.
+    public static func byteRate(_ value: Double) -> String {
+        if abs(value) < 1 { return "±0 B/s" }
+        return (value > 0 ? "+" : "") + bytes(value) + "/s"
+    }
+
+    /// `52.3%`.
+    public static func percent(_ value: Double) -> String { String(format1: value) + "%" }
+
+    private static func twoDecimals(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100)." + (fraction < 10 ? "0" : "") + "\(fraction)"
+    }
+}

@@ -1,0 +1,424 @@
+import CSystemShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One run of perfhud: a target, its sampler and store, and the loop that ties every input —
+/// tick, key, program output, signal, target exit — to one thread, one `poll`.
+public final class Session {
+    private let configuration: SessionConfiguration
+    private let target: SessionTarget
+    private let terminal = Terminal()
+    private let errorStream = Terminal(input: STDIN_FILENO, output: STDERR_FILENO)
+    private var sampler: ProcessSampler!
+    private var store: MetricsStore!
+    private var child: ChildProcess?
+    private var commandName = ""
+    private var status = TargetStatus.running
+    private var drawsHUD: Bool { configuration.output == .hud }
+
+    // Terminal state of the HUD.
+    private var layout: ScreenLayout!
+    private var frames = FrameWriter()
+    private var translator = ProgramOutputTranslator(offset: 0, programRows: 24)
+    private var hudDirty = true
+    private var lastDraw: UInt64 = 0
+    private var terminalReady = false
+
+    // Loop state.
+    private var reports = 0
+    private var lastReport: UInt64 = 0
+    private var startedAt: UInt64 = 0
+    private var finished = false
+    private var exitCode: Int32 = ExitStatus.success
+    private var inputOpen = true
+    private var programOutputOpen = false
+    private var stoppedByUs = false
+
+    public init(target: SessionTarget, configuration: SessionConfiguration) {
+        self.target = target
+        self.configuration = configuration
+    }
+
+    /// Runs until the target ends, the user quits, or `--duration` / `--count` is reached.
+    /// - Returns: the exit code for the process.
+    public func run() -> Int32 {
+        let signals = SignalChannel()
+        if let code = start() { return code }
+        let timer = TickTimer(intervalNanoseconds: configuration.tickNanoseconds)
+        startedAt = monotonicNanoseconds()
+        takeSample()
+
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !finished {
+            var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: timer.descriptor, events: Int16(POLLIN), revents: 0)]
+            let inputIndex = descriptors.count
+            descriptors.append(pollfd(fd: inputOpen && watchesInput ? STDIN_FILENO : -1, events: Int16(POLLIN), revents: 0))
+            let programIndex = descriptors.count
+            descriptors.append(pollfd(fd: programOutputOpen ? child!.master : -1, events: Int16(POLLIN), revents: 0))
+            let exitIndex = descriptors.count
+            descriptors.append(pollfd(fd: child == nil && status == .running ? sampler.exitDescriptor : -1,
+                                      events: Int16(POLLIN), revents: 0))
+            let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), -1)
+            if ready < 0 { if errno == EINTR { continue }; break }
+
+            if descriptors[0].revents != 0 { for signal in signals.drain() { handle(signal: signal) } }
+            if descriptors[programIndex].revents != 0 { readProgramOutput(into: &buffer) }
+            if descriptors[inputIndex].revents != 0 { readInput(into: &buffer) }
+            if descriptors[exitIndex].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
+            if descriptors[1].revents != 0, timer.expirations() > 0 { takeSample() }
+            if drawsHUD && hudDirty && !finished { drawHUD(force: false) }
+        }
+        finish()
+        return exitCode
+    }
+
+    private var watchesInput: Bool {
+        switch target {
+        case .attach: return drawsHUD && Terminal.isTerminal(STDIN_FILENO)
+        case .launch(_, let ownsKeys): return ownsKeys ? drawsHUD && Terminal.isTerminal(STDIN_FILENO) : true
+        }
+    }
+
+    private var ownsKeys: Bool {
+        if case .launch(_, let owns) = target { return owns }
+        return true
+    }
+
+    // MARK: start
+
+    /// Attaches or launches, prepares the terminal. Returns an exit code when it cannot start.
+    private func start() -> Int32? {
+        let directory = ProcessDirectory()
+        let size = terminal.size() ?? TerminalSize(rows: 24, columns: 80)
+        if drawsHUD { layout = ScreenLayout(size: size, style: configuration.style) }
+        let pid: Int32
+        switch target {
+        case .attach(let attachPID):
+            pid = attachPID
+        case .launch(let command, _):
+            var settings = termios()
+            let haveSettings = Terminal.isTerminal(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &settings) == 0
+            let programSize = drawsHUD ? TerminalSize(rows: layout.programRows, columns: size.columns) : size
+            do {
+                child = try ChildProcess(command: command, size: programSize, settings: haveSettings ? settings : nil)
+            } catch {
+                errorStream.write("perfhud: \(error)\n")
+                return 127
+            }
+            pid = child!.pid
+            programOutputOpen = true
+        }
+        do {
+            sampler = try ProcessSampler(pid: pid, includeChildren: configuration.includeChildren, directory: directory)
+        } catch let error as AttachError {
+            errorStream.write("perfhud: \(error.message)\n")
+            if case .noSuchProcess = error { return ExitStatus.noInput }
+            return ExitStatus.noPermission
+        } catch {
+            errorStream.write("perfhud: \(error)\n")
+            return ExitStatus.software
+        }
+        let description = directory.describe(pid: pid)
+        commandName = description?.commandName ?? {
+            if case .launch(let command, _) = target { return String(command[0].split(separator: "/").last ?? "") }
+            return "?"
+        }()
+        store = MetricsStore(pid: pid, capacity: configuration.historyCapacity, startNanoseconds: monotonicNanoseconds())
+        if drawsHUD {
+            setUpTerminal()
+            if case .attach = target, let description {
+                notice("attached to PID \(pid) (\(TerminalText.escaped(description.commandName))), user \(TerminalText.escaped(description.user))")
+                notice("command line: " + TerminalText.escaped(description.commandLine, maxLength: 400))
+                notice("press q to quit")
+            }
+        }
+        return nil
+    }
+
+    // MARK: sampling and reports
+
+    private func takeSample() {
+        let sample = sampler.sample()
+        let report = store.record(sample)
+        if !sample.alive && status == .running && child == nil { targetEnded(.exited(code: nil, signal: nil)) }
+        let now = sample.monotonicNanoseconds
+        reports += 1
+        if !drawsHUD {
+            let every = configuration.reportEveryNanoseconds ?? configuration.tickNanoseconds
+            if reports == 1 || now &- lastReport + configuration.tickNanoseconds / 2 >= every {
+                lastReport = now
+                emit(report)
+            } else { reports -= 1 }
+        } else {
+            hudDirty = true
+        }
+        if let crash = configuration.crashAfterReports, reports >= crash { fatalError("crash requested by --crash-after") }
+        if let count = configuration.count, reports >= count { stop() }
+        if let duration = configuration.durationNanoseconds, now &- startedAt >= duration { stop() }
+    }
+
+    private func emit(_ report: Report) {
+        let line = configuration.output == .json
+            ? ReportFormatter.json(report, commandName: commandName, status: status)
+            : ReportFormatter.plain(report, commandName: commandName, status: status)
+        terminal.write(line + "\n")
+        if terminal.isClosed { finished = true }
+    }
+
+    /// Stops at the user's request or at `--duration` / `--count`; a launched program is ended.
+    private func stop() {
+        guard !finished else { return }
+        if let child, status == .running {
+            stoppedByUs = true
+            child.signal(SIGTERM)
+            var state = child.poll()
+            for _ in 0..<200 where state == .running || state == .stopped {
+                usleep(10_000); state = child.poll()
+            }
+            if state == .running || state == .stopped { child.signal(SIGKILL); state = child.poll(blocking: true) }
+            drainProgramOutput()
+            record(childState: state)
+        }
+        finished = true
+    }
+
+    private func targetEnded(_ newStatus: TargetStatus) {
+        guard status == .running else { return }
+        status = newStatus
+        hudDirty = true
+        if drawsHUD { notice("PID \(sampler.pid) (\(TerminalText.escaped(commandName))) \(newStatus.description)") }
+        else if reports > 0, let latest = store.latest { emit(latest) }
+        finished = true
+    }
+
+    private func record(childState state: ChildProcess.State) {
+        switch state {
+        case .exited(let code):
+            if !stoppedByUs { exitCode = code }
+            targetEnded(.exited(code: code, signal: nil))
+        case .killed(let signal):
+            if !stoppedByUs { exitCode = 128 + signal }
+            targetEnded(.exited(code: nil, signal: signal))
+        default: break
+        }
+    }
+
+    // MARK: signals and input
+
+    private func handle(signal: Int32) {
+        switch signal {
+        case SIGWINCH:
+            relayout()
+        case SIGCHLD:
+            guard let child else { return }
+            let state = child.poll()
+            if state == .stopped { return }
+            if state != .running {
+                drainProgramOutput()
+                record(childState: state)
+            }
+        case SIGTSTP:
+            suspend()
+        case SIGCONT:
+            break
+        default: // SIGINT, SIGTERM, SIGHUP, SIGQUIT
+            if let child, !ownsKeys {
+                // `run`: the program decides; its exit status becomes ours.
+                child.signal(signal)
+                if signal == SIGHUP { terminalClosed() }
+            } else {
+                if signal != SIGINT { exitCode = 128 + signal }
+                if signal == SIGHUP { terminalClosed() }
+                stop()
+            }
+        }
+    }
+
+    private func terminalClosed() { inputOpen = false }
+
+    private func readInput(into buffer: inout [UInt8]) {
+        let count = read(STDIN_FILENO, &buffer, buffer.count)
+        if count <= 0 {
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
+            inputOpen = false
+            return
+        }
+        let bytes = Array(buffer[0..<count])
+        if ownsKeys {
+            if bytes.contains(UInt8(ascii: "q")) || bytes.contains(UInt8(ascii: "Q")) { stop() }
+            return
+        }
+        guard let child else { return }
+        if drawsHUD, bytes.count == 1, child.suspendsOn(bytes[0]) { suspend(); return }
+        let forwarded = drawsHUD ? translator.translateInput(bytes) : bytes
+        forwarded.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(child.master, raw.baseAddress! + offset, raw.count - offset)
+                if written <= 0 { if errno == EINTR || errno == EAGAIN { continue }; break }
+                offset += written
+            }
+        }
+    }
+
+    private func readProgramOutput(into buffer: inout [UInt8]) {
+        guard let child else { return }
+        let count = read(child.master, &buffer, buffer.count)
+        if count <= 0 {
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
+            programOutputOpen = false    // EIO: every holder of the terminal has closed it
+            let state = child.poll(blocking: true)
+            record(childState: state)
+            return
+        }
+        showProgramOutput(buffer[0..<count])
+    }
+
+    /// Reads what the program wrote before it ended, so that its last lines are not lost.
+    private func drainProgramOutput() {
+        guard let child, programOutputOpen else { return }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let flags = fcntl(child.master, F_GETFL)
+        _ = fcntl(child.master, F_SETFL, flags | O_NONBLOCK)
+        while true {
+            let count = read(child.master, &buffer, buffer.count)
+            if count <= 0 { break }
+            showProgramOutput(buffer[0..<count])
+        }
+        programOutputOpen = false
+    }
+
+    private func showProgramOutput(_ bytes: ArraySlice<UInt8>) {
+        guard drawsHUD else {
+            // Plain and JSON own stdout: the program's output goes to stderr.
+            errorStream.write(Array(bytes))
+            return
+        }
+        var output: [UInt8] = Array(ControlSequence.beginSynchronizedUpdate.utf8)
+        output.reserveCapacity(bytes.count + 512)
+        let effects = translator.translate(bytes, into: &output)
+        if effects.contains(.terminalReset) {
+            output += Array(ControlSequence.scrollRegion(top: layout.programTop, bottom: layout.programBottom).utf8)
+            output += Array(ControlSequence.moveTo(row: layout.programTop).utf8)
+        }
+        if effects.contains(.hudDamaged) { frames.invalidate(); hudDirty = true }
+        if hudDirty && translator.isAtBoundary { output += Array(hudBytes(force: false).utf8) }
+        output += Array(ControlSequence.endSynchronizedUpdate.utf8)
+        terminal.write(output)
+    }
+
+    // MARK: terminal
+
+    private func setUpTerminal() {
+        terminal.enter(ownsKeys ? .keys : .raw)
+        var setup = ControlSequence.clearScreen
+        if ownsKeys { setup += ControlSequence.hideCursor }
+        setup += ControlSequence.scrollRegion(top: layout.programTop, bottom: layout.programBottom)
+        setup += ControlSequence.moveTo(row: layout.programTop)
+        translator = ProgramOutputTranslator(offset: layout.programOffset, programRows: layout.programRows)
+        frames.invalidate()
+        terminal.write(setup)
+        if !terminalReady { terminal.installCrashRestore(restoreSequence: restoreSequence()) }
+        terminal.updateCrashRestore(restoreSequence: restoreSequence())
+        terminalReady = true
+        hudDirty = true
+    }
+
+    /// What puts the terminal back: no scroll region, cursor shown, attributes reset, the cursor
+    /// below everything so the shell prompt starts on a fresh line.
+    private func restoreSequence() -> String {
+        var sequence = ControlSequence.endSynchronizedUpdate + ControlSequence.resetAttributes
+        if translator.alternateScreen { sequence += ControlSequence.leaveAlternateScreen }
+        sequence += ControlSequence.resetScrollRegion + ControlSequence.showCursor
+        sequence += ControlSequence.moveTo(row: layout?.size.rows ?? 1) + "\r\n"
+        return sequence
+    }
+
+    private func restoreTerminal() {
+        guard terminalReady else { return }
+        terminalReady = false
+        terminal.write(restoreSequence())
+        terminal.restoreInput()
+    }
+
+    private func relayout() {
+        guard drawsHUD, let size = terminal.size() else { return }
+        layout = ScreenLayout(size: size, style: configuration.style)
+        translator.offset = layout.programOffset
+        translator.programRows = layout.programRows
+        child?.resize(TerminalSize(rows: layout.programRows, columns: size.columns))
+        var bytes = ControlSequence.beginSynchronizedUpdate + ControlSequence.saveCursor
+        bytes += ControlSequence.scrollRegion(top: layout.programTop, bottom: layout.programBottom)
+        bytes += ControlSequence.restoreCursor
+        terminal.write(bytes)
+        terminal.updateCrashRestore(restoreSequence: restoreSequence())
+        frames.invalidate()
+        drawHUD(force: true)
+        terminal.write(ControlSequence.endSynchronizedUpdate)
+    }
+
+    /// Ctrl-Z: give the terminal back, stop (with the program), and take it again on `fg`.
+    private func suspend() {
+        child?.signal(SIGSTOP)
+        restoreTerminal()
+        raise(SIGSTOP)           // not blockable: the shell sees us stopped; SIGCONT resumes here
+        if drawsHUD {
+            if let size = terminal.size() { layout = ScreenLayout(size: size, style: configuration.style) }
+            let alternate = translator.alternateScreen
+            setUpTerminal()
+            if alternate { terminal.write("\u{1B}[?1049h") }
+            child?.resize(TerminalSize(rows: layout.programRows, columns: layout.size.columns))
+            drawHUD(force: true)
+        }
+        child?.signal(SIGCONT)
+    }
+
+    private func notice(_ text: String) {
+        guard drawsHUD, terminalReady else { return }
+        // Into the program's area, as one line; the cursor goes back where it was.
+        terminal.write("\u{1B}[2m" + "perfhud: " + text + "\u{1B}[0m\r\n")
+    }
+
+    private func hudBytes(force: Bool) -> String {
+        if force { frames.invalidate() }
+        let snapshot = HUDSnapshot(pid: sampler.pid, commandName: commandName, report: store.latest, series: store.series,
+                                   tickNanoseconds: configuration.tickNanoseconds,
+                                   historySeconds: Double(configuration.historyNanoseconds) / 1e9, status: status,
+                                   elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9)
+        let lines = HUDRenderer.render(snapshot, size: layout.size, style: configuration.style)
+        let changes = frames.update(lines: lines, firstRow: layout.hudFirstRow)
+        hudDirty = false
+        lastDraw = monotonicNanoseconds()
+        guard !changes.isEmpty else { return "" }
+        var bytes = ControlSequence.saveCursor + ControlSequence.hideCursor + changes + ControlSequence.restoreCursor
+        if translator.cursorVisible && !ownsKeys { bytes += ControlSequence.showCursor }
+        return bytes
+    }
+
+    /// Draws the HUD, at most 20 times a second unless forced: nobody reads faster, and with
+    /// `--tick 1ms` the drawing would cost more than the sampling.
+    private func drawHUD(force: Bool) {
+        guard terminalReady, translator.isAtBoundary else { return }
+        if !force && monotonicNanoseconds() &- lastDraw < 50_000_000 && status == .running { return }
+        let bytes = hudBytes(force: force)
+        guard !bytes.isEmpty else { return }
+        terminal.write(ControlSequence.beginSynchronizedUpdate + bytes + ControlSequence.endSynchronizedUpdate)
+    }
+
+    private func finish() {
+        if drawsHUD && terminalReady {
+            takeFinalSample()
+            hudDirty = true
+            lastDraw = 0
+            drawHUD(force: false)
+        }
+        restoreTerminal()
+    }
+
+    private func takeFinalSample() {
+        guard status == .running else { return }
+        store.record(sampler.sample())
+    }
+}

@@ -1,0 +1,113 @@
+/// The fields of `/proc/PID/stat` the sampler uses (proc(5) numbering in comments).
+public struct ProcStat: Equatable {
+    public var state: UInt8            // 3
+    public var parentPID: Int32        // 4
+    public var userTicks: UInt64       // 14 utime
+    public var systemTicks: UInt64     // 15 stime
+    public var childrenUserTicks: UInt64    // 16 cutime: reaped children
+    public var childrenSystemTicks: UInt64  // 17 cstime
+    public var childrenTicks: UInt64 { childrenUserTicks &+ childrenSystemTicks }
+    public var threads: Int            // 20 num_threads
+    public var startTicks: UInt64      // 22 starttime, clock ticks after boot
+    public var virtualBytes: UInt64    // 23 vsize
+}
+
+/// The first two fields of `/proc/PID/statm`, in pages.
+public struct ProcStatm: Equatable {
+    public var sizePages: UInt64
+    public var residentPages: UInt64
+}
+
+/// Parsers for /proc text that allocate nothing: they run on every tick.
+public enum ProcParser {
+    /// Parses a `/proc/PID/stat` line. The command name (field 2) may contain spaces and
+    /// parentheses, so fields are counted from the *last* `)`.
+    public static func stat(_ bytes: UnsafeRawBufferPointer) -> ProcStat? {
+        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        var result = ProcStat(state: 0, parentPID: 0, userTicks: 0, systemTicks: 0, childrenUserTicks: 0, childrenSystemTicks: 0,
+                              threads: 0, startTicks: 0, virtualBytes: 0)
+        var field = 2            // the field we are in; the space after `)` starts field 3
+        var value: UInt64 = 0
+        var inNumber = false
+        var index = close + 1
+        let end = bytes.count
+        while index <= end {
+            let byte: UInt8 = index < end ? bytes[index] : UInt8(ascii: " ")
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") {
+                if inNumber || field == 3 {
+                    switch field {
+                    case 4: result.parentPID = Int32(truncatingIfNeeded: value)
+                    case 14: result.userTicks = value
+                    case 15: result.systemTicks = value
+                    case 16: result.childrenUserTicks = value
+                    case 17: result.childrenSystemTicks = value
+                    case 20: result.threads = Int(truncatingIfNeeded: value)
+                    case 22: result.startTicks = value
+                    case 23: result.virtualBytes = value; return result
+                    default: break
+                    }
+                }
+                field += 1
+                value = 0
+                inNumber = false
+            } else if field == 3 && !inNumber {
+                result.state = byte
+                inNumber = true
+            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+                inNumber = true
+            } else if byte == UInt8(ascii: "-") {
+                inNumber = true   // negative fields (priority, nice) are not used
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Parses `/proc/PID/statm`: "size resident shared text lib data dt".
+    public static func statm(_ bytes: UnsafeRawBufferPointer) -> ProcStatm? {
+        var numbers: (UInt64, UInt64) = (0, 0)
+        var fieldIndex = 0
+        var value: UInt64 = 0
+        var digits = 0
+        for byte in bytes {
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+                digits += 1
+            } else {
+                guard digits > 0 else { return nil }
+                if fieldIndex == 0 { numbers.0 = value } else { numbers.1 = value; return ProcStatm(sizePages: numbers.0, residentPages: numbers.1) }
+                fieldIndex += 1
+                value = 0
+                digits = 0
+            }
+        }
+        return nil
+    }
+
+    /// The `Pss:` line of `/proc/PID/smaps_rollup`, in bytes.
+    public static func proportionalSetSize(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        let key: [UInt8] = Array("\nPss:".utf8)
+        guard bytes.count > key.count else { return nil }
+        var index = 0
+        while index + key.count <= bytes.count {
+            var matches = true
+            for offset in 0..<key.count where bytes[index + offset] != key[offset] { matches = false; break }
+            if matches {
+                var cursor = index + key.count
+                var value: UInt64 = 0
+                var digits = 0
+                while cursor < bytes.count {
+                    let byte = bytes[cursor]
+                    if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                        value = value * 10 + UInt64(byte - UInt8(ascii: "0")); digits += 1
+                    } else if digits > 0 { break }
+                    cursor += 1
+                }
+                return digits > 0 ? value * 1024 : nil
+            }
+            index += 1
+        }
+        return nil
+    }
+}

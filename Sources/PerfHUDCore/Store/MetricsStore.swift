@@ -1,0 +1,101 @@
+/// The figures of one report, derived from the samples: what the HUD, plain and JSON show.
+public struct Report: Equatable {
+    public var wallSeconds: Double
+    public var elapsedSeconds: Double
+    public var pid: Int32
+    public var alive: Bool
+    /// CPU time over wall time of the last tick window; 100 = one core busy.
+    public var cpuPercent: Double?
+    public var cpuMachinePercent: Double?
+    /// The user / system split of `cpuPercent`, from stat ticks over the last `splitWindow`.
+    public var cpuUserPercent: Double?
+    public var cpuSystemPercent: Double?
+    public var residentBytes: UInt64?
+    /// Least-squares-free trend: RSS change over the last 10 s, per second.
+    public var residentTrendBytesPerSecond: Double?
+    public var proportionalBytes: UInt64?
+    public var virtualBytes: UInt64?
+    public var threads: Int?
+    public var processCount: Int
+}
+
+/// The only place history is mutated: it takes samples in and derives reports.
+public struct MetricsStore {
+    public private(set) var series: TimeSeries
+    public private(set) var latest: Report?
+    public let pid: Int32
+    public let startNanoseconds: UInt64
+    private var previous: Sample?
+    private let onlineCPUs: Double
+    private let ticksPerSecond: Double
+    /// Window of the user/system split: stat ticks have 10 ms resolution, so they need seconds.
+    public static let splitWindowSeconds = 2.0
+    public static let trendWindowSeconds = 10.0
+
+    /// - Parameters:
+    ///   - capacity: samples kept, `--history / --tick`.
+    public init(pid: Int32, capacity: Int, startNanoseconds: UInt64,
+                onlineCPUs: Int = ProcessDirectory.onlineCPUs,
+                ticksPerSecond: UInt64 = ProcessDirectory.ticksPerSecond) {
+        self.pid = pid
+        series = TimeSeries(capacity: max(2, capacity))
+        self.startNanoseconds = startNanoseconds
+        self.onlineCPUs = Double(max(1, onlineCPUs))
+        self.ticksPerSecond = Double(ticksPerSecond)
+    }
+
+    /// Takes `sample` into the history and returns the report derived from it.
+    @discardableResult
+    public mutating func record(_ sample: Sample) -> Report {
+        let time = Double(sample.monotonicNanoseconds &- startNanoseconds) / 1e9
+        var report = Report(wallSeconds: sample.wallSeconds, elapsedSeconds: time, pid: pid, alive: sample.alive,
+                            residentBytes: sample.residentBytes, proportionalBytes: sample.proportionalBytes,
+                            virtualBytes: sample.virtualBytes, threads: sample.threads,
+                            processCount: sample.processCount)
+        if sample.alive, let before = previous, let cpuBefore = before.cpuNanoseconds, let cpuNow = sample.cpuNanoseconds,
+           sample.monotonicNanoseconds > before.monotonicNanoseconds {
+            let wall = Double(sample.monotonicNanoseconds - before.monotonicNanoseconds)
+            let percent = Double(cpuNow >= cpuBefore ? cpuNow - cpuBefore : 0) / wall * 100
+            report.cpuPercent = percent
+            report.cpuMachinePercent = percent / onlineCPUs
+        }
+        if !sample.alive {
+            report.residentBytes = nil; report.proportionalBytes = nil; report.virtualBytes = nil; report.threads = nil
+        }
+        series.append(time: time, cpuPercent: report.cpuPercent,
+                      residentBytes: report.residentBytes.map(Double.init),
+                      proportionalBytes: report.proportionalBytes.map(Double.init),
+                      userTicks: sample.alive ? sample.userTicks.map(Double.init) : nil,
+                      systemTicks: sample.alive ? sample.systemTicks.map(Double.init) : nil)
+        if let cpu = report.cpuPercent { (report.cpuUserPercent, report.cpuSystemPercent) = split(cpu, at: time) }
+        report.residentTrendBytesPerSecond = trend(at: time)
+        if sample.alive { previous = sample }
+        latest = report
+        return report
+    }
+
+    /// Splits `cpu` by the user and system ticks spent over the last two seconds.
+    private func split(_ cpu: Double, at time: Double) -> (Double?, Double?) {
+        let newest = series.count - 1
+        guard let oldest = series.index(atOrBefore: time - Self.splitWindowSeconds) ?? (series.count > 1 ? 0 : nil),
+              oldest < newest else { return (nil, nil) }
+        let user = series.value(.userTicks, at: newest) - series.value(.userTicks, at: oldest)
+        let system = series.value(.systemTicks, at: newest) - series.value(.systemTicks, at: oldest)
+        guard user.isFinite, system.isFinite else { return (nil, nil) }
+        let ticks = user + system
+        if ticks <= 0 { return cpu < 1 ? (cpu, 0) : (nil, nil) }
+        return (cpu * user / ticks, cpu * system / ticks)
+    }
+
+    /// RSS change per second between now and the newest sample ten seconds ago (or the oldest).
+    private func trend(at time: Double) -> Double? {
+        let newest = series.count - 1
+        let now = series.value(.residentBytes, at: newest)
+        guard now.isFinite else { return nil }
+        var index = series.index(atOrBefore: time - Self.trendWindowSeconds) ?? 0
+        while index < newest && !series.value(.residentBytes, at: index).isFinite { index += 1 }
+        let span = series.times[newest] - series.times[index]
+        guard index < newest, span >= 1 else { return nil }
+        return (now - series.value(.residentBytes, at: index)) / span
+    }
+}

@@ -1,0 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Nanoseconds of CLOCK_MONOTONIC: immune to wall-clock steps, used for every rate.
+@inline(__always)
+public func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+/// Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps people read.
+@inline(__always)
+public func wallClockSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}

@@ -1,0 +1,138 @@
+import CSystemShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// State the crash handlers read. A signal handler may touch nothing else: these are written
+// once before the handlers are installed and only read afterwards.
+nonisolated(unsafe) private var crashRestoreBytes: [UInt8] = []
+nonisolated(unsafe) private var crashSavedTermios = termios()
+nonisolated(unsafe) private var crashHasTermios = false
+nonisolated(unsafe) private var crashTerminalDescriptor: Int32 = -1
+
+/// The controlling terminal: raw mode, size, writes, and its restoration on every exit path.
+///
+/// Modelled on btop's `Term::init` / `Term::restore`: what `enter` changes, `restore` undoes,
+/// and a crash handler (SIGSEGV, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE) undoes it too before
+/// the process dies.
+public final class Terminal {
+    public enum InputMode {
+        /// Keys arrive one by one, unechoed; Ctrl-C and Ctrl-Z still raise signals (attach, demo).
+        case keys
+        /// Everything, Ctrl-C included, is passed to the child's pseudo-terminal (run).
+        case raw
+    }
+
+    public let input: Int32
+    public let output: Int32
+    private var saved: termios?
+    private(set) public var isClosed = false
+    public private(set) var bytesWritten: UInt64 = 0
+
+    public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {
+        self.input = input
+        self.output = output
+    }
+
+    public static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+
+    public func size() -> TerminalSize? {
+        var rows: UInt16 = 0, columns: UInt16 = 0
+        guard perfhud_get_window_size(output, &rows, &columns) == 0, rows > 0, columns > 0 else { return nil }
+        return TerminalSize(rows: Int(rows), columns: Int(columns))
+    }
+
+    /// Switches the input to `mode`, remembering the settings to restore.
+    public func enter(_ mode: InputMode) {
+        var settings = termios()
+        guard isatty(input) == 1, tcgetattr(input, &settings) == 0 else { return }
+        if saved == nil { saved = settings }
+        var changed = saved!
+        switch mode {
+        case .keys:
+            changed.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        case .raw:
+            cfmakeraw(&changed)
+        }
+        withUnsafeMutableBytes(of: &changed.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        _ = tcsetattr(input, TCSANOW, &changed)
+    }
+
+    /// Puts the input settings back as they were before `enter`.
+    public func restoreInput() {
+        guard var settings = saved else { return }
+        _ = tcsetattr(input, TCSANOW, &settings)
+    }
+
+    /// Writes all of `bytes` in as few `write` calls as the kernel allows. A closed terminal
+    /// (EIO, EPIPE) is remembered and later writes are dropped: the sampling goes on.
+    public func write(_ bytes: [UInt8]) {
+        guard !isClosed, !bytes.isEmpty else { return }
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let result = Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
+                if result > 0 { offset += result; bytesWritten += UInt64(result); continue }
+                if result < 0 && errno == EINTR { continue }
+                if result < 0 && errno == EAGAIN {
+                    var descriptor = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&descriptor, 1, 100)
+                    continue
+                }
+                isClosed = true
+                return
+            }
+        }
+    }
+
+    public func write(_ text: String) { write(Array(text.utf8)) }
+
+    /// Installs handlers that write `restoreSequence` and put the input settings back when the
+    /// process crashes, then let the crash proceed (the signal is re-raised with its default action).
+    public func installCrashRestore(restoreSequence: String) {
+        crashRestoreBytes = Array(restoreSequence.utf8)
+        crashTerminalDescriptor = output
+        if let saved { crashSavedTermios = saved; crashHasTermios = true }
+        for signal in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { signal in
+                crashRestoreBytes.withUnsafeBytes { bytes in
+                    _ = Glibc.write(crashTerminalDescriptor, bytes.baseAddress, bytes.count)
+                }
+                if crashHasTermios { _ = tcsetattr(STDIN_FILENO, TCSANOW, &crashSavedTermios) }
+                Glibc.signal(signal, SIG_DFL)
+                raise(signal)
+            }
+            action.sa_flags = Int32(SA_RESETHAND)
+            sigemptyset(&action.sa_mask)
+            sigaction(signal, &action, nil)
+        }
+    }
+
+    /// Updates what the crash handler writes (the sequence depends on the current layout).
+    public func updateCrashRestore(restoreSequence: String) {
+        crashRestoreBytes = Array(restoreSequence.utf8)
+    }
+}
+
+/// Escape sequences, named.
+public enum ControlSequence {
+    public static let escape = "\u{1B}"
+    public static let beginSynchronizedUpdate = "\u{1B}[?2026h"
+    public static let endSynchronizedUpdate = "\u{1B}[?2026l"
+    public static let hideCursor = "\u{1B}[?25l"
+    public static let showCursor = "\u{1B}[?25h"
+    public static let saveCursor = "\u{1B}7"
+    public static let restoreCursor = "\u{1B}8"
+    public static let resetScrollRegion = "\u{1B}[r"
+    public static let resetAttributes = "\u{1B}[0m"
+    public static let clearScreen = "\u{1B}[2J"
+    public static let eraseToEndOfLine = "\u{1B}[K"
+    public static let leaveAlternateScreen = "\u{1B}[?1049l"
+
+    public static func moveTo(row: Int, column: Int = 1) -> String { "\u{1B}[\(row);\(column)H" }
+    public static func scrollRegion(top: Int, bottom: Int) -> String { "\u{1B}[\(top);\(bottom)r" }
+}

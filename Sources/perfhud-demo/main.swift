@@ -1,0 +1,65 @@
+// The bundled demo: a program with a visible life for the HUD to show. It burns CPU in bursts,
+// allocates memory in phases and gives only part of it back, and prints a line now and then.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+setvbuf(stdout, nil, _IOLBF, 0)
+
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Busy for `seconds` at `share` of one core, in 10 ms slices.
+func burn(seconds: Double, share: Double) {
+    let end = now() + seconds
+    var sink = 0.0
+    while now() < end {
+        let sliceEnd = now() + 0.01 * share
+        while now() < sliceEnd { sink += sin(sink + 1) }
+        usleep(useconds_t(10_000 * (1 - share)))
+    }
+    if sink == 42 { print("") }
+}
+
+/// Allocates `mebibytes` and touches every page so it is resident.
+func allocate(mebibytes: Int) -> UnsafeMutableRawPointer {
+    let size = mebibytes << 20
+    let block = malloc(size)!
+    var offset = 0
+    while offset < size { block.storeBytes(of: UInt8(1), toByteOffset: offset, as: UInt8.self); offset += 4096 }
+    return block
+}
+
+let screens = ["Home", "Gallery", "Editor", "Export"]
+var kept: [UnsafeMutableRawPointer] = []
+var round = 0
+while true {
+    round += 1
+    for (index, screen) in screens.enumerated() {
+        print("[demo] round \(round): entering \(screen)")
+        switch index {
+        case 0:
+            burn(seconds: 2, share: 0.1)
+        case 1:
+            // A heavy screen: 120 MiB of images, 20 MiB of which are never released.
+            let images = allocate(mebibytes: 100)
+            let cache = allocate(mebibytes: 20)
+            kept.append(cache)
+            burn(seconds: 1.5, share: 0.6)
+            print("[demo] \(screen): loaded 120 MiB, leaving with 20 MiB still cached")
+            free(images)
+        case 2:
+            print("[demo] \(screen): rendering (CPU burst)")
+            burn(seconds: 2, share: 1.0)
+        default:
+            let buffer = allocate(mebibytes: 60)
+            burn(seconds: 1, share: 0.4)
+            free(buffer)
+            print("[demo] \(screen): export done, 60 MiB released")
+        }
+    }
+    if kept.count > 8 { kept.forEach { free($0) }; kept.removeAll(); print("[demo] caches dropped") }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import PerfHUDCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Perfhud: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "perfhud",
+        abstract: "A performance HUD for Linux processes: CPU, memory and more, pinned in the terminal.",
+        subcommands: [Attach.self, Run.self, Demo.self, BenchmarkSampler.self]
+    )
+}
+
+extension Perfhud {
+    struct Attach: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "HUD for a running process.")
+
+        @Argument(help: "The process to watch.")
+        var pid: Int32
+
+        @OptionGroup var options: CommonOptions
+
+        func validate() throws {
+            guard pid > 0 else { throw ValidationError("PID must be a positive number, got \(pid)") }
+        }
+
+        func run() throws {
+            let code = Session(target: .attach(pid: pid), configuration: options.configuration()).run()
+            throw ArgumentParser.ExitCode(code)
+        }
+    }
+
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Launch a command on a pseudo-terminal under the HUD; exit with its status.")
+
+        @OptionGroup var options: CommonOptions
+
+        @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
+        var command: [String] = []
+
+        func validate() throws {
+            guard !command.isEmpty else { throw ValidationError("no command given: perfhud run [options] -- CMD [ARGS]") }
+        }
+
+        func run() throws {
+            let code = Session(target: .launch(command: command, ownsKeys: false), configuration: options.configuration()).run()
+            throw ArgumentParser.ExitCode(code)
+        }
+    }
+
+    struct Demo: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A bundled demo program under the HUD: CPU bursts, memory phases, output.")
+
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            let program = demoProgramPath()
+            guard access(program, X_OK) == 0 else {
+                throw ValidationError("the demo program is missing: \(program) (build it with `swift build`)")
+            }
+            let code = Session(target: .launch(command: [program], ownsKeys: true), configuration: options.configuration()).run()
+            throw ArgumentParser.ExitCode(code)
+        }
+
+        /// `perfhud-demo` beside this executable.
+        private func demoProgramPath() -> String {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+            guard length > 0 else { return "perfhud-demo" }
+            let executable = String(cString: buffer)
+            let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            return directory + "/perfhud-demo"
+        }
+    }
+}
+
+/// Entry point: parse errors are one line on stderr with exit 64, never a usage dump or a trace.
+@main
+enum Main {
+    static func main() {
+        do {
+            var command = try Perfhud.parseAsRoot()
+            try command.run()
+        } catch {
+            let code = Perfhud.exitCode(for: error)
+            if code == .success || error is CleanExit { Perfhud.exit(withError: error) }
+            if let exit = error as? ArgumentParser.ExitCode { Glibc.exit(exit.rawValue) }
+            let message = Perfhud.message(for: error)
+                .split(separator: "\n").first.map(String.init) ?? "invalid arguments"
+            fputs("perfhud: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n", stderr)
+            Glibc.exit(code.rawValue == 0 ? 64 : code.rawValue)
+        }
+    }
+}
