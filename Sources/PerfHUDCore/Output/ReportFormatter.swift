@@ -25,7 +25,7 @@ public enum ReportFormatter {
             ("rss_bytes", integer(report.residentBytes)),
             ("pss_bytes", integer(report.proportionalBytes)),
             ("vsize_bytes", integer(report.virtualBytes)),
-            ("threads", report.threads.map(String.init) ?? "null"),
+            ("threads", report.threads.map { String($0) } ?? "null"),
         ]
         fields += eventKeys.map { ($0, "null") }
         fields += [

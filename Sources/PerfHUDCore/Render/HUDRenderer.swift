@@ -32,7 +32,7 @@ public enum HUDRenderer {
         } else if let cpu = report?.cpuPercent {
             var text = "CPU " + paint.threshold(cpu, warn: 50, alarm: 90, Units.percent(cpu))
             if let user = report?.cpuUserPercent, let system = report?.cpuSystemPercent {
-                text += paint.dim(" u " + String(format1: user) + " s " + String(format1: system))
+                text += paint.dim(" u " + Units.compactPercent(user) + " s " + Units.compactPercent(system))
             }
             segments.append((1, text))
         } else {
@@ -41,19 +41,19 @@ public enum HUDRenderer {
         if let resident = report?.residentBytes {
             var text = "RSS " + Units.bytes(Double(resident))
             if let trend = report?.residentTrendBytesPerSecond {
-                let rate = Units.byteRate(trend) + " (10s)"
+                let rate = Units.byteRate(trend)
                 text += " " + (trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate))
             }
             segments.append((1, text))
         }
         if snapshot.status == .running {
             let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
-            segments.append((3, "PSS " + pss))
-            if let threads = report?.threads { segments.append((2, "thr \(threads)")) }
-            if let count = report?.processCount, count > 1 { segments.append((2, "procs \(count)")) }
+            segments.append((2, "PSS " + pss))
+            if let threads = report?.threads { segments.append((3, "thr \(threads)")) }
+            if let count = report?.processCount, count > 1 { segments.append((3, "procs \(count)")) }
         }
-        segments.append((4, "tick " + DurationText.format(nanoseconds: snapshot.tickNanoseconds)))
-        segments.append((2, DurationText.clock(seconds: snapshot.elapsedSeconds)))
+        segments.append((5, "tick " + DurationText.format(nanoseconds: snapshot.tickNanoseconds)))
+        segments.append((4, DurationText.clock(seconds: snapshot.elapsedSeconds)))
 
         let separator = paint.dim(" │ ")
         var kept = segments
@@ -76,9 +76,9 @@ public enum HUDRenderer {
         // per dot column: the graph scrolls in from the right, then compresses, then scrolls.
         let span = max(min(now, snapshot.historySeconds), Double(cells * 2) * tick)
         let start = now - span
-        let columns = snapshot.series.minMax(.residentBytes, width: cells * 2, from: start, to: now)
+        let columns = snapshot.series.minMax(.residentBytes, width: cells * 2, from: start, to: now, bridging: tick * 1.5)
         let values = columns.compactMap { $0 }
-        let current = snapshot.report?.residentBytes.map(Double.init)
+        let current = snapshot.report?.residentBytes.map { Double($0) }
         let header: String
         var low = values.map(\.lowerBound).min() ?? 0
         var high = values.map(\.upperBound).max() ?? 0

@@ -19,6 +19,11 @@ public enum Units {
         return (value > 0 ? "+" : "") + bytes(value) + "/s"
     }
 
+    /// A share of CPU without the sign, one decimal below 10: `0.5`, `9.9`, `52`.
+    public static func compactPercent(_ value: Double) -> String {
+        value < 9.95 ? String(format1: value) : String(Int(value.rounded()))
+    }
+
     /// `52.3%`.
     public static func percent(_ value: Double) -> String { String(format1: value) + "%" }
 

@@ -63,10 +63,10 @@ public struct MetricsStore {
             report.residentBytes = nil; report.proportionalBytes = nil; report.virtualBytes = nil; report.threads = nil
         }
         series.append(time: time, cpuPercent: report.cpuPercent,
-                      residentBytes: report.residentBytes.map(Double.init),
-                      proportionalBytes: report.proportionalBytes.map(Double.init),
-                      userTicks: sample.alive ? sample.userTicks.map(Double.init) : nil,
-                      systemTicks: sample.alive ? sample.systemTicks.map(Double.init) : nil)
+                      residentBytes: report.residentBytes.map { Double($0) },
+                      proportionalBytes: report.proportionalBytes.map { Double($0) },
+                      userTicks: sample.alive ? sample.userTicks.map { Double($0) } : nil,
+                      systemTicks: sample.alive ? sample.systemTicks.map { Double($0) } : nil)
         if let cpu = report.cpuPercent { (report.cpuUserPercent, report.cpuSystemPercent) = split(cpu, at: time) }
         report.residentTrendBytesPerSecond = trend(at: time)
         if sample.alive { previous = sample }

@@ -45,26 +45,35 @@ public struct TimeSeries {
 
     /// Downsamples `figure` over the time window `start...end` to `width` columns, keeping the
     /// minimum and maximum of each column so that a one-sample spike is never averaged away.
-    /// A column with no sample, or only gaps, is nil.
-    public func minMax(_ figure: Figure, width: Int, from start: Double, to end: Double) -> [ClosedRange<Double>?] {
+    /// A column with no sample, or only gaps, is nil — unless it lies between two samples at most
+    /// `bridging` seconds apart: those are consecutive ticks, and the columns between them get
+    /// the range of the two, so jitter of the tick against the column grid leaves no holes.
+    public func minMax(_ figure: Figure, width: Int, from start: Double, to end: Double,
+                       bridging: Double = 0) -> [ClosedRange<Double>?] {
         var result = [ClosedRange<Double>?](repeating: nil, count: max(0, width))
         guard width > 0, end > start, count > 0 else { return result }
         let column = columns[Self.position(figure)]
         let scale = Double(width) / (end - start)
         let first = index(atOrBefore: start).map { times[$0] < start ? $0 + 1 : $0 } ?? 0
         var row = first
+        var previous: (slot: Int, time: Double, value: Double)? = nil
         while row < count {
             let time = times[row]
             if time > end { break }
             let value = column[row]
             row += 1
-            guard !value.isNaN else { continue }
+            guard !value.isNaN else { previous = nil; continue }
             let slot = min(width - 1, max(0, Int((time - start) * scale)))
             if let range = result[slot] {
                 result[slot] = min(range.lowerBound, value)...max(range.upperBound, value)
             } else {
                 result[slot] = value...value
             }
+            if let previous, slot > previous.slot + 1, time - previous.time <= bridging {
+                let bridge = min(previous.value, value)...max(previous.value, value)
+                for between in (previous.slot + 1)..<slot { result[between] = bridge }
+            }
+            previous = (slot, time, value)
         }
         return result
     }

@@ -9,6 +9,8 @@ nonisolated(unsafe) private var crashRestoreBytes: [UInt8] = []
 nonisolated(unsafe) private var crashSavedTermios = termios()
 nonisolated(unsafe) private var crashHasTermios = false
 nonisolated(unsafe) private var crashTerminalDescriptor: Int32 = -1
+/// The handlers that were there before (the Swift runtime's backtracer): called after restoring.
+nonisolated(unsafe) private var crashPreviousActions: [sigaction] = Array(repeating: .init(), count: 65)
 
 /// The controlling terminal: raw mode, size, writes, and its restoration on every exit path.
 ///
@@ -103,12 +105,13 @@ public final class Terminal {
                     _ = Glibc.write(crashTerminalDescriptor, bytes.baseAddress, bytes.count)
                 }
                 if crashHasTermios { _ = tcsetattr(STDIN_FILENO, TCSANOW, &crashSavedTermios) }
-                Glibc.signal(signal, SIG_DFL)
+                // Hand the crash on to whoever handled it before (the backtracer), or the default.
+                sigaction(signal, &crashPreviousActions[Int(signal)], nil)
                 raise(signal)
             }
-            action.sa_flags = Int32(SA_RESETHAND)
+            action.sa_flags = Int32(truncatingIfNeeded: SA_RESETHAND)
             sigemptyset(&action.sa_mask)
-            sigaction(signal, &action, nil)
+            sigaction(signal, &action, &crashPreviousActions[Int(signal)])
         }
     }
 

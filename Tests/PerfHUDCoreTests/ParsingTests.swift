@@ -1,0 +1,71 @@
+import XCTest
+@testable import PerfHUDCore
+
+final class ParsingTests: XCTestCase {
+    private func withBytes<T>(_ text: String, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        Array(text.utf8).withUnsafeBytes(body)
+    }
+
+    func testStatWithParenthesesAndSpacesInTheCommandName() {
+        let line = "4242 (evil) S 1 2 (x) R 17 4242 4242 0 -1 4194560 100 0 0 0 1234 567 89 10 20 0 7 0 98765 123456789 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
+        let stat = withBytes(line) { ProcParser.stat($0) }
+        XCTAssertEqual(stat?.state, UInt8(ascii: "R"))
+        XCTAssertEqual(stat?.parentPID, 17)
+        XCTAssertEqual(stat?.userTicks, 1234)
+        XCTAssertEqual(stat?.systemTicks, 567)
+        XCTAssertEqual(stat?.childrenUserTicks, 89)
+        XCTAssertEqual(stat?.childrenSystemTicks, 10)
+        XCTAssertEqual(stat?.threads, 7)
+        XCTAssertEqual(stat?.startTicks, 98765)
+        XCTAssertEqual(stat?.virtualBytes, 123456789)
+    }
+
+    func testStatOfThisProcessMatchesItsPID() throws {
+        let file = try KeptOpenFile.open("/proc/self/stat").get()
+        defer { file.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+        defer { buffer.deallocate() }
+        let count = try file.read(into: buffer).get()
+        let stat = ProcParser.stat(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        XCTAssertEqual(stat?.parentPID, getppid())
+        XCTAssertGreaterThan(stat?.threads ?? 0, 0)
+    }
+
+    func testTruncatedInputIsRejected() {
+        XCTAssertNil(withBytes("12 (x) S 1 2 3") { ProcParser.stat($0) })
+        XCTAssertNil(withBytes("no parenthesis") { ProcParser.stat($0) })
+        XCTAssertNil(withBytes("") { ProcParser.statm($0) })
+        XCTAssertNil(withBytes("123") { ProcParser.statm($0) })
+    }
+
+    func testStatm() {
+        let statm = withBytes("5000 1200 300 10 0 900 0\n") { ProcParser.statm($0) }
+        XCTAssertEqual(statm, ProcStatm(sizePages: 5000, residentPages: 1200))
+    }
+
+    func testProportionalSetSize() {
+        let text = "55a0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:                3200 kB\nPss:                1024 kB\nPss_Anon:            512 kB\n"
+        XCTAssertEqual(withBytes(text) { ProcParser.proportionalSetSize($0) }, 1024 * 1024)
+        XCTAssertNil(withBytes("Rss: 1 kB\n") { ProcParser.proportionalSetSize($0) })
+    }
+
+    func testDurations() {
+        XCTAssertEqual(DurationText.nanoseconds("250ms"), 250_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("2s"), 2_000_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("10m"), 600_000_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("1.5s"), 1_500_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("1h"), 3_600_000_000_000)
+        for bad in ["", "ms", "10", "-1s", "1e3s", "abc", "1..2s", "nans", "infs"] {
+            XCTAssertNil(DurationText.nanoseconds(bad), bad)
+        }
+        XCTAssertEqual(DurationText.format(nanoseconds: 100_000_000), "100ms")
+        XCTAssertEqual(DurationText.format(nanoseconds: 600_000_000_000), "10m")
+        XCTAssertEqual(DurationText.format(nanoseconds: 1_500_000_000), "1.5s")
+        XCTAssertEqual(DurationText.clock(seconds: 3723), "01:02:03")
+    }
+
+    func testJSONStringsEscapeControlCharacters() {
+        XCTAssertEqual(ReportFormatter.quoted("a\"b\\c\n\u{1B}"), "\"a\\\"b\\\\c\\n\\u001b\"")
+        XCTAssertEqual(ReportFormatter.rfc3339(0.5), "1970-01-01T00:00:00.500Z")
+    }
+}
