@@ -326,14 +326,19 @@ public final class Session {
         hudDirty = true
     }
 
-    /// What puts the terminal back: no scroll region, cursor shown, attributes reset, the cursor
-    /// below everything so the shell prompt starts on a fresh line.
+    /// What puts the terminal back: no scroll region, cursor shown, attributes reset. With the
+    /// HUD on top the cursor stays where the program left it, so the shell prompt follows its
+    /// output and the HUD's last frame stays readable above; with the HUD at the bottom the
+    /// cursor goes below it. (DECSTBM homes the cursor, hence the save and restore around it.)
     private func restoreSequence() -> String {
         var sequence = ControlSequence.endSynchronizedUpdate + ControlSequence.resetAttributes
         if translator.alternateScreen { sequence += ControlSequence.leaveAlternateScreen }
-        sequence += ControlSequence.resetScrollRegion + ControlSequence.showCursor
-        sequence += ControlSequence.moveTo(row: layout?.size.rows ?? 1) + "\r\n"
-        return sequence
+        if layout?.position == .bottom {
+            sequence += ControlSequence.resetScrollRegion + ControlSequence.moveTo(row: layout.size.rows) + "\r\n"
+        } else {
+            sequence += ControlSequence.saveCursor + ControlSequence.resetScrollRegion + ControlSequence.restoreCursor
+        }
+        return sequence + ControlSequence.showCursor
     }
 
     private func restoreTerminal() {

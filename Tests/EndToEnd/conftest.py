@@ -1,0 +1,133 @@
+"""Shared helpers for the end-to-end tests: they run the built perfhud binary as a user would."""
+import fcntl
+import os
+import pathlib
+import pty
+import select
+import signal
+import struct
+import subprocess
+import termios
+import time
+
+import pyte
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(os.environ.get("PERFHUD_BIN", ROOT / ".build" / "release"))
+PERFHUD = str(BIN / "perfhud")
+
+
+@pytest.fixture(scope="session")
+def burn(tmp_path_factory):
+    """Path of the compiled helpers/burn.c."""
+    out = tmp_path_factory.mktemp("helpers") / "burn"
+    subprocess.run(["cc", "-O1", "-pthread", "-o", str(out), str(ROOT / "Tests/EndToEnd/helpers/burn.c")], check=True)
+    os.chmod(out.parent, 0o755)
+    return str(out)
+
+
+def perfhud(*args, **kwargs):
+    """Runs perfhud off a terminal and returns the CompletedProcess."""
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("text", True)
+    kwargs.setdefault("timeout", 60)
+    return subprocess.run([PERFHUD, *args], **kwargs)
+
+
+class Terminal:
+    """perfhud on a pseudo-terminal, its bytes fed to a VT emulator (pyte): what a person sees."""
+
+    def __init__(self, args, rows=30, columns=100, env=None):
+        self.rows, self.columns = rows, columns
+        self.screen = pyte.Screen(columns, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = bytearray()
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        environment = dict(os.environ, TERM="xterm-256color", **(env or {}))
+        self.process = subprocess.Popen(
+            [PERFHUD, *args], stdin=slave, stdout=slave, stderr=slave, env=environment,
+            start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+        os.close(slave)
+        self.master = master
+
+    def pump(self, seconds=0.1):
+        """Reads what perfhud wrote for `seconds` and feeds it to the emulator."""
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            ready, _, _ = select.select([self.master], [], [], left)
+            if not ready:
+                continue
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                time.sleep(left)
+                return
+            if not data:
+                return
+            self.raw += data
+            self.stream.feed(data)
+
+    def wait_for(self, predicate, timeout=20, what="condition"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.pump(0.1)
+            if predicate(self):
+                return
+        raise AssertionError(f"timed out waiting for {what}; screen:\n" + "\n".join(self.screen.display))
+
+    def text(self):
+        return "\n".join(self.screen.display)
+
+    def send(self, data: bytes):
+        os.write(self.master, data)
+
+    def resize(self, rows, columns):
+        self.rows, self.columns = rows, columns
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        self.screen.resize(rows, columns)
+        os.killpg(self.process.pid, signal.SIGWINCH)
+
+    def finish(self, timeout=20):
+        """Waits for perfhud to exit, reading its last bytes; returns its exit code."""
+        deadline = time.monotonic() + timeout
+        while self.process.poll() is None and time.monotonic() < deadline:
+            self.pump(0.1)
+        self.pump(0.3)
+        if self.process.poll() is None:
+            self.process.kill()
+            raise AssertionError("perfhud did not exit; screen:\n" + self.text())
+        os.close(self.master)
+        return self.process.returncode
+
+
+@pytest.fixture
+def terminal():
+    created = []
+
+    def make(args, **kwargs):
+        created.append(Terminal(args, **kwargs))
+        return created[-1]
+
+    yield make
+    for term in created:
+        if term.process.poll() is None:
+            term.process.kill()
+            term.process.wait()
+
+
+def hud_rows(screen_lines, height=6):
+    return screen_lines[:height]
+
+
+def wait_until(predicate, timeout=10.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False

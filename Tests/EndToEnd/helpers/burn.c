@@ -1,0 +1,45 @@
+// A process with a known appetite, for the accuracy tests:
+//   burn half            one thread busy 50 % of the time (50 ms on, 50 ms off)
+//   burn two             two threads busy all the time
+//   burn rest MIB        allocate and touch MIB mebibytes, then sleep
+//   burn busy SECONDS    one thread busy for SECONDS, then exit
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static volatile unsigned long sink;
+
+static void spin_until(double end) { while (now() < end) sink++; }
+
+static void *spin_forever(void *unused) { (void)unused; for (;;) sink++; return NULL; }
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 64;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(argv[1], "half") == 0) {
+        for (;;) { spin_until(now() + 0.05); usleep(50000); }
+    } else if (strcmp(argv[1], "two") == 0) {
+        pthread_t thread;
+        pthread_create(&thread, NULL, spin_forever, NULL);
+        spin_forever(NULL);
+    } else if (strcmp(argv[1], "rest") == 0) {
+        size_t size = (size_t)atoi(argc > 2 ? argv[2] : "50") << 20;
+        char *block = malloc(size);
+        for (size_t offset = 0; offset < size; offset += 4096) block[offset] = 1;
+        printf("ready\n");
+        for (;;) pause();
+    } else if (strcmp(argv[1], "busy") == 0) {
+        spin_until(now() + atof(argc > 2 ? argv[2] : "1"));
+        return 0;
+    }
+    return 64;
+}

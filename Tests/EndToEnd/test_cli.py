@@ -1,0 +1,132 @@
+"""Exit codes and one-line errors, off a terminal."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import PERFHUD, perfhud
+
+JSON_KEYS = {
+    "time": str, "pid": int, "alive": bool, "cpu_percent": (int, float, type(None)),
+    "cpu_machine_percent": (int, float, type(None)), "cpu_user_percent": (int, float, type(None)),
+    "cpu_system_percent": (int, float, type(None)), "rss_bytes": int, "pss_bytes": (int, type(None)),
+    "vsize_bytes": int, "threads": int,
+}
+NULL_FOR_NOW = ["fps", "frame_p50_ms", "frame_p95_ms", "frame_p99_ms", "fps_1pct_low", "janky_frames",
+                "dropped_frames", "actions_per_second", "high_frequency_actions", "phase",
+                "events_received", "events_malformed", "events_rejected"]
+
+
+def one_line(stderr):
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line on stderr, got: {stderr!r}"
+    assert "Traceback" not in stderr and "Fatal error" not in stderr
+    return lines[0]
+
+
+def test_missing_pid_exits_66():
+    result = perfhud("attach", "4194000")
+    assert result.returncode == 66
+    assert "no process with PID 4194000" in one_line(result.stderr)
+
+
+@pytest.mark.parametrize("args", [
+    ["attach", "abc"], ["attach"], ["attach", "1", "--tick", "0ms"], ["attach", "1", "--tick", "fast"],
+    ["attach", "1", "--tick", "20s"], ["attach", "1", "--history", "1ms"], ["attach", "1", "--count", "0"],
+    ["attach", "1", "--output", "xml"], ["run"], ["nonsense"], ["attach", "-5"],
+])
+def test_malformed_arguments_exit_64(args):
+    result = perfhud(*args)
+    assert result.returncode == 64, result
+    line = one_line(result.stderr)
+    assert line.startswith("perfhud: ")
+
+
+def test_unreadable_process_exits_77(burn):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root to mount a private /proc with hidepid")
+    # A private /proc with hidepid=1: another user's /proc/PID exists but may not be read.
+    script = f"mount -t proc -o hidepid=1 proc /proc && exec setpriv --reuid=65534 --regid=65534 --clear-groups {PERFHUD} attach 1 --count 1"
+    result = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 77, result
+    assert "may not read process 1" in one_line(result.stderr)
+
+
+def test_json_keys_and_types(burn):
+    target = subprocess.Popen([burn, "rest", "20"], stdout=subprocess.PIPE)
+    target.stdout.readline()
+    result = perfhud("attach", str(target.pid), "--output", "json", "--count", "3", "--tick", "100ms")
+    target.kill()
+    assert result.returncode == 0, result.stderr
+    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(reports) == 3
+    for report in reports:
+        for key, kind in JSON_KEYS.items():
+            assert key in report and isinstance(report[key], kind), (key, report.get(key))
+        for key in NULL_FOR_NOW:
+            assert key in report and report[key] is None, key
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", report["time"])
+        assert report["pid"] == target.pid and report["alive"] is True
+    assert reports[0]["cpu_percent"] is None, "no window before the second sample"
+    assert isinstance(reports[1]["cpu_percent"], (int, float))
+
+
+def test_plain_output_is_one_line_per_report():
+    result = perfhud("attach", str(os.getpid()), "--count", "4", "--tick", "50ms")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 4
+    assert all(f"PID {os.getpid()}" in line and "RSS" in line for line in lines)
+
+
+def test_duration_stops(burn):
+    start = time.monotonic()
+    result = perfhud("attach", str(os.getpid()), "--duration", "1s", "--output", "json", "--report-every", "250ms")
+    took = time.monotonic() - start
+    assert result.returncode == 0
+    assert 0.9 <= took < 5
+    assert 3 <= len(result.stdout.splitlines()) <= 6
+
+
+def test_run_exit_status_off_a_terminal():
+    assert perfhud("run", "--", "sh", "-c", "exit 7").returncode == 7
+    assert perfhud("run", "--", "sh", "-c", "kill -KILL $$").returncode == 137
+    result = perfhud("run", "--", "no-such-command-xyz")
+    assert result.returncode == 127
+    assert "no-such-command-xyz" in one_line(result.stderr)
+
+
+def test_run_passes_output_through_and_keeps_stdout_for_reports():
+    result = perfhud("run", "--output", "json", "--", "sh", "-c", "echo hello-from-child; sleep 0.5")
+    assert result.returncode == 0
+    assert "hello-from-child" in result.stderr
+    for line in result.stdout.splitlines():
+        json.loads(line)
+
+
+def test_attach_exits_0_when_the_target_ends():
+    target = subprocess.Popen(["sleep", "0.7"])
+    result = perfhud("attach", str(target.pid), "--tick", "100ms")
+    assert result.returncode == 0
+    assert "exited" in result.stdout.splitlines()[-1]
+
+
+def test_pss_is_null_not_zero_when_unreadable():
+    if os.geteuid() != 0:
+        pytest.skip("needs root to drop to another user")
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", PERFHUD, "attach",
+                                 str(sleeper.pid), "--output", "json", "--count", "2"],
+                                capture_output=True, text=True, timeout=30)
+    finally:
+        sleeper.kill()
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert report["pss_bytes"] is None
+    assert report["rss_bytes"] > 0
