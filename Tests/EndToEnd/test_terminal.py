@@ -147,7 +147,7 @@ def test_escape_sequences_in_a_command_line_are_shown_not_obeyed(terminal, tmp_p
     target = subprocess.Popen([str(evil), "\x1b]0;pwned\x07"])
     time.sleep(0.3)
     term = terminal(["attach", str(target.pid)])
-    term.wait_for(lambda t: "command line" in t.text(), what="attach notice")
+    term.wait_for(lambda t: "command line" in t.text() and "RSS" in t.screen.display[0], what="attach notice and HUD")
     # Shown as text (libproc2 already turns control characters in command lines into dots;
     # perfhud escapes again before anything reaches the screen), never obeyed.
     assert "]0;pwned" in term.text()

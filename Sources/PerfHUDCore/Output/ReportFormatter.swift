@@ -33,6 +33,7 @@ public enum ReportFormatter {
             ("elapsed_seconds", number(report.elapsedSeconds, decimals: 3)),
             ("rss_trend_bytes_per_second", number(report.residentTrendBytesPerSecond, decimals: 0)),
             ("processes", String(report.processCount)),
+            ("cpu_seconds_total", number(report.cpuSecondsTotal, decimals: 6)),
         ]
         if case .exited(let code, let signal) = status {
             fields.append(("exit_code", code.map { String($0) } ?? "null"))

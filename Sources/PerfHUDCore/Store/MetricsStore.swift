@@ -17,6 +17,8 @@ public struct Report: Equatable {
     public var virtualBytes: UInt64?
     public var threads: Int?
     public var processCount: Int
+    /// Cumulative CPU seconds of the target (and descendants) since it started. Never decreases.
+    public var cpuSecondsTotal: Double?
 }
 
 /// The only place history is mutated: it takes samples in and derives reports.
@@ -51,7 +53,8 @@ public struct MetricsStore {
         var report = Report(wallSeconds: sample.wallSeconds, elapsedSeconds: time, pid: pid, alive: sample.alive,
                             residentBytes: sample.residentBytes, proportionalBytes: sample.proportionalBytes,
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
-                            processCount: sample.processCount)
+                            processCount: sample.processCount,
+                            cpuSecondsTotal: sample.cpuNanoseconds.map { Double($0) / 1e9 })
         if sample.alive, let before = previous, let cpuBefore = before.cpuNanoseconds, let cpuNow = sample.cpuNanoseconds,
            sample.monotonicNanoseconds > before.monotonicNanoseconds {
             let wall = Double(sample.monotonicNanoseconds - before.monotonicNanoseconds)

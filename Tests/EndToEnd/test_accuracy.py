@@ -1,0 +1,95 @@
+"""perfhud's figures against what the kernel reports for the same process and window."""
+import json
+import os
+import subprocess
+import time
+
+from conftest import perfhud
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def kernel_cpu_seconds(pid, children=False):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])          # utime + stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])     # cutime + cstime
+    return ticks / HZ
+
+
+def measure(pid, seconds=5.0, tick="250ms", extra=()):
+    """Mean cpu_percent perfhud reports over `seconds`, and the kernel's figure for the window."""
+    count = int(seconds / 0.25) + 1
+    kernel_before, wall_before = kernel_cpu_seconds(pid), time.monotonic()
+    result = perfhud("attach", str(pid), "--output", "json", "--tick", tick, "--count", str(count), *extra)
+    kernel_after, wall_after = kernel_cpu_seconds(pid), time.monotonic()
+    assert result.returncode == 0, result.stderr
+    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    cpu = [r["cpu_percent"] for r in reports[1:]]
+    kernel = (kernel_after - kernel_before) / (wall_after - wall_before) * 100
+    return sum(cpu) / len(cpu), kernel, reports
+
+
+def test_one_thread_at_half_load(burn):
+    target = subprocess.Popen([burn, "half"])
+    try:
+        time.sleep(0.5)
+        ours, kernel, reports = measure(target.pid)
+    finally:
+        target.kill()
+    assert abs(ours - kernel) <= 5, f"perfhud {ours:.1f} % vs kernel {kernel:.1f} %"
+    assert 35 <= ours <= 60, f"the helper burns about half a core, perfhud says {ours:.1f} %"
+    last = reports[-1]
+    assert abs(last["cpu_user_percent"] + last["cpu_system_percent"] - last["cpu_percent"]) < 0.5
+
+
+def test_two_busy_threads(burn):
+    target = subprocess.Popen([burn, "two"])
+    try:
+        time.sleep(0.5)
+        ours, kernel, reports = measure(target.pid)
+    finally:
+        target.kill()
+    assert abs(ours - kernel) <= 5, f"perfhud {ours:.1f} % vs kernel {kernel:.1f} %"
+    # On a shared 2-core machine two spinning threads get well over one core, rarely all of two.
+    assert ours >= 120, f"two busy threads use more than one core (100 = one core), perfhud says {ours:.1f} %"
+    cpus = os.cpu_count()
+    assert abs(reports[-1]["cpu_machine_percent"] - reports[-1]["cpu_percent"] / cpus) < 0.1
+    assert reports[-1]["threads"] == 2
+
+
+def test_rss_equals_vmrss_at_rest(burn):
+    target = subprocess.Popen([burn, "rest", "64"], stdout=subprocess.PIPE)
+    try:
+        target.stdout.readline()
+        time.sleep(0.2)
+        result = perfhud("attach", str(target.pid), "--output", "json", "--count", "1")
+        status = open(f"/proc/{target.pid}/status").read()
+    finally:
+        target.kill()
+    vmrss = int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024
+    report = json.loads(result.stdout.splitlines()[0])
+    assert report["rss_bytes"] == vmrss
+    assert report["rss_bytes"] >= 64 << 20
+    assert report["pss_bytes"] is not None and 0 < report["pss_bytes"] <= report["rss_bytes"]
+
+
+def test_include_children_keeps_the_cpu_of_children_that_exit(burn):
+    # A shell that starts short busy children one after another: each lives 0.3 s.
+    parent = subprocess.Popen(["sh", "-c", f"sleep 0.3; for i in 1 2 3 4 5 6 7 8; do {burn} busy 0.3; done; sleep 30"])
+    try:
+        result = perfhud("attach", str(parent.pid), "--include-children", "--output", "json",
+                         "--tick", "100ms", "--duration", "3.5s")
+        kernel_total = kernel_cpu_seconds(parent.pid, children=True)
+    finally:
+        parent.kill()
+        parent.wait()
+    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    totals = [r["cpu_seconds_total"] for r in reports]
+    assert all(b >= a for a, b in zip(totals, totals[1:])), "totals never go backwards"
+    gained = totals[-1] - totals[0]
+    assert gained >= 1.8, f"eight children of 0.3 s busy: at least ~2.1 s of CPU, perfhud saw {gained:.2f} s"
+    assert totals[-1] <= kernel_total + 0.35, (totals[-1], kernel_total)
+    assert max(r["processes"] for r in reports) >= 2, "the children were discovered"
+    without = perfhud("attach", str(os.getpid()), "--output", "json", "--count", "1")
+    assert json.loads(without.stdout)["processes"] == 1

@@ -1,0 +1,114 @@
+"""The HUD in a real terminal multiplexer (tmux): full-screen children, job control, resize."""
+import shutil
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import PERFHUD, wait_until
+
+pytestmark = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by `make test`")
+
+
+class Tmux:
+    def __init__(self, columns=120, rows=40):
+        self.socket = f"perfhud-{uuid.uuid4().hex[:8]}"
+        self.rows = rows
+        self.run("new-session", "-d", "-s", "t", "-x", str(columns), "-y", str(rows), "bash --norc --noprofile")
+        self.run("set-option", "-g", "status", "off")
+        self.run("resize-window", "-t", "t", "-x", str(columns), "-y", str(rows))
+
+    def run(self, *args):
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10).stdout
+
+    def type(self, text, enter=True):
+        self.run("send-keys", "-t", "t", "-l", text)
+        if enter:
+            self.run("send-keys", "-t", "t", "Enter")
+
+    def key(self, name):
+        self.run("send-keys", "-t", "t", name)
+
+    def screen(self):
+        return self.run("capture-pane", "-t", "t", "-p").split("\n")
+
+    def state(self, name):
+        return self.run("display-message", "-t", "t", "-p", "#{" + name + "}").strip()
+
+    def wait(self, predicate, what, timeout=20):
+        if not wait_until(lambda: predicate(self.screen()), timeout=timeout, interval=0.1):
+            raise AssertionError(f"timed out waiting for {what}:\n" + "\n".join(self.screen()))
+
+    def close(self):
+        self.run("kill-server")
+
+
+@pytest.fixture
+def tmux():
+    session = Tmux()
+    yield session
+    session.close()
+
+
+def assert_restored(tmux):
+    assert tmux.state("cursor_flag") == "1", "cursor visible"
+    assert tmux.state("scroll_region_upper") == "0"
+    assert tmux.state("scroll_region_lower") == str(tmux.rows - 1)
+
+
+def test_top_runs_under_the_hud(tmux):
+    tmux.type(f"{PERFHUD} run -- top -d 0.5")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and s[6].startswith("top - "), "top below the HUD")
+    time.sleep(1.5)   # a few of top's refreshes and HUD frames
+    screen = tmux.screen()
+    assert screen[0].startswith(" PID ") and "top" in screen[0], screen[0]
+    assert screen[1].lstrip().startswith("memory (RSS)")
+    assert screen[6].startswith("top - "), "top's first row is the first row under the HUD"
+    assert any("PID" in line and "COMMAND" in line for line in screen[7:15]), "top's table header"
+    tmux.type("q", enter=False)
+    tmux.wait(lambda s: any(line.startswith("bash") or line.endswith("$ ") or line.endswith("# ") for line in s[-8:]),
+              "the shell prompt after top quits")
+    assert_restored(tmux)
+
+
+def test_less_on_the_alternate_screen(tmux):
+    tmux.type(f"seq 1 500 > /tmp/perfhud-less.txt; {PERFHUD} run -- less /tmp/perfhud-less.txt")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and s[6].strip() == "1", "less under the HUD")
+    tmux.type(" ", enter=False)   # next page
+    tmux.wait(lambda s: s[0].startswith(" PID ") and s[6].strip() != "1" and s[6].strip().isdigit(), "less paged")
+    tmux.type("q", enter=False)
+    time.sleep(1)
+    assert_restored(tmux)
+
+
+def test_ctrl_z_restores_and_fg_reinitialises(tmux):
+    tmux.type("sleep 300 & ")
+    tmux.type(f"{PERFHUD} attach $!")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and "sleep" in s[0], "the HUD")
+    assert tmux.state("cursor_flag") == "0"
+    tmux.key("C-z")
+    tmux.wait(lambda s: any("Stopped" in line for line in s), "the shell's Stopped message")
+    assert_restored(tmux)
+    tmux.type("clear; fg")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and "sleep" in s[0], "the HUD again after fg")
+    assert tmux.state("cursor_flag") == "0"
+    assert tmux.state("scroll_region_upper") == "6"
+    tmux.type("q", enter=False)
+    time.sleep(1)
+    assert_restored(tmux)
+
+
+def test_resize_relayouts(tmux):
+    tmux.type(f"{PERFHUD} run -- sh -c 'while true; do date; sleep 0.2; done'")
+    tmux.wait(lambda s: s[0].startswith(" PID "), "the HUD")
+    tmux.run("resize-window", "-t", "t", "-x", "60", "-y", "25")
+    time.sleep(1)
+    screen = tmux.screen()
+    assert screen[0].startswith(" PID ") and len(screen[0].rstrip()) <= 60, screen[0]
+    assert tmux.state("scroll_region_upper") == "6"
+    assert tmux.state("scroll_region_lower") == "24"
+    tmux.key("C-c")
+    time.sleep(1)
+    tmux.rows = 25
+    assert_restored(tmux)
