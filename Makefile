@@ -24,7 +24,7 @@ e2e:
 	PERFHUD_BIN=$(abspath $(BIN)) python3 -m pytest -q Tests/EndToEnd
 
 benchmark: deps build
-	PERFHUD_BIN=$(abspath $(BIN)) Benchmarks/compare.sh
+	PERFHUD_BIN=$(abspath $(BIN)) python3 Benchmarks/compare.py
 
 deps: deps-apt deps-python
 

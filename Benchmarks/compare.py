@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""perfhud's costs side by side with the yardsticks and its peers, in one run, as ratios.
+
+  1. Cost per sample of perfhud's sampler against two pread()s (the physical limit) and
+     libproc2's procps_pids_select for the same fields. Goal: ≤ 1.5× the limit, ≥ 5× cheaper
+     than libproc2.
+  2. CPU per sample of the whole `perfhud attach` (HUD drawing on a pseudo-terminal) against
+     top -b, pidstat and psrecord, each at the shortest interval it allows. Goal: 5× cheaper
+     than the cheapest of them.
+  3. RSS of `perfhud attach` with its history full, and its growth over a run; bytes written to
+     the terminal per second at steady state.
+
+Usage: Benchmarks/compare.py [--quick]   (PERFHUD_BIN selects the build, default .build/release)
+"""
+import fcntl
+import os
+import pathlib
+import pty
+import select
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BIN = pathlib.Path(os.environ.get("PERFHUD_BIN", ROOT / ".build" / "release"))
+PERFHUD = str(BIN / "perfhud")
+QUICK = "--quick" in sys.argv
+RUNS = 3 if QUICK else 5
+SECONDS = 5 if QUICK else 15
+
+
+def build_limit(directory):
+    out = os.path.join(directory, "sampler_limit")
+    subprocess.run(["cc", "-O2", "-o", out, str(ROOT / "Benchmarks/sampler_limit.c"), "-lproc2"], check=True)
+    return out
+
+
+def target_process():
+    """A process with some life in it: a shell busy now and then."""
+    return subprocess.Popen(["sh", "-c", "while true; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; sleep 0.05; done"])
+
+
+def sampler_costs(limit, pid):
+    iterations = 50_000 if QUICK else 200_000
+    rows = {"two preads (limit)": [], "perfhud sampler": [], "libproc2 procps_pids_select": []}
+    for _ in range(RUNS):
+        rows["two preads (limit)"].append(float(subprocess.check_output([limit, "pread", str(pid), str(iterations)])))
+        out = subprocess.check_output([PERFHUD, "benchmark-sampler", str(pid), "--iterations", str(iterations)], text=True)
+        rows["perfhud sampler"].append(float(out.split()[1]))
+        rows["libproc2 procps_pids_select"].append(
+            float(subprocess.check_output([limit, "libproc2", str(pid), str(iterations // 5)])))
+    return {name: statistics.median(values) for name, values in rows.items()}
+
+
+class PtyReader:
+    """Runs a command on a pseudo-terminal of 40x120 and counts what it writes."""
+
+    def __init__(self, argv):
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                                        env=dict(os.environ, TERM="xterm-256color"))
+        os.close(slave)
+        self.master = master
+        self.bytes = 0
+        self.marks = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        while True:
+            ready, _, _ = select.select([self.master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.bytes += len(data)
+
+    def mark(self):
+        self.marks.append((time.monotonic(), self.bytes))
+
+
+def run_for_cpu(argv, on_pty=False, stop_after=None, stop_signal=signal.SIGINT):
+    """Runs argv to its end (or stops it after `stop_after` seconds); returns (CPU seconds from
+    wait4's rusage, microsecond resolution, all threads; its output; bytes per second written)."""
+    if on_pty:
+        reader = PtyReader(argv)
+        process = reader.process
+    else:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                   start_new_session=True)
+    started = time.monotonic()
+    if stop_after is not None:
+        time.sleep(stop_after)
+        os.killpg(process.pid, stop_signal)
+    output = "" if on_pty else process.stdout.read()
+    _, _, usage = os.wait4(process.pid, 0)
+    elapsed = time.monotonic() - started
+    process.returncode = 0
+    rate = reader.bytes / elapsed if on_pty else None
+    return usage.ru_utime + usage.ru_stime, output, rate
+
+
+def marginal(label, short, long):
+    """CPU per sample from two runs of different lengths: start-up cost cancels out.
+    `short` and `long` are (cpu, samples, rate) triples."""
+    (cpu1, n1, _), (cpu2, n2, rate) = short, long
+    return label, (cpu2 - cpu1) / (n2 - n1), n2 - n1, rate
+
+
+def peer_costs(pid):
+    results = []
+    scale = 0.5 if QUICK else 1
+    # perfhud with the HUD drawing on a pseudo-terminal, at the default and the shortest tick.
+    for tick, seconds_per in (("100ms", 0.1), ("1ms", 0.001)):
+        runs = []
+        for seconds in (2 * scale, 10 * scale):
+            count = int(seconds / seconds_per)
+            cpu, _, rate = run_for_cpu([PERFHUD, "attach", str(pid), "--tick", tick, "--count", str(count)], on_pty=True)
+            runs.append((cpu, count, rate))
+        results.append(marginal(f"perfhud attach (HUD, {tick})", *runs))
+    # top -b -d 0: as fast as it goes, -n iterations.
+    runs = []
+    for iterations in (int(50 * scale), int(300 * scale)):
+        cpu, output, _ = run_for_cpu(["top", "-b", "-d", "0", "-n", str(iterations), "-p", str(pid)])
+        runs.append((cpu, output.count("top - "), None))
+    results.append(marginal("top -b -d 0 -p PID", *runs))
+    # pidstat: whole seconds only.
+    if shutil.which("pidstat"):
+        runs = []
+        for count in (2, int(10 * scale) + 2):
+            cpu, output, _ = run_for_cpu(["pidstat", "-h", "-u", "-r", "-p", str(pid), "1", str(count)])
+            runs.append((cpu, count, None))
+        results.append(marginal("pidstat -p PID 1", *runs))
+    # psrecord: no --interval means as often as it can.
+    if shutil.which("psrecord"):
+        runs = []
+        for seconds in (2 * scale, 10 * scale):
+            with tempfile.NamedTemporaryFile(suffix=".log") as log:
+                cpu, _, _ = run_for_cpu(["psrecord", str(pid), "--log", log.name], stop_after=seconds)
+                samples = max(0, len(open(log.name).read().splitlines()) - 1)
+            runs.append((cpu, samples, None))
+        results.append(marginal("psrecord PID", *runs))
+    return results
+
+
+def rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def memory_growth(pid):
+    """perfhud attach with a 10 s history at 10 ms: full after 10 s; RSS from then on."""
+    reader = PtyReader([PERFHUD, "attach", str(pid), "--tick", "10ms", "--history", "10s"])
+    time.sleep(11)
+    readings = []
+    span = 20 if QUICK else 60
+    for _ in range(span // 5 + 1):
+        readings.append(rss_kib(reader.process.pid))
+        time.sleep(5)
+    os.killpg(reader.process.pid, signal.SIGTERM)
+    reader.process.wait()
+    default = PtyReader([PERFHUD, "attach", str(pid)])
+    time.sleep(2)
+    default_rss = rss_kib(default.process.pid)
+    os.killpg(default.process.pid, signal.SIGTERM)
+    default.process.wait()
+    return readings, span, default_rss
+
+
+def main():
+    if not os.access(PERFHUD, os.X_OK):
+        sys.exit(f"build first: {PERFHUD} is missing (make build)")
+    target = target_process()
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            limit = build_limit(directory)
+            print(f"# perfhud benchmarks, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, medians of {RUNS} runs\n")
+            costs = sampler_costs(limit, target.pid)
+            ours = costs["perfhud sampler"]
+            print("## 1. cost per sample (ns, median)")
+            for name, value in costs.items():
+                print(f"  {name:32s} {value:10.0f} ns   perfhud / this = {ours / value:5.2f}x")
+            print(f"  goal: <= 1.5x the limit -> {ours / costs['two preads (limit)']:.2f}x; "
+                  f">= 5x cheaper than libproc2 -> {costs['libproc2 procps_pids_select'] / ours:.1f}x cheaper\n")
+
+            print("## 2. CPU per sample of the whole tool (marginal: the difference of a short and a long run)")
+            peers = peer_costs(target.pid)
+            cheapest_peer = min(cost for name, cost, _, _ in peers if not name.startswith("perfhud"))
+            for name, cost, samples, rate in peers:
+                extra = f"   {rate:6.0f} B/s to the terminal" if rate is not None else ""
+                print(f"  {name:28s} {cost * 1e6:9.1f} us/sample ({samples:6d} samples)"
+                      f"   cheapest peer / this = {cheapest_peer / cost:5.1f}x{extra}")
+            print()
+
+            readings, span, default_rss = memory_growth(target.pid)
+            print("## 3. memory of perfhud attach")
+            print(f"  --tick 10ms --history 10s, history full: RSS every 5 s over {span} s (KiB): {readings}")
+            print(f"  growth over the run: {readings[-1] - readings[0]} KiB")
+            print(f"  default (--tick 100ms --history 10m, ring buffers allocated up front): {default_rss} KiB")
+    finally:
+        target.kill()
+
+
+if __name__ == "__main__":
+    main()
