@@ -36,9 +36,9 @@ RUNS = 3 if QUICK else 5
 SECONDS = 5 if QUICK else 15
 
 
-def build_limit(directory):
-    out = os.path.join(directory, "sampler_limit")
-    subprocess.run(["cc", "-O2", "-o", out, str(ROOT / "Benchmarks/sampler_limit.c"), "-lproc2"], check=True)
+def build(directory, name, *libraries):
+    out = os.path.join(directory, name)
+    subprocess.run(["cc", "-O2", "-o", out, str(ROOT / f"Benchmarks/{name}.c"), *libraries], check=True)
     return out
 
 
@@ -118,40 +118,63 @@ def marginal(label, short, long):
     return label, (cpu2 - cpu1) / (n2 - n1), n2 - n1, rate
 
 
-def peer_costs(pid):
-    results = []
+def peer_costs(pid, floor):
+    """Marginal CPU per sample of each tool at the shortest interval it allows, and of all of
+    them at the same intervals (100 ms, 1 s), with the C floor (timerfd + two preads) beside."""
     scale = 0.5 if QUICK else 1
-    # perfhud with the HUD drawing on a pseudo-terminal, at the default and the shortest tick.
-    for tick, seconds_per in (("100ms", 0.1), ("1ms", 0.001)):
+    short, long = 2 * scale, 12 * scale
+
+    def perfhud_at(tick, seconds_per):
         runs = []
-        for seconds in (2 * scale, 10 * scale):
-            count = int(seconds / seconds_per)
+        for seconds in (short, long):
+            count = max(2, int(seconds / seconds_per))
             cpu, _, rate = run_for_cpu([PERFHUD, "attach", str(pid), "--tick", tick, "--count", str(count)], on_pty=True)
             runs.append((cpu, count, rate))
-        results.append(marginal(f"perfhud attach (HUD, {tick})", *runs))
-    # top -b -d 0: as fast as it goes, -n iterations.
-    runs = []
-    for iterations in (int(50 * scale), int(300 * scale)):
-        cpu, output, _ = run_for_cpu(["top", "-b", "-d", "0", "-n", str(iterations), "-p", str(pid)])
-        runs.append((cpu, output.count("top - "), None))
-    results.append(marginal("top -b -d 0 -p PID", *runs))
-    # pidstat: whole seconds only.
-    if shutil.which("pidstat"):
+        return marginal(f"perfhud attach, HUD, --tick {tick}", *runs)
+
+    def floor_at(label, nanoseconds, seconds_per):
         runs = []
-        for count in (2, int(10 * scale) + 2):
-            cpu, output, _ = run_for_cpu(["pidstat", "-h", "-u", "-r", "-p", str(pid), "1", str(count)])
+        for seconds in (short, long):
+            count = max(2, int(seconds / seconds_per))
+            cpu, _, _ = run_for_cpu([floor, str(pid), str(nanoseconds), str(count)])
             runs.append((cpu, count, None))
-        results.append(marginal("pidstat -p PID 1", *runs))
-    # psrecord: no --interval means as often as it can.
-    if shutil.which("psrecord"):
+        return marginal(f"C floor: timerfd + 2 preads, {label}", *runs)
+
+    def top_at(delay):
         runs = []
-        for seconds in (2 * scale, 10 * scale):
+        for seconds in (short, long):
+            iterations = max(2, int(seconds / max(delay, 0.02)))
+            cpu, output, _ = run_for_cpu(["top", "-b", "-d", str(delay), "-n", str(iterations), "-p", str(pid)])
+            runs.append((cpu, output.count("top - "), None))
+        return marginal(f"top -b -d {delay} -p PID", *runs)
+
+    def psrecord_at(interval):
+        runs = []
+        for seconds in (short, long):
             with tempfile.NamedTemporaryFile(suffix=".log") as log:
-                cpu, _, _ = run_for_cpu(["psrecord", str(pid), "--log", log.name], stop_after=seconds)
+                argv = ["psrecord", str(pid), "--log", log.name] + (["--interval", str(interval)] if interval else [])
+                cpu, _, _ = run_for_cpu(argv, stop_after=seconds)
                 samples = max(0, len(open(log.name).read().splitlines()) - 1)
             runs.append((cpu, samples, None))
-        results.append(marginal("psrecord PID", *runs))
-    return results
+        return marginal(f"psrecord PID" + (f" --interval {interval}" if interval else ""), *runs)
+
+    def pidstat_at():
+        runs = []
+        for count in (2, int(10 * scale) + 2):
+            cpu, _, _ = run_for_cpu(["pidstat", "-h", "-u", "-r", "-p", str(pid), "1", str(count)])
+            runs.append((cpu, count, None))
+        return marginal("pidstat -p PID 1", *runs)
+
+    have_psrecord, have_pidstat = shutil.which("psrecord"), shutil.which("pidstat")
+    tables = {
+        "shortest interval each allows": [perfhud_at("1ms", 0.001), floor_at("1 ms", 1_000_000, 0.001), top_at(0)]
+        + ([psrecord_at(None)] if have_psrecord else []) + ([pidstat_at()] if have_pidstat else []),
+        "every 100 ms": [perfhud_at("100ms", 0.1), floor_at("100 ms", 100_000_000, 0.1), top_at(0.1)]
+        + ([psrecord_at(0.1)] if have_psrecord else []),
+        "every 1 s": [perfhud_at("1s", 1.0), floor_at("1 s", 1_000_000_000, 1.0), top_at(1)]
+        + ([psrecord_at(1)] if have_psrecord else []) + ([pidstat_at()] if have_pidstat else []),
+    }
+    return tables
 
 
 def rss_kib(pid):
@@ -186,7 +209,8 @@ def main():
     target = target_process()
     try:
         with tempfile.TemporaryDirectory() as directory:
-            limit = build_limit(directory)
+            limit = build(directory, "sampler_limit", "-lproc2")
+            floor = build(directory, "tick_floor")
             print(f"# perfhud benchmarks, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, medians of {RUNS} runs\n")
             costs = sampler_costs(limit, target.pid)
             ours = costs["perfhud sampler"]
@@ -196,13 +220,16 @@ def main():
             print(f"  goal: <= 1.5x the limit -> {ours / costs['two preads (limit)']:.2f}x; "
                   f">= 5x cheaper than libproc2 -> {costs['libproc2 procps_pids_select'] / ours:.1f}x cheaper\n")
 
-            print("## 2. CPU per sample of the whole tool (marginal: the difference of a short and a long run)")
-            peers = peer_costs(target.pid)
-            cheapest_peer = min(cost for name, cost, _, _ in peers if not name.startswith("perfhud"))
-            for name, cost, samples, rate in peers:
-                extra = f"   {rate:6.0f} B/s to the terminal" if rate is not None else ""
-                print(f"  {name:28s} {cost * 1e6:9.1f} us/sample ({samples:6d} samples)"
-                      f"   cheapest peer / this = {cheapest_peer / cost:5.1f}x{extra}")
+            print("## 2. CPU per sample of the whole tool (marginal: a long run minus a short run, so start-up cancels)")
+            for title, rows in peer_costs(target.pid, floor).items():
+                peers = [cost for name, cost, _, _ in rows if not name.startswith(("perfhud", "C floor"))]
+                ours = next(cost for name, cost, _, _ in rows if name.startswith("perfhud"))
+                print(f"  {title}:")
+                for name, cost, samples, rate in rows:
+                    extra = f"   {rate:6.0f} B/s to the terminal" if rate is not None else ""
+                    print(f"    {name:38s} {cost * 1e6:9.1f} us/sample ({samples:6d} samples){extra}")
+                if peers:
+                    print(f"    cheapest peer / perfhud = {min(peers) / ours:.1f}x")
             print()
 
             readings, span, default_rss = memory_growth(target.pid)

@@ -66,6 +66,38 @@ final class ParsingTests: XCTestCase {
 
     func testJSONStringsEscapeControlCharacters() {
         XCTAssertEqual(ReportFormatter.quoted("a\"b\\c\n\u{1B}"), "\"a\\\"b\\\\c\\n\\u001b\"")
+        XCTAssertEqual(ReportFormatter.quoted("é\u{9B}x\u{7F}"), "\"é\\u009bx\\u007f\"")
         XCTAssertEqual(ReportFormatter.rfc3339(0.5), "1970-01-01T00:00:00.500Z")
+    }
+}
+
+final class NumberFormattingTests: XCTestCase {
+    func testJSONNumbers() {
+        XCTAssertEqual(ReportFormatter.number(52.3), "52.3")
+        XCTAssertEqual(ReportFormatter.number(0), "0")
+        XCTAssertEqual(ReportFormatter.number(-1.25), "-1.25")
+        XCTAssertEqual(ReportFormatter.number(-0.004), "0")
+        XCTAssertEqual(ReportFormatter.number(0.05), "0.05")
+        XCTAssertEqual(ReportFormatter.number(199.999), "200")
+        XCTAssertEqual(ReportFormatter.number(1.000123, decimals: 6), "1.000123")
+        XCTAssertEqual(ReportFormatter.number(.nan), "null")
+        XCTAssertEqual(ReportFormatter.number(nil), "null")
+    }
+
+    func testDisplayWidth() {
+        XCTAssertEqual(TerminalText.displayWidth("abc"), 3)
+        XCTAssertEqual(TerminalText.displayWidth("\u{1B}[1;31mab\u{1B}[0m"), 2)
+        XCTAssertEqual(TerminalText.displayWidth("⠀⣿│é"), 4)
+        XCTAssertEqual(TerminalText.displayWidth("日本"), 4)
+        XCTAssertEqual(TerminalText.displayWidth("e\u{301}"), 1)
+    }
+
+    func testBrailleCells() {
+        let lines = BrailleGraph.draw([0...0, 1...1, nil, 3...3], rows: 1, low: 0, high: 3)
+        XCTAssertEqual(lines.count, 1)
+        XCTAssertEqual(lines[0].unicodeScalars.count, 2)
+        // column 0: bottom dot (level 0), column 1: level 1, column 2: gap, column 3: top dot.
+        XCTAssertEqual(lines[0].unicodeScalars.first!.value, 0x2800 | 0x40 | 0x20)
+        XCTAssertEqual(lines[0].unicodeScalars.last!.value, 0x2800 | 0x08)
     }
 }

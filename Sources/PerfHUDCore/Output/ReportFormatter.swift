@@ -6,40 +6,48 @@ import Glibc
 public enum ReportFormatter {
     /// The keys of PRODUCT.md, in order. Frame, action, phase and event keys are null until the
     /// program reports events (a later capability).
-    public static let eventKeys = [
+    public static let eventKeys: [StaticString] = [
         "fps", "frame_p50_ms", "frame_p95_ms", "frame_p99_ms", "fps_1pct_low", "janky_frames", "dropped_frames",
         "actions_per_second", "high_frequency_actions", "phase", "events_received", "events_malformed",
         "events_rejected",
     ]
 
-    /// One JSON object, no newline.
+    /// One JSON object, no newline. Built as UTF-8 bytes in one buffer: a report may be written
+    /// every millisecond, and appending to a `String` piece by piece costs ten times more.
     public static func json(_ report: Report, commandName: String, status: TargetStatus) -> String {
-        var fields: [(String, String)] = [
-            ("time", quoted(rfc3339(report.wallSeconds))),
-            ("pid", String(report.pid)),
-            ("alive", report.alive ? "true" : "false"),
-            ("cpu_percent", number(report.cpuPercent)),
-            ("cpu_machine_percent", number(report.cpuMachinePercent)),
-            ("cpu_user_percent", number(report.cpuUserPercent)),
-            ("cpu_system_percent", number(report.cpuSystemPercent)),
-            ("rss_bytes", integer(report.residentBytes)),
-            ("pss_bytes", integer(report.proportionalBytes)),
-            ("vsize_bytes", integer(report.virtualBytes)),
-            ("threads", report.threads.map { String($0) } ?? "null"),
-        ]
-        fields += eventKeys.map { ($0, "null") }
-        fields += [
-            ("command", quoted(commandName)),
-            ("elapsed_seconds", number(report.elapsedSeconds, decimals: 3)),
-            ("rss_trend_bytes_per_second", number(report.residentTrendBytesPerSecond, decimals: 0)),
-            ("processes", String(report.processCount)),
-            ("cpu_seconds_total", number(report.cpuSecondsTotal, decimals: 6)),
-        ]
-        if case .exited(let code, let signal) = status {
-            fields.append(("exit_code", code.map { String($0) } ?? "null"))
-            fields.append(("exit_signal", signal.map { String($0) } ?? "null"))
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(700)
+        func field(_ key: StaticString, _ value: String) {
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            out.append(UInt8(ascii: "\""))
+            out.append(UInt8(ascii: ":"))
+            out.append(contentsOf: value.utf8)
         }
-        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        field("time", "\"" + rfc3339(report.wallSeconds) + "\"")
+        field("pid", String(report.pid))
+        field("alive", report.alive ? "true" : "false")
+        field("cpu_percent", number(report.cpuPercent))
+        field("cpu_machine_percent", number(report.cpuMachinePercent))
+        field("cpu_user_percent", number(report.cpuUserPercent))
+        field("cpu_system_percent", number(report.cpuSystemPercent))
+        field("rss_bytes", integer(report.residentBytes))
+        field("pss_bytes", integer(report.proportionalBytes))
+        field("vsize_bytes", integer(report.virtualBytes))
+        field("threads", report.threads.map { String($0) } ?? "null")
+        for key in eventKeys { field(key, "null") }
+        field("command", quoted(commandName))
+        field("elapsed_seconds", number(report.elapsedSeconds, decimals: 3))
+        field("rss_trend_bytes_per_second", number(report.residentTrendBytesPerSecond, decimals: 0))
+        field("processes", String(report.processCount))
+        field("cpu_seconds_total", number(report.cpuSecondsTotal, decimals: 6))
+        if case .exited(let code, let signal) = status {
+            field("exit_code", code.map { String($0) } ?? "null")
+            field("exit_signal", signal.map { String($0) } ?? "null")
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// One line for people, the same figures as the status line.
@@ -79,36 +87,58 @@ public enum ReportFormatter {
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
     }
 
+    /// A JSON number with at most `decimals` decimals, trailing zeros dropped: `52.3`, `0`, `-1.25`.
+    /// Formatted from integers: `Double.description` costs several times more per report.
     static func number(_ value: Double?, decimals: Int = 2) -> String {
-        guard let value, value.isFinite else { return "null" }
-        var scale = 1.0
+        guard let value, value.isFinite, abs(value) < 9e15 else { return "null" }
+        var scale: Int64 = 1
         for _ in 0..<decimals { scale *= 10 }
-        let rounded = (value * scale).rounded() / scale
-        if rounded == rounded.rounded() && abs(rounded) < 1e15 { return String(Int64(rounded)) }
-        return String(rounded)
+        let scaled = Int64((value * Double(scale)).rounded())
+        let magnitude = scaled.magnitude
+        var text = (scaled < 0 ? "-" : "") + String(magnitude / UInt64(scale))
+        var fraction = magnitude % UInt64(scale)
+        if fraction != 0 {
+            var digits = decimals
+            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
+            let fractionText = String(fraction)
+            text += "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
+        }
+        return text
     }
 
     static func integer(_ value: UInt64?) -> String { value.map { String($0) } ?? "null" }
 
-    /// A JSON string literal: quotes, backslashes and every control character escaped.
+    /// A JSON string literal: quotes, backslashes and every control character (C0, DEL, C1)
+    /// escaped. Works on UTF-8 bytes; C1 controls are the two-byte sequences C2 80…C2 9F.
     public static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || (scalar.value >= 0x80 && scalar.value < 0xA0) {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        out.reserveCapacity(text.utf8.count + 2)
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        func escapeControl(_ value: UInt8) {
+            out.append(contentsOf: "\\u00".utf8)
+            out.append(hex[Int(value >> 4)])
+            out.append(hex[Int(value & 15)])
+        }
+        var pendingC2 = false
+        for byte in text.utf8 {
+            if pendingC2 {
+                pendingC2 = false
+                if byte >= 0x80 && byte <= 0x9F { escapeControl(byte); continue }
+                out.append(0xC2)
+            }
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case UInt8(ascii: "\n"): out.append(contentsOf: "\\n".utf8)
+            case UInt8(ascii: "\r"): out.append(contentsOf: "\\r".utf8)
+            case UInt8(ascii: "\t"): out.append(contentsOf: "\\t".utf8)
+            case 0xC2: pendingC2 = true
+            case 0..<0x20, 0x7F: escapeControl(byte)
+            default: out.append(byte)
             }
         }
-        return result + "\""
+        if pendingC2 { out.append(0xC2) }
+        out.append(UInt8(ascii: "\""))
+        return String(decoding: out, as: UTF8.self)
     }
 }

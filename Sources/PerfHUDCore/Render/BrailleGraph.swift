@@ -1,7 +1,7 @@
 /// A graph drawn with braille cells: each cell is 2 dot columns × 4 dot rows.
 public enum BrailleGraph {
     /// Bits of the dots in one cell, [column][row from the top].
-    private static let dotBits: [[UInt32]] = [[0x01, 0x02, 0x04, 0x40], [0x08, 0x10, 0x20, 0x80]]
+    private static let dotBits: [[UInt8]] = [[0x01, 0x02, 0x04, 0x40], [0x08, 0x10, 0x20, 0x80]]
 
     /// Draws `columns` (one min…max range per dot column; nil for a gap) into `rows` text rows.
     /// Each dot column lights the dots from its minimum to its maximum, widened to meet the
@@ -9,32 +9,44 @@ public enum BrailleGraph {
     /// - Returns: `rows` strings of `(columns.count + 1) / 2` braille characters.
     public static func draw(_ columns: [ClosedRange<Double>?], rows: Int, low: Double, high: Double) -> [String] {
         let cells = (columns.count + 1) / 2
-        var bits = [[UInt32]](repeating: [UInt32](repeating: 0, count: cells), count: rows)
         let dotRows = rows * 4
-        guard rows > 0, dotRows > 0 else { return [] }
+        guard rows > 0, cells > 0 else { return Array(repeating: "", count: max(0, rows)) }
+        // One flat byte per cell (the 8 dots of U+2800…U+28FF), row-major: no nested arrays.
+        var bits = [UInt8](repeating: 0, count: rows * cells)
         let span = high - low
-        func level(_ value: Double) -> Int {
-            guard span > 0 else { return 0 }
-            return min(dotRows - 1, max(0, Int(((value - low) / span * Double(dotRows - 1)).rounded())))
+        let scale = span > 0 ? Double(dotRows - 1) / span : 0
+        @inline(__always) func level(_ value: Double) -> Int {
+            min(dotRows - 1, max(0, Int(((value - low) * scale).rounded())))
         }
         var previous: ClosedRange<Int>? = nil
-        for (x, range) in columns.enumerated() {
-            guard let range else { previous = nil; continue }
-            var bottom = level(range.lowerBound), top = level(range.upperBound)
+        for x in 0..<columns.count {
+            guard let range = columns[x] else { previous = nil; continue }
+            let low = level(range.lowerBound), high = level(range.upperBound)
+            var bottom = low, top = high
             if let previous {
-                if previous.lowerBound > top { top = previous.lowerBound - 1 > bottom ? previous.lowerBound - 1 : top }
-                if previous.upperBound < bottom { bottom = previous.upperBound + 1 < top ? previous.upperBound + 1 : bottom }
+                if previous.lowerBound > top + 1 { top = previous.lowerBound - 1 }
+                if previous.upperBound < bottom - 1 { bottom = previous.upperBound + 1 }
             }
+            let cell = x / 2, side = x % 2
             for dot in bottom...max(bottom, top) {
                 let fromTop = dotRows - 1 - dot
-                bits[fromTop / 4][x / 2] |= dotBits[x % 2][fromTop % 4]
+                bits[(fromTop / 4) * cells + cell] |= dotBits[side][fromTop % 4]
             }
-            previous = level(range.lowerBound)...level(range.upperBound)
+            previous = low...high
         }
-        return bits.map { row in
-            var line = ""
-            line.unicodeScalars.append(contentsOf: row.map { Unicode.Scalar(0x2800 + $0)! })
-            return line
+        // Braille is U+2800 + bits: UTF-8 E2, A0 + (bits >> 6), 80 + (bits & 63).
+        var lines: [String] = []
+        lines.reserveCapacity(rows)
+        var utf8 = [UInt8](repeating: 0, count: cells * 3)
+        for row in 0..<rows {
+            for cell in 0..<cells {
+                let value = bits[row * cells + cell]
+                utf8[cell * 3] = 0xE2
+                utf8[cell * 3 + 1] = 0xA0 | (value >> 6)
+                utf8[cell * 3 + 2] = 0x80 | (value & 0x3F)
+            }
+            lines.append(String(decoding: utf8, as: UTF8.self))
         }
+        return lines
     }
 }

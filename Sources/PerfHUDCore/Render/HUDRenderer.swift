@@ -8,15 +8,44 @@ public enum HUDRenderer {
     }
 
     /// The HUD's lines, top to bottom, each at most `size.columns` wide.
-    public static func render(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> [String] {
+    /// - Parameter graph: the graph's lines from an earlier `graphLines` call, to reuse them.
+    public static func render(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle, graph: [String]? = nil) -> [String] {
         let height = height(for: size, style: style)
         guard height > 0, size.columns > 0 else { return [] }
         let paint = Palette(enabled: style.color)
-        var lines = [statusLine(snapshot, width: size.columns, paint: paint)]
+        var lines = [TerminalText.truncated(statusLine(snapshot, width: size.columns, paint: paint), toWidth: size.columns)]
         if height > 1 {
-            lines += graph(snapshot, width: size.columns, rows: height - 2, paint: paint)
+            if let graph, graph.count == height - 1 { lines += graph } else { lines += graphLines(snapshot, size: size, style: style) }
         }
-        return lines.map { TerminalText.truncated($0, toWidth: size.columns) }
+        return lines
+    }
+
+    /// The graph header and rows. The costly part of a frame (it walks every visible sample), so
+    /// the caller may redraw it only every `graphRefreshInterval`.
+    public static func graphLines(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> [String] {
+        let rows = height(for: size, style: style) - 2
+        guard rows > 0 else { return [] }
+        return graph(snapshot, width: size.columns, rows: rows, paint: Palette(enabled: style.color))
+            .map { TerminalText.truncated($0, toWidth: size.columns) }
+    }
+
+    /// How often the graph is worth redrawing: once per dot column's worth of time (a column
+    /// then gains a sample), at least once a second, at most once a tick.
+    public static func graphRefreshInterval(_ snapshot: HUDSnapshot, size: TerminalSize) -> Double {
+        let tick = Double(snapshot.tickNanoseconds) / 1e9
+        let cells = max(1, size.columns - graphLabelWidth - 1)
+        let span = graphSpan(snapshot, cells: cells)
+        return min(1, max(tick, span / Double(cells * 2)))
+    }
+
+    static let graphLabelWidth = 11
+
+    /// Until the history fills, the window spans what there is, but never less than one sample
+    /// per dot column: the graph scrolls in from the right, then compresses, then scrolls.
+    static func graphSpan(_ snapshot: HUDSnapshot, cells: Int) -> Double {
+        let tick = Double(snapshot.tickNanoseconds) / 1e9
+        let now = snapshot.series.times.last ?? snapshot.elapsedSeconds
+        return max(min(now, snapshot.historySeconds), Double(cells * 2) * tick)
     }
 
     // MARK: status line
@@ -68,13 +97,11 @@ public enum HUDRenderer {
     // MARK: memory graph
 
     static func graph(_ snapshot: HUDSnapshot, width: Int, rows: Int, paint: Palette) -> [String] {
-        let labelWidth = 11
+        let labelWidth = graphLabelWidth
         let cells = max(1, width - labelWidth - 1)
         let tick = Double(snapshot.tickNanoseconds) / 1e9
         let now = snapshot.series.times.last ?? snapshot.elapsedSeconds
-        // Until the history fills, the window spans what there is, but never less than one sample
-        // per dot column: the graph scrolls in from the right, then compresses, then scrolls.
-        let span = max(min(now, snapshot.historySeconds), Double(cells * 2) * tick)
+        let span = graphSpan(snapshot, cells: cells)
         let start = now - span
         let columns = snapshot.series.minMax(.residentBytes, width: cells * 2, from: start, to: now, bridging: tick * 1.5)
         let values = columns.compactMap { $0 }

@@ -20,18 +20,36 @@ public enum TerminalText {
     }
 
     /// Columns `text` occupies, ignoring SGR escape sequences (`ESC [ … m`).
+    /// Walks UTF-8 bytes: ASCII and the braille block take the fast path, without decoding.
     public static func displayWidth(_ text: String) -> Int {
-        var width = 0
-        var inEscape = false
-        for scalar in text.unicodeScalars {
-            if inEscape {
-                if scalar.value >= 0x40 && scalar.value <= 0x7E && scalar != "[" { inEscape = false }
-                continue
+        var text = text
+        return text.withUTF8 { bytes in
+            var width = 0
+            var index = 0
+            let count = bytes.count
+            while index < count {
+                let byte = bytes[index]
+                if byte == 0x1B {
+                    // Skip ESC [ params final.
+                    index += 1
+                    if index < count && bytes[index] == UInt8(ascii: "[") { index += 1 }
+                    while index < count && !(bytes[index] >= 0x40 && bytes[index] <= 0x7E) { index += 1 }
+                    index += 1
+                    continue
+                }
+                if byte < 0x80 { width += 1; index += 1; continue }
+                let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+                var value = UInt32(byte) & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F)
+                var offset = 1
+                while offset < length && index + offset < count {
+                    value = value << 6 | UInt32(bytes[index + offset] & 0x3F)
+                    offset += 1
+                }
+                width += Unicode.Scalar(value).map(columns(of:)) ?? 1
+                index += length
             }
-            if scalar.value == 0x1B { inEscape = true; continue }
-            width += columns(of: scalar)
+            return width
         }
-        return width
     }
 
     /// `text` cut to at most `width` columns, keeping its escape sequences intact.

@@ -23,6 +23,7 @@ public final class Session {
     private var translator = ProgramOutputTranslator(offset: 0, programRows: 24)
     private var hudDirty = true
     private var lastDraw: UInt64 = 0
+    private var graph: (lines: [String], drawnAt: UInt64)?
     private var terminalReady = false
 
     // Loop state.
@@ -50,16 +51,16 @@ public final class Session {
         takeSample()
 
         var buffer = [UInt8](repeating: 0, count: 65536)
+        // Fixed slots, allocated once; a descriptor of -1 is skipped by poll.
+        let inputIndex = 2, programIndex = 3, exitIndex = 4
+        var descriptors = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 5)
+        descriptors[0].fd = signals.descriptor
+        descriptors[1].fd = timer.descriptor
         while !finished {
-            var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: timer.descriptor, events: Int16(POLLIN), revents: 0)]
-            let inputIndex = descriptors.count
-            descriptors.append(pollfd(fd: inputOpen && watchesInput ? STDIN_FILENO : -1, events: Int16(POLLIN), revents: 0))
-            let programIndex = descriptors.count
-            descriptors.append(pollfd(fd: programOutputOpen ? child!.master : -1, events: Int16(POLLIN), revents: 0))
-            let exitIndex = descriptors.count
-            descriptors.append(pollfd(fd: child == nil && status == .running ? sampler.exitDescriptor : -1,
-                                      events: Int16(POLLIN), revents: 0))
+            descriptors[inputIndex].fd = inputOpen && watchesInput ? STDIN_FILENO : -1
+            descriptors[programIndex].fd = programOutputOpen ? child!.master : -1
+            descriptors[exitIndex].fd = child == nil && status == .running ? sampler.exitDescriptor : -1
+            for index in descriptors.indices { descriptors[index].revents = 0 }
             let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), -1)
             if ready < 0 { if errno == EINTR { continue }; break }
 
@@ -74,12 +75,15 @@ public final class Session {
         return exitCode
     }
 
-    private var watchesInput: Bool {
+    /// Whether keys are read: by the HUD itself (attach, demo) only on a terminal; in `run`
+    /// always, to pass them on. Decided once: `isatty` is a system call.
+    private lazy var watchesInput: Bool = {
+        let onTerminal = Terminal.isTerminal(STDIN_FILENO)
         switch target {
-        case .attach: return drawsHUD && Terminal.isTerminal(STDIN_FILENO)
-        case .launch(_, let ownsKeys): return ownsKeys ? drawsHUD && Terminal.isTerminal(STDIN_FILENO) : true
+        case .attach: return drawsHUD && onTerminal
+        case .launch(_, let ownsKeys): return ownsKeys ? drawsHUD && onTerminal : true
         }
-    }
+    }()
 
     private var ownsKeys: Bool {
         if case .launch(_, let owns) = target { return owns }
@@ -392,7 +396,12 @@ public final class Session {
                                    tickNanoseconds: configuration.tickNanoseconds,
                                    historySeconds: Double(configuration.historyNanoseconds) / 1e9, status: status,
                                    elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9)
-        let lines = HUDRenderer.render(snapshot, size: layout.size, style: configuration.style)
+        let now = monotonicNanoseconds()
+        let graphInterval = UInt64(HUDRenderer.graphRefreshInterval(snapshot, size: layout.size) * 1e9)
+        if force || graph == nil || now &- graph!.drawnAt >= graphInterval || status != .running {
+            graph = (HUDRenderer.graphLines(snapshot, size: layout.size, style: configuration.style), now)
+        }
+        let lines = HUDRenderer.render(snapshot, size: layout.size, style: configuration.style, graph: graph?.lines)
         let changes = frames.update(lines: lines, firstRow: layout.hudFirstRow)
         hudDirty = false
         lastDraw = monotonicNanoseconds()
