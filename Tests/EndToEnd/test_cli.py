@@ -130,3 +130,16 @@ def test_pss_is_null_not_zero_when_unreadable():
     report = json.loads(result.stdout.splitlines()[-1])
     assert report["pss_bytes"] is None
     assert report["rss_bytes"] > 0
+
+
+def test_demo_shows_cpu_bursts_and_memory_phases_within_seconds():
+    result = perfhud("demo", "--output", "json", "--tick", "200ms", "--duration", "9s")
+    assert result.returncode == 0, result.stderr
+    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    rss = [r["rss_bytes"] for r in reports if r["rss_bytes"]]
+    cpu = [r["cpu_percent"] for r in reports if r["cpu_percent"] is not None]
+    assert max(rss) - min(rss) >= 100 << 20, "a heavy phase takes at least 100 MiB"
+    peak = rss.index(max(rss[:len(rss) // 2]))
+    assert min(rss[peak:]) < rss[peak] - (50 << 20), "and gives most of it back after the phase"
+    assert max(cpu) >= 60 and min(cpu) <= 20, "CPU bursts and quiet phases"
+    assert "[demo]" in result.stderr, "the demo's own output"

@@ -81,8 +81,8 @@ def test_exit_status_propagates_through_the_terminal(terminal):
     assert "killed by signal 15" in term.screen.display[0].lower()
 
 
-def test_terminal_restored_on_sigterm_and_sighup(terminal):
-    for sig, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+def test_signals_are_forwarded_and_the_terminal_restored(terminal):
+    for sig, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)):
         term = terminal(["run", "--", "sleep", "100"])
         term.wait_for(lambda t: t.screen.display[0].startswith(" PID "), what="HUD")
         os.kill(term.process.pid, sig)
@@ -120,11 +120,12 @@ def test_attach_reports_the_end_of_its_target(terminal, burn):
     assert_restored(term)
 
 
-def test_resize_relayouts_at_once(terminal):
-    term = terminal(["run", "--", "sh", "-c", "sleep 30"], rows=30, columns=120)
-    term.wait_for(lambda t: t.screen.display[0].startswith(" PID "), what="HUD")
+def test_resize_relayouts_at_once_and_reaches_the_program(terminal):
+    script = "while true; do echo size=$(stty size | tr ' ' x); sleep 0.2; done"
+    term = terminal(["run", "--", "sh", "-c", script], rows=30, columns=120)
+    term.wait_for(lambda t: "size=24x120" in t.text(), what="the program's terminal: 30 rows less the HUD's 6")
     term.resize(20, 50)
-    term.pump(0.5)
+    term.wait_for(lambda t: "size=14x50" in t.text(), what="the new size reaching the program")
     first = term.screen.display[0]
     assert first.startswith(" PID "), first
     assert "CPU" in first
@@ -158,3 +159,11 @@ def test_escape_sequences_in_a_command_line_are_shown_not_obeyed(terminal, tmp_p
     target.kill()
     target.wait()
     term.finish()
+
+
+def test_keys_reach_the_program(terminal):
+    term = terminal(["run", "--", "sh", "-c", "printf 'name? '; read line; echo got:$line; sleep 1"])
+    term.wait_for(lambda t: "name?" in t.text(), what="the prompt")
+    term.send(b"hello\r")
+    term.wait_for(lambda t: "got:hello" in t.text(), what="the program's answer")
+    assert term.finish() == 0
