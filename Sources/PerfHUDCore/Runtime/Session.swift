@@ -272,9 +272,10 @@ public final class Session {
         let count = read(child.master, &buffer, buffer.count)
         if count <= 0 {
             if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
-            programOutputOpen = false    // EIO: every holder of the terminal has closed it
-            let state = child.poll(blocking: true)
-            record(childState: state)
+            // EIO: every holder of the terminal has closed it. The program may still run (it
+            // can close its terminal and go on): its end then arrives as SIGCHLD.
+            programOutputOpen = false
+            record(childState: child.poll())
             return
         }
         showProgramOutput(buffer[0..<count])
