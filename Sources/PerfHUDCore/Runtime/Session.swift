@@ -25,6 +25,7 @@ public final class Session {
     private var lastDraw: UInt64 = 0
     private var graph: (lines: [String], drawnAt: UInt64)?
     private var terminalReady = false
+    private var needsRelayout = false
 
     // Loop state.
     private var reports = 0
@@ -69,6 +70,7 @@ public final class Session {
             if descriptors[inputIndex].revents != 0 { readInput(into: &buffer) }
             if descriptors[exitIndex].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
             if descriptors[1].revents != 0, timer.expirations() > 0 { takeSample() }
+            if needsRelayout { relayout() }
             if drawsHUD && hudDirty && !finished { drawHUD(force: false) }
         }
         finish()
@@ -353,8 +355,14 @@ public final class Session {
         terminal.restoreInput()
     }
 
+    /// A resize: new layout, the program's terminal resized, region and HUD redrawn in one write.
+    /// Deferred while the program's output stops inside an escape sequence or string, where our
+    /// bytes would be taken as part of it.
     private func relayout() {
-        guard drawsHUD, let size = terminal.size() else { return }
+        guard drawsHUD, terminalReady else { return }
+        guard translator.isAtBoundary else { needsRelayout = true; return }
+        needsRelayout = false
+        guard let size = terminal.size() else { return }
         layout = ScreenLayout(size: size, style: configuration.style)
         translator.offset = layout.programOffset
         translator.programRows = layout.programRows
@@ -362,11 +370,10 @@ public final class Session {
         var bytes = ControlSequence.beginSynchronizedUpdate + ControlSequence.saveCursor
         bytes += ControlSequence.scrollRegion(top: layout.programTop, bottom: layout.programBottom)
         bytes += ControlSequence.restoreCursor
+        bytes += hudBytes(force: true)
+        bytes += ControlSequence.endSynchronizedUpdate
         terminal.write(bytes)
         terminal.updateCrashRestore(restoreSequence: restoreSequence())
-        frames.invalidate()
-        drawHUD(force: true)
-        terminal.write(ControlSequence.endSynchronizedUpdate)
     }
 
     /// Ctrl-Z: give the terminal back, stop (with the program), and take it again on `fg`.
