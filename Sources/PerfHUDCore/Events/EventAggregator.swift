@@ -1,0 +1,332 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How frames and actions are judged; from the command line.
+public struct EventConfiguration: Equatable {
+    /// Per second; a label at or above it is high-frequency.
+    public var actionThreshold: Double = 20
+    /// The display's refresh rate: the frame budget is 1000 / refresh ms.
+    public var refreshHz: Double = 60
+    public var jankFactor: Double = 1.5
+    public var frameWindowSeconds: Double = 10
+    public var maxActionLabels = 200
+    public static let maxLabelBytes = 200
+    public static let otherLabel = "__other__"
+    /// A high-frequency label stays listed this long after its rate falls below the threshold.
+    public static let highFrequencyLingerSeconds = 10.0
+
+    public init() {}
+    public var budgetMilliseconds: Double { 1000 / refreshHz }
+}
+
+/// What the event stream says at one moment: the figures of PRODUCT.md.
+public struct EventSnapshot: Equatable {
+    public struct HighFrequencyAction: Equatable {
+        public var action: String
+        public var rate: Double
+        public var peak: Double
+    }
+    public var fps: Double = 0
+    public var frameP50: Double?
+    public var frameP95: Double?
+    public var frameP99: Double?
+    public var fpsOnePercentLow: Double?
+    public var jankyFrames: Double = 0
+    public var droppedFrames: Double = 0
+    public var framesTotal: Double = 0
+    public var actionsPerSecond: Double = 0
+    public var actionsTotal: Double = 0
+    public var highFrequencyActions: [HighFrequencyAction] = []
+    public var phase: String?
+    public var received: UInt64 = 0
+    public var malformed: UInt64 = 0
+    public var ignored: UInt64 = 0
+    public var rejected: [String: UInt64] = [:]
+    public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
+    /// Whether any event has arrived yet: before that, frame and action figures are unknown.
+    public var hasFrames: Bool { framesTotal > 0 }
+    public var hasActions: Bool { actionsTotal > 0 }
+}
+
+/// An action for the log, with repeats folded: `Slider.changed ×37`.
+public struct ActionLogEntry: Equatable {
+    public var label: String
+    public var count: Double
+}
+
+/// A phase change, stamped when it arrived.
+public struct PhaseChange: Equatable {
+    public var name: String
+    public var monotonicNanoseconds: UInt64
+}
+
+/// Aggregates events: the receiver thread adds, the main loop reads once a tick.
+///
+/// Rates use 100 ms buckets: "the last second" is the ten newest complete buckets, so a rate is
+/// an exact count over exactly one second, at most 100 ms old. Frame percentiles are exact
+/// nearest-rank over the raw durations of the frame window (at most 65,536 kept).
+public final class EventAggregator: @unchecked Sendable {
+    public let configuration: EventConfiguration
+    private var mutex = pthread_mutex_t()
+
+    static let bucketNanoseconds: UInt64 = 100_000_000
+    static let bucketsPerSecond = 10
+    static let bucketSlots = 16
+
+    /// Per-second counters in a ring of 100 ms buckets.
+    struct BucketCounter {
+        var counts = [Double](repeating: 0, count: EventAggregator.bucketSlots)
+        var ids = [Int64](repeating: -1, count: EventAggregator.bucketSlots)
+
+        mutating func add(_ value: Double, bucket: Int64) {
+            let slot = Int(bucket % Int64(EventAggregator.bucketSlots))
+            if ids[slot] != bucket { ids[slot] = bucket; counts[slot] = 0 }
+            counts[slot] += value
+        }
+
+        /// The sum of the ten complete buckets before `current`: one second.
+        func lastSecond(current: Int64) -> Double {
+            var total = 0.0
+            for id in (current - Int64(EventAggregator.bucketsPerSecond))..<current where id >= 0 {
+                let slot = Int(id % Int64(EventAggregator.bucketSlots))
+                if ids[slot] == id { total += counts[slot] }
+            }
+            return total
+        }
+    }
+
+    struct LabelState {
+        var name: String
+        var counter = BucketCounter()
+        var total = 0.0
+        var listedUntil: UInt64 = 0
+        var peak = 0.0
+        var rate = 0.0
+    }
+
+    private var labels: LabelTable
+    private var labelStates: [LabelState] = []
+    private var otherIndex: Int?
+    private var allActions = BucketCounter()
+    private var allFrames = BucketCounter()
+    private var actionsTotal = 0.0
+    private var frameTimes: RingBuffer<UInt64>
+    private var frameDurations: RingBuffer<Double>
+    private var framesTotal = 0.0
+    private var janky = 0.0
+    private var dropped = 0.0
+    private var phase: String?
+    private var phaseChanges: [PhaseChange] = []
+    private var log: [ActionLogEntry] = []
+    private var logDropped = 0.0
+    private var received: UInt64 = 0
+    private var malformed: UInt64 = 0
+    private var ignored: UInt64 = 0
+    private var rejected: [String: UInt64] = [:]
+    private var now: UInt64 = 0
+
+    public init(configuration: EventConfiguration = EventConfiguration()) {
+        self.configuration = configuration
+        labels = LabelTable(capacity: configuration.maxActionLabels)
+        frameTimes = RingBuffer(capacity: 65536, filler: 0)
+        frameDurations = RingBuffer(capacity: 65536, filler: 0)
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    /// Runs `body` holding the lock: the receiver calls it once per batch of datagrams.
+    public func withLock<T>(_ body: (inout Ingest) -> T) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        var ingest = Ingest(aggregator: self)
+        return body(&ingest)
+    }
+
+    /// The EventSink the parser feeds, valid inside `withLock`.
+    public struct Ingest: EventSink {
+        let aggregator: EventAggregator
+        /// Stamps what follows; one clock read per batch.
+        public mutating func setTime(_ nanoseconds: UInt64) { aggregator.now = nanoseconds }
+        public mutating func countLines(_ lines: Int) { aggregator.received &+= UInt64(lines) }
+        public mutating func reject(reason: String) { aggregator.rejected[reason, default: 0] &+= 1 }
+        public mutating func action(label: UnsafeRawBufferPointer, count: Double) { aggregator.addAction(label, count: count) }
+        public mutating func frame(milliseconds: Double, count: Double) { aggregator.addFrame(milliseconds, count: count) }
+        public mutating func phase(name: UnsafeRawBufferPointer) { aggregator.addPhase(name) }
+        public mutating func ignored() { aggregator.ignored &+= 1 }
+        public mutating func malformed() { aggregator.malformed &+= 1 }
+    }
+
+    private var bucket: Int64 { Int64(now / Self.bucketNanoseconds) }
+
+    private func addAction(_ label: UnsafeRawBufferPointer, count: Double) {
+        let clipped = UnsafeRawBufferPointer(rebasing: label[0..<min(label.count, EventConfiguration.maxLabelBytes)])
+        var index = labels.find(clipped)
+        if index == nil {
+            if labelStates.count < configuration.maxActionLabels {
+                index = labels.insert(clipped)
+                labelStates.append(LabelState(name: String(decoding: clipped, as: UTF8.self)))
+            } else {
+                if otherIndex == nil {
+                    otherIndex = labelStates.count
+                    labelStates.append(LabelState(name: EventConfiguration.otherLabel))
+                }
+                index = otherIndex
+            }
+        }
+        let position = index!
+        let current = bucket
+        labelStates[position].counter.add(count, bucket: current)
+        labelStates[position].total += count
+        allActions.add(count, bucket: current)
+        actionsTotal += count
+        // The log folds a repeat into the entry before it; it is drained every frame and
+        // bounded, so a flood costs a counter, not memory.
+        if let last = log.last, last.label == labelStates[position].name {
+            log[log.count - 1].count += count
+        } else if log.count < 256 {
+            log.append(ActionLogEntry(label: labelStates[position].name, count: count))
+        } else {
+            logDropped += count
+        }
+    }
+
+    private func addFrame(_ milliseconds: Double, count: Double) {
+        frameTimes.append(now)
+        frameDurations.append(milliseconds)
+        allFrames.add(count, bucket: bucket)
+        framesTotal += count
+        let budget = configuration.budgetMilliseconds
+        if milliseconds > configuration.jankFactor * budget { janky += count }
+        dropped += max(0, (milliseconds / budget).rounded() - 1) * count
+    }
+
+    private func addPhase(_ name: UnsafeRawBufferPointer) {
+        let text = String(decoding: name[0..<min(name.count, EventConfiguration.maxLabelBytes)], as: UTF8.self)
+        phase = text
+        if phaseChanges.count < 1024 { phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now)) }
+    }
+
+    /// The figures at `now`; updates the high-frequency state of every label.
+    public func snapshot(at time: UInt64) -> EventSnapshot {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let current = Int64(time / Self.bucketNanoseconds)
+        var snapshot = EventSnapshot()
+        snapshot.received = received
+        snapshot.malformed = malformed
+        snapshot.ignored = ignored
+        snapshot.rejected = rejected
+        snapshot.phase = phase
+        snapshot.actionsTotal = actionsTotal
+        snapshot.actionsPerSecond = allActions.lastSecond(current: current)
+        snapshot.framesTotal = framesTotal
+        snapshot.fps = allFrames.lastSecond(current: current)
+        snapshot.jankyFrames = janky
+        snapshot.droppedFrames = dropped
+        let linger = UInt64(EventConfiguration.highFrequencyLingerSeconds * 1e9)
+        for index in labelStates.indices {
+            let rate = labelStates[index].counter.lastSecond(current: current)
+            labelStates[index].rate = rate
+            if rate >= configuration.actionThreshold {
+                if time > labelStates[index].listedUntil { labelStates[index].peak = 0 }  // a new episode
+                labelStates[index].listedUntil = time + linger
+                labelStates[index].peak = max(labelStates[index].peak, rate)
+            }
+            if time <= labelStates[index].listedUntil && labelStates[index].peak > 0 {
+                snapshot.highFrequencyActions.append(.init(action: labelStates[index].name, rate: rate, peak: labelStates[index].peak))
+            }
+        }
+        snapshot.highFrequencyActions.sort { ($0.rate, $0.peak) > ($1.rate, $1.peak) }
+        // Percentiles: nearest rank over the frame window.
+        let windowStart = time &- UInt64(configuration.frameWindowSeconds * 1e9)
+        var durations: [Double] = []
+        var row = frameTimes.count - 1
+        while row >= 0 && frameTimes[row] >= windowStart && frameTimes[row] <= time {
+            durations.append(frameDurations[row]); row -= 1
+        }
+        if !durations.isEmpty {
+            durations.sort()
+            func rank(_ percent: Double) -> Double {
+                durations[max(0, Int((percent / 100 * Double(durations.count)).rounded(.up)) - 1)]
+            }
+            snapshot.frameP50 = rank(50)
+            snapshot.frameP95 = rank(95)
+            snapshot.frameP99 = rank(99)
+            snapshot.fpsOnePercentLow = snapshot.frameP99! > 0 ? 1000 / snapshot.frameP99! : nil
+        }
+        return snapshot
+    }
+
+    /// The actions since the last call, repeats folded, and how many did not fit.
+    public func drainLog() -> (entries: [ActionLogEntry], dropped: Double) {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let result = (log, logDropped)
+        log.removeAll(keepingCapacity: true)
+        logDropped = 0
+        return result
+    }
+
+    /// Phase changes since the last call, oldest first.
+    public func drainPhaseChanges() -> [PhaseChange] {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let result = phaseChanges
+        phaseChanges.removeAll(keepingCapacity: true)
+        return result
+    }
+
+    /// Every label with its total (for the daemon's counters and tests).
+    public func actionTotals() -> [(label: String, total: Double)] {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return labelStates.map { ($0.name, $0.total) }
+    }
+}
+
+/// Interns labels by their bytes with open addressing: known labels cost a hash and a compare,
+/// no allocation. Written by hand: Dictionary would need a String (an allocation) per line.
+struct LabelTable {
+    private var slots: [Int32]
+    private var keys: [[UInt8]] = []
+    private var hashes: [UInt64] = []
+
+    /// Room for `capacity` labels at most half full, so probes stay short.
+    init(capacity: Int) {
+        var size = 16
+        while size < capacity * 2 { size *= 2 }
+        slots = [Int32](repeating: -1, count: size)
+    }
+
+    @inline(__always)
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf29ce484222325   // FNV-1a
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100000001b3 }
+        return hash
+    }
+
+    func find(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        let hash = Self.hash(bytes)
+        var slot = Int(hash & UInt64(slots.count - 1))
+        while slots[slot] >= 0 {
+            let index = Int(slots[slot])
+            if hashes[index] == hash && keys[index].count == bytes.count
+                && keys[index].withUnsafeBytes({ $0.elementsEqual(bytes) }) { return index }
+            slot = (slot + 1) & (slots.count - 1)
+        }
+        return nil
+    }
+
+    /// Adds `bytes` (not present); returns its index.
+    mutating func insert(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let hash = Self.hash(bytes)
+        var slot = Int(hash & UInt64(slots.count - 1))
+        while slots[slot] >= 0 { slot = (slot + 1) & (slots.count - 1) }
+        slots[slot] = Int32(keys.count)
+        keys.append(Array(bytes))
+        hashes.append(hash)
+        return keys.count - 1
+    }
+}

@@ -1,0 +1,216 @@
+/// One parsed line of the event protocol (a DogStatsD-compatible subset):
+///
+///     perfhud.action:1|c|#action:Counter.incrementTapped
+///     perfhud.frame:16.7|ms          (also |h and |d; packed: 16.7:16.9:33.4|d)
+///     perfhud.phase:1|c|#phase:DrawingScreen
+///
+/// A client namespace prefix is allowed (`myapp.perfhud.action`); sample rates (`|@0.5`) scale
+/// counts. The parser allocates nothing: labels are slices of the datagram, handed to a sink.
+public enum EventKind: Equatable { case action, frame, phase }
+
+public protocol EventSink {
+    /// `label` is valid only during the call.
+    mutating func action(label: UnsafeRawBufferPointer, count: Double)
+    mutating func frame(milliseconds: Double, count: Double)
+    mutating func phase(name: UnsafeRawBufferPointer)
+    /// A well-formed metric that is not perfhud's.
+    mutating func ignored()
+    mutating func malformed()
+}
+
+public enum EventLineParser {
+    /// Parses every `\n`-separated line of `datagram`; returns the number of non-empty lines.
+    @discardableResult
+    public static func parse<Sink: EventSink>(_ datagram: UnsafeRawBufferPointer, into sink: inout Sink) -> Int {
+        var lines = 0
+        var start = 0
+        let count = datagram.count
+        while start < count {
+            var end = start
+            while end < count && datagram[end] != 0x0A { end += 1 }
+            var lineEnd = end
+            if lineEnd > start && datagram[lineEnd - 1] == 0x0D { lineEnd -= 1 }   // tolerate \r\n
+            if lineEnd > start {
+                lines += 1
+                parseLine(UnsafeRawBufferPointer(rebasing: datagram[start..<lineEnd]), into: &sink)
+            }
+            start = end + 1
+        }
+        return lines
+    }
+
+    private static let actionSuffix = Array("perfhud.action".utf8)
+    private static let frameSuffix = Array("perfhud.frame".utf8)
+    private static let phaseSuffix = Array("perfhud.phase".utf8)
+    private static let actionTag = Array("action:".utf8)
+    private static let phaseTag = Array("phase:".utf8)
+
+    static func parseLine<Sink: EventSink>(_ line: UnsafeRawBufferPointer, into sink: inout Sink) {
+        // name:values|type[|@rate][|#tags]
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
+              let pipe = line[colon...].firstIndex(of: UInt8(ascii: "|")), pipe > colon + 1 else {
+            sink.malformed(); return
+        }
+        let name = UnsafeRawBufferPointer(rebasing: line[0..<colon])
+        let values = UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<pipe])
+        // Sections after the type: |type|@rate|#tags|…
+        var type = UnsafeRawBufferPointer(start: nil, count: 0)
+        var rate = 1.0
+        var tags = UnsafeRawBufferPointer(start: nil, count: 0)
+        var sectionStart = pipe + 1
+        var section = 0
+        while sectionStart <= line.count {
+            var sectionEnd = sectionStart
+            while sectionEnd < line.count && line[sectionEnd] != UInt8(ascii: "|") { sectionEnd += 1 }
+            let text = UnsafeRawBufferPointer(rebasing: line[sectionStart..<sectionEnd])
+            if section == 0 {
+                type = text
+            } else if let first = text.first {
+                if first == UInt8(ascii: "@") {
+                    guard let parsed = number(UnsafeRawBufferPointer(rebasing: text[1...])), parsed > 0, parsed <= 1 else {
+                        sink.malformed(); return
+                    }
+                    rate = parsed
+                } else if first == UInt8(ascii: "#") {
+                    tags = UnsafeRawBufferPointer(rebasing: text[1...])
+                }
+                // c: container ids, T: timestamps (DogStatsD 1.2/1.3) are accepted and ignored.
+            }
+            section += 1
+            sectionStart = sectionEnd + 1
+        }
+        guard !type.isEmpty else { sink.malformed(); return }
+        let kind: EventKind
+        if hasNameSuffix(name, actionSuffix) { kind = .action }
+        else if hasNameSuffix(name, frameSuffix) { kind = .frame }
+        else if hasNameSuffix(name, phaseSuffix) { kind = .phase }
+        else {
+            guard isKnownType(type), !values.isEmpty else { sink.malformed(); return }
+            sink.ignored(); return
+        }
+        switch kind {
+        case .action, .phase:
+            guard equals(type, "c"), let value = number(values), value >= 0 else { sink.malformed(); return }
+            guard let label = tag(kind == .action ? actionTag : phaseTag, in: tags), !label.isEmpty else {
+                sink.malformed(); return
+            }
+            if kind == .action { sink.action(label: label, count: value / rate) } else { sink.phase(name: label) }
+        case .frame:
+            guard equals(type, "ms") || equals(type, "h") || equals(type, "d") else { sink.malformed(); return }
+            // Packed values (DogStatsD 1.1): 16.7:16.9:33.4. All must parse, or the line is dropped.
+            var parsed: (values: [Double], count: Int) = ([], 0)
+            var valueStart = 0
+            while valueStart <= values.count {
+                var valueEnd = valueStart
+                while valueEnd < values.count && values[valueEnd] != UInt8(ascii: ":") { valueEnd += 1 }
+                guard let milliseconds = number(UnsafeRawBufferPointer(rebasing: values[valueStart..<valueEnd])),
+                      milliseconds >= 0, milliseconds < 3_600_000 else { sink.malformed(); return }
+                if parsed.count == 0 && valueEnd == values.count {
+                    sink.frame(milliseconds: milliseconds, count: 1 / rate); return    // the common case
+                }
+                parsed.values.append(milliseconds)
+                parsed.count += 1
+                valueStart = valueEnd + 1
+            }
+            for milliseconds in parsed.values { sink.frame(milliseconds: milliseconds, count: 1 / rate) }
+        }
+    }
+
+    /// Does `name` equal `suffix` or end with `.` + `suffix` (a client namespace)?
+    @inline(__always)
+    static func hasNameSuffix(_ name: UnsafeRawBufferPointer, _ suffix: [UInt8]) -> Bool {
+        guard name.count >= suffix.count else { return false }
+        let offset = name.count - suffix.count
+        if offset > 0 && name[offset - 1] != UInt8(ascii: ".") { return false }
+        for index in 0..<suffix.count where name[offset + index] != suffix[index] { return false }
+        return true
+    }
+
+    /// The value of tag `key` (e.g. `action:`) among comma-separated tags.
+    static func tag(_ key: [UInt8], in tags: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var start = 0
+        while start < tags.count {
+            var end = start
+            while end < tags.count && tags[end] != UInt8(ascii: ",") { end += 1 }
+            if end - start >= key.count {
+                var matches = true
+                for index in 0..<key.count where tags[start + index] != key[index] { matches = false; break }
+                if matches { return UnsafeRawBufferPointer(rebasing: tags[(start + key.count)..<end]) }
+            }
+            start = end + 1
+        }
+        return nil
+    }
+
+    static func isKnownType(_ type: UnsafeRawBufferPointer) -> Bool {
+        let known: [StaticString] = ["c", "g", "ms", "h", "d", "s"]
+        for name in known where equals(type, name) { return true }
+        return false
+    }
+
+    @inline(__always)
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        let pointer = text.utf8Start
+        for index in 0..<bytes.count where bytes[index] != pointer[index] { return false }
+        return true
+    }
+
+    /// A decimal number: `16`, `16.7`, `-2`, `.5`, `1e3`. No hex, no inf, no nan.
+    static func number(_ bytes: UnsafeRawBufferPointer) -> Double? {
+        guard !bytes.isEmpty, bytes.count <= 32 else { return nil }
+        var index = 0
+        var negative = false
+        if bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+") { negative = bytes[0] == UInt8(ascii: "-"); index = 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var scale = 0
+        var seenDot = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte >= 0x30 && byte <= 0x39 {
+                if digits < 18 { mantissa = mantissa * 10 + UInt64(byte - 0x30); if seenDot { scale -= 1 } }
+                else if !seenDot { scale += 1 }
+                digits += 1
+            } else if byte == UInt8(ascii: ".") && !seenDot {
+                seenDot = true
+            } else { break }
+            index += 1
+        }
+        guard digits > 0 else { return nil }
+        if index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") else { return nil }
+            index += 1
+            var exponentNegative = false
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+")) {
+                exponentNegative = bytes[index] == UInt8(ascii: "-"); index += 1
+            }
+            var exponent = 0
+            var exponentDigits = 0
+            while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 {
+                exponent = min(exponent * 10 + Int(bytes[index] - 0x30), 400); exponentDigits += 1; index += 1
+            }
+            guard exponentDigits > 0, index == bytes.count else { return nil }
+            scale += exponentNegative ? -exponent : exponent
+        }
+        var value = Double(mantissa)
+        if scale != 0 {
+            let power = pow10(abs(scale))
+            value = scale > 0 ? value * power : value / power
+        }
+        guard value.isFinite else { return nil }
+        return negative ? -value : value
+    }
+
+    private static func pow10(_ exponent: Int) -> Double {
+        var result = 1.0
+        var base = 10.0
+        var remaining = min(exponent, 400)
+        while remaining > 0 {
+            if remaining & 1 == 1 { result *= base }
+            base *= base
+            remaining >>= 1
+        }
+        return result
+    }
+}
