@@ -5,6 +5,8 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <string.h>
+#include <sys/socket.h>
 #include "CSystemShims.h"
 
 int perfhud_open_pseudo_terminal(char *slave_path, size_t length) {
@@ -18,3 +20,82 @@ int perfhud_open_pseudo_terminal(char *slave_path, size_t length) {
 }
 
 short perfhud_posix_spawn_setsid(void) { return POSIX_SPAWN_SETSID; }
+
+struct perfhud_datagram_batch {
+    unsigned int count;
+    size_t size;
+    struct mmsghdr *messages;
+    struct iovec *vectors;
+    unsigned char *data;
+    unsigned char *control;
+    size_t control_size;
+};
+
+perfhud_datagram_batch *perfhud_batch_create(unsigned int count, size_t size) {
+    perfhud_datagram_batch *batch = calloc(1, sizeof *batch);
+    if (!batch) return NULL;
+    batch->count = count;
+    batch->size = size;
+    batch->control_size = CMSG_SPACE(sizeof(struct ucred));
+    batch->messages = calloc(count, sizeof *batch->messages);
+    batch->vectors = calloc(count, sizeof *batch->vectors);
+    batch->data = malloc((size_t)count * size);
+    batch->control = calloc(count, batch->control_size);
+    if (!batch->messages || !batch->vectors || !batch->data || !batch->control) {
+        perfhud_batch_destroy(batch);
+        return NULL;
+    }
+    return batch;
+}
+
+void perfhud_batch_destroy(perfhud_datagram_batch *batch) {
+    if (!batch) return;
+    free(batch->messages);
+    free(batch->vectors);
+    free(batch->data);
+    free(batch->control);
+    free(batch);
+}
+
+int perfhud_batch_receive(int fd, perfhud_datagram_batch *batch) {
+    for (unsigned int i = 0; i < batch->count; i++) {
+        batch->vectors[i].iov_base = batch->data + (size_t)i * batch->size;
+        batch->vectors[i].iov_len = batch->size;
+        struct msghdr *header = &batch->messages[i].msg_hdr;
+        memset(header, 0, sizeof *header);
+        header->msg_iov = &batch->vectors[i];
+        header->msg_iovlen = 1;
+        header->msg_control = batch->control + (size_t)i * batch->control_size;
+        header->msg_controllen = batch->control_size;
+    }
+    return recvmmsg(fd, batch->messages, batch->count, MSG_DONTWAIT, NULL);
+}
+
+const unsigned char *perfhud_batch_data(const perfhud_datagram_batch *batch, unsigned int index, size_t *length) {
+    size_t received = batch->messages[index].msg_len;
+    *length = received < batch->size ? received : batch->size;
+    return batch->data + (size_t)index * batch->size;
+}
+
+int perfhud_batch_sender(const perfhud_datagram_batch *batch, unsigned int index, int *pid, unsigned int *uid) {
+    const struct msghdr *header = &batch->messages[index].msg_hdr;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(header); c; c = CMSG_NXTHDR((struct msghdr *)header, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+            struct ucred credentials;
+            memcpy(&credentials, CMSG_DATA(c), sizeof credentials);
+            *pid = credentials.pid;
+            *uid = credentials.uid;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int perfhud_batch_truncated(const perfhud_datagram_batch *batch, unsigned int index) {
+    return (batch->messages[index].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+}
+
+int perfhud_enable_credentials(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+}

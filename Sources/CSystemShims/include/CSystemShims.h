@@ -48,4 +48,19 @@ int perfhud_open_pseudo_terminal(char *slave_path, size_t length);
 
 /// POSIX_SPAWN_SETSID (glibc 2.26+), a _GNU_SOURCE constant.
 short perfhud_posix_spawn_setsid(void);
+/// A batch of datagrams for recvmmsg(2) with each sender's credentials (SCM_CREDENTIALS).
+/// `struct mmsghdr` and `struct ucred` exist only under _GNU_SOURCE, which the Swift Glibc module
+/// lacks, so the buffers live on the C side and Swift reads them through these accessors.
+typedef struct perfhud_datagram_batch perfhud_datagram_batch;
+perfhud_datagram_batch *perfhud_batch_create(unsigned int count, size_t size);
+void perfhud_batch_destroy(perfhud_datagram_batch *batch);
+/// recvmmsg(fd, …, MSG_DONTWAIT): the number of datagrams received, or -1 with errno.
+int perfhud_batch_receive(int fd, perfhud_datagram_batch *batch);
+const unsigned char *perfhud_batch_data(const perfhud_datagram_batch *batch, unsigned int index, size_t *length);
+/// 1 and the sender's pid and uid when the datagram carried credentials, else 0.
+int perfhud_batch_sender(const perfhud_datagram_batch *batch, unsigned int index, int *pid, unsigned int *uid);
+/// 1 when the datagram was longer than the buffer (MSG_TRUNC).
+int perfhud_batch_truncated(const perfhud_datagram_batch *batch, unsigned int index);
+/// setsockopt(fd, SOL_SOCKET, SO_PASSCRED, 1).
+int perfhud_enable_credentials(int fd);
 #endif

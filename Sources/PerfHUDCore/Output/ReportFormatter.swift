@@ -14,7 +14,7 @@ public enum ReportFormatter {
 
     /// One JSON object, no newline. Built as UTF-8 bytes in one buffer: a report may be written
     /// every millisecond, and appending to a `String` piece by piece costs ten times more.
-    public static func json(_ report: Report, commandName: String, status: TargetStatus) -> String {
+    public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(700)
         func field(_ key: StaticString, _ value: String) {
@@ -36,7 +36,31 @@ public enum ReportFormatter {
         field("pss_bytes", integer(report.proportionalBytes))
         field("vsize_bytes", integer(report.virtualBytes))
         field("threads", report.threads.map { String($0) } ?? "null")
-        for key in eventKeys { field(key, "null") }
+        if let events {
+            field("fps", events.hasFrames ? number(events.fps) : "null")
+            field("frame_p50_ms", number(events.frameP50, decimals: 3))
+            field("frame_p95_ms", number(events.frameP95, decimals: 3))
+            field("frame_p99_ms", number(events.frameP99, decimals: 3))
+            field("fps_1pct_low", number(events.fpsOnePercentLow))
+            field("janky_frames", number(events.jankyFrames))
+            field("dropped_frames", number(events.droppedFrames))
+            field("actions_per_second", number(events.actionsPerSecond))
+            var list = "["
+            for (index, action) in events.highFrequencyActions.enumerated() {
+                if index > 0 { list += "," }
+                list += "{\"action\":" + quoted(action.action) + ",\"rate\":" + number(action.rate) + ",\"peak\":" + number(action.peak) + "}"
+            }
+            field("high_frequency_actions", list + "]")
+            field("phase", events.phase.map(quoted) ?? "null")
+            field("events_received", String(events.received))
+            field("events_malformed", String(events.malformed))
+            field("events_rejected", String(events.rejectedTotal))
+            field("events_ignored", String(events.ignored))
+            field("frames_total", number(events.framesTotal))
+            field("actions_total", number(events.actionsTotal))
+        } else {
+            for key in eventKeys { field(key, "null") }
+        }
         field("command", quoted(commandName))
         field("elapsed_seconds", number(report.elapsedSeconds, decimals: 3))
         field("rss_trend_bytes_per_second", number(report.residentTrendBytesPerSecond, decimals: 0))
@@ -51,7 +75,7 @@ public enum ReportFormatter {
     }
 
     /// One line for people, the same figures as the status line.
-    public static func plain(_ report: Report, commandName: String, status: TargetStatus) -> String {
+    public static func plain(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
         var parts = [String(rfc3339(report.wallSeconds).dropFirst(11).dropLast()),
                      "PID \(report.pid) " + TerminalText.escaped(commandName, maxLength: 32)]
         if status != .running { parts.append(status.description) }
@@ -69,6 +93,16 @@ public enum ReportFormatter {
         }
         if report.alive { parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a")) }
         if let threads = report.threads { parts.append("threads \(threads)") }
+        if let events {
+            if events.hasFrames {
+                parts.append("FPS " + number(events.fps, decimals: 0) + " p99 " + number(events.frameP99, decimals: 1) + "ms janky " + number(events.jankyFrames))
+            }
+            if events.hasActions { parts.append("actions " + number(events.actionsPerSecond, decimals: 0) + "/s") }
+            if let worst = events.highFrequencyActions.first {
+                parts.append("high-frequency " + TerminalText.escaped(worst.action) + " " + number(worst.rate, decimals: 0) + "/s")
+            }
+            if let phase = events.phase { parts.append("phase " + TerminalText.escaped(phase)) }
+        }
         return parts.joined(separator: "  ")
     }
 

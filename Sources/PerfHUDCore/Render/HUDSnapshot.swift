@@ -25,6 +25,9 @@ public struct HUDSnapshot {
     public var historySeconds: Double
     public var status: TargetStatus
     public var elapsedSeconds: Double
+    /// What the program reported; nil without an event socket.
+    public var events: EventSnapshot?
+    public var phases = PhaseHistory()
 
     public init(pid: Int32, commandName: String, report: Report?, series: TimeSeries, tickNanoseconds: UInt64,
                 historySeconds: Double, status: TargetStatus, elapsedSeconds: Double) {

@@ -17,6 +17,12 @@ public final class Session {
     private var status = TargetStatus.running
     private var drawsHUD: Bool { configuration.output == .hud }
 
+    // Events from the program.
+    private var receiver: EventReceiver?
+    private var aggregator: EventAggregator
+    private var events: EventSnapshot?
+    private var phases = PhaseHistory()
+
     // Terminal state of the HUD.
     private var layout: ScreenLayout!
     private var frames = FrameWriter()
@@ -40,13 +46,14 @@ public final class Session {
     public init(target: SessionTarget, configuration: SessionConfiguration) {
         self.target = target
         self.configuration = configuration
+        aggregator = EventAggregator(configuration: configuration.events)
     }
 
     /// Runs until the target ends, the user quits, or `--duration` / `--count` is reached.
     /// - Returns: the exit code for the process.
     public func run() -> Int32 {
         let signals = SignalChannel()
-        if let code = start() { return code }
+        if let code = start() { receiver?.stop(); return code }
         let timer = TickTimer(intervalNanoseconds: configuration.tickNanoseconds)
         startedAt = monotonicNanoseconds()
         takeSample()
@@ -103,18 +110,31 @@ public final class Session {
         switch target {
         case .attach(let attachPID):
             pid = attachPID
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                errorStream.write("perfhud: no process with PID \(pid)\n")
+                return ExitStatus.noInput
+            }
+            if let code = openEventSocket(pathPID: pid, targetPID: pid) { return code }
         case .launch(let command, _):
+            if let code = openEventSocket(pathPID: getpid(), targetPID: getpid()) { return code }
             var settings = termios()
             let haveSettings = Terminal.isTerminal(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &settings) == 0
             let programSize = drawsHUD ? TerminalSize(rows: layout.programRows, columns: size.columns) : size
             do {
-                child = try ChildProcess(command: command, size: programSize, settings: haveSettings ? settings : nil)
+                let environment = receiver.map { ["PERFHUD_SOCKET": $0.path] } ?? [:]
+                child = try ChildProcess(command: command, size: programSize, settings: haveSettings ? settings : nil,
+                                         environment: environment)
             } catch {
                 errorStream.write("perfhud: \(error)\n")
                 return 127
             }
             pid = child!.pid
             programOutputOpen = true
+            receiver?.setTarget(pid: pid)
+            // The program can also find the socket by its own PID, as an attached one would.
+            if configuration.eventsPath == nil, let path = receiver?.path {
+                receiver?.addLink(path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/\(pid).sock")
+            }
         }
         do {
             sampler = try ProcessSampler(pid: pid, includeChildren: configuration.includeChildren, directory: directory)
@@ -143,11 +163,31 @@ public final class Session {
         return nil
     }
 
+    /// Opens the event socket. An explicit `--events` path that cannot be used is an error (exit
+    /// 73); trouble with the default path only costs the events, with a warning.
+    private func openEventSocket(pathPID: Int32, targetPID: Int32) -> Int32? {
+        do {
+            let path = try configuration.eventsPath ?? EventReceiver.defaultPath(pid: pathPID)
+            let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom, targetPID: targetPID)
+            if let udp = configuration.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
+            opened.start()
+            receiver = opened
+        } catch {
+            if configuration.eventsPath != nil || configuration.statsdUDP != nil {
+                errorStream.write("perfhud: \(error)\n")
+                return ExitStatus.cannotCreate
+            }
+            errorStream.write("perfhud: warning: no event socket (\(error)); CPU and memory only\n")
+        }
+        return nil
+    }
+
     // MARK: sampling and reports
 
     private func takeSample() {
         let sample = sampler.sample()
-        let report = store.record(sample)
+        if receiver != nil { takeEvents(now: sample.monotonicNanoseconds, residentBytes: sample.residentBytes) }
+        let report = store.record(sample, phase: phases.current?.id)
         if !sample.alive && status == .running && child == nil { targetEnded(.exited(code: nil, signal: nil)) }
         let now = sample.monotonicNanoseconds
         reports += 1
@@ -165,10 +205,47 @@ public final class Session {
         if let duration = configuration.durationNanoseconds, now &- startedAt >= duration { stop() }
     }
 
+    /// Phase changes and the action log since the last tick, and the event figures now.
+    private func takeEvents(now: UInt64, residentBytes: UInt64?) {
+        for change in aggregator.drainPhaseChanges() {
+            let time = Double(change.monotonicNanoseconds &- store.startNanoseconds) / 1e9
+            let leaving = phases.current
+            phases.enter(change.name, at: max(0, time), residentBytes: residentBytes)
+            if drawsHUD, let leaving, let kept = phases.records.dropLast().last?.keptBytes {
+                notice("phase \(TerminalText.escaped(leaving.name)) ended, kept \(Units.bytes(Double(kept)))", style: "\u{1B}[36m")
+            }
+        }
+        events = aggregator.snapshot(at: now)
+        if drawsHUD, ownsKeys {
+            let (entries, dropped) = aggregator.drainLog()
+            showActionLog(entries, dropped: dropped)
+        }
+    }
+
+    /// The action log in the scroll region: repeats folded (`Slider.changed ×37`), high-frequency
+    /// labels highlighted, and never more than a screenful per tick.
+    private func showActionLog(_ entries: [ActionLogEntry], dropped: Double) {
+        guard !entries.isEmpty else { return }
+        let frequent = Set(events?.highFrequencyActions.map(\.action) ?? [])
+        let limit = max(1, layout.programRows - 1)
+        var lines: [String] = []
+        for entry in entries.suffix(limit) {
+            var text = TerminalText.escaped(entry.label)
+            if entry.count != 1 { text += " ×" + ReportFormatter.number(entry.count, decimals: 1) }
+            if frequent.contains(entry.label) && configuration.style.color { text = "\u{1B}[33m" + text + " (high-frequency)\u{1B}[0m" }
+            else if frequent.contains(entry.label) { text += " (high-frequency)" }
+            lines.append(text)
+        }
+        let hidden = entries.dropLast(limit).reduce(0) { $0 + $1.count } + dropped
+        if hidden > 0 { lines.insert("… \(ReportFormatter.number(hidden, decimals: 0)) more actions", at: 0) }
+        terminal.write(lines.map { $0 + "\r\n" }.joined())
+        hudDirty = true
+    }
+
     private func emit(_ report: Report) {
         let line = configuration.output == .json
-            ? ReportFormatter.json(report, commandName: commandName, status: status)
-            : ReportFormatter.plain(report, commandName: commandName, status: status)
+            ? ReportFormatter.json(report, commandName: commandName, status: status, events: receiver == nil ? nil : events)
+            : ReportFormatter.plain(report, commandName: commandName, status: status, events: receiver == nil ? nil : events)
         terminal.write(line + "\n")
         if terminal.isClosed { finished = true }
     }
@@ -392,18 +469,21 @@ public final class Session {
         child?.signal(SIGCONT)
     }
 
-    private func notice(_ text: String) {
+    private func notice(_ text: String, style: String = "\u{1B}[2m") {
         guard drawsHUD, terminalReady else { return }
-        // Into the program's area, as one line; the cursor goes back where it was.
-        terminal.write("\u{1B}[2m" + "perfhud: " + text + "\u{1B}[0m\r\n")
+        // Into the program's area, as one line.
+        let styled = configuration.style.color || style == "\u{1B}[2m" ? style : ""
+        terminal.write(styled + "perfhud: " + text + "\u{1B}[0m\r\n")
     }
 
     private func hudBytes(force: Bool) -> String {
         if force { frames.invalidate() }
-        let snapshot = HUDSnapshot(pid: sampler.pid, commandName: commandName, report: store.latest, series: store.series,
+        var snapshot = HUDSnapshot(pid: sampler.pid, commandName: commandName, report: store.latest, series: store.series,
                                    tickNanoseconds: configuration.tickNanoseconds,
                                    historySeconds: Double(configuration.historyNanoseconds) / 1e9, status: status,
                                    elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9)
+        snapshot.events = receiver == nil ? nil : events
+        snapshot.phases = phases
         let now = monotonicNanoseconds()
         let graphInterval = UInt64(HUDRenderer.graphRefreshInterval(snapshot, size: layout.size) * 1e9)
         if force || graph == nil || now &- graph!.drawnAt >= graphInterval || status != .running {
@@ -430,6 +510,7 @@ public final class Session {
     }
 
     private func finish() {
+        receiver?.stop()
         if drawsHUD && terminalReady {
             takeFinalSample()
             hudDirty = true

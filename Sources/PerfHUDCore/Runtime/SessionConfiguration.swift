@@ -11,6 +11,13 @@ public struct SessionConfiguration {
     public var durationNanoseconds: UInt64?
     public var count: Int?
     public var style = HUDStyle()
+    /// The event socket's path (`--events`); nil for the default under $XDG_RUNTIME_DIR.
+    public var eventsPath: String?
+    /// Who may send events (`--accept-from`); nil: the target, its descendants and our user.
+    public var acceptFrom: AcceptPolicy?
+    public var events = EventConfiguration()
+    /// `--statsd-udp HOST:PORT`.
+    public var statsdUDP: (host: String, port: UInt16)?
     /// Test hook: crash on purpose after this many reports, to test the crash restore path.
     public var crashAfterReports: Int?
 
@@ -36,5 +43,6 @@ public enum ExitStatus {
     public static let usage: Int32 = 64
     public static let noInput: Int32 = 66
     public static let software: Int32 = 70
+    public static let cannotCreate: Int32 = 73
     public static let noPermission: Int32 = 77
 }

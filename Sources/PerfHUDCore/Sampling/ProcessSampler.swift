@@ -29,7 +29,6 @@ public final class ProcessSampler {
         let stat: KeptOpenFile
         let statm: KeptOpenFile
         var smapsRollup: KeptOpenFile?
-        var smapsUnreadable = false
         let cpuClock: clockid_t?
 
         init(pid: Int32, startTicks: UInt64, stat: KeptOpenFile, statm: KeptOpenFile) {
@@ -205,15 +204,17 @@ public final class ProcessSampler {
         lastPSSRead = now
         var total: UInt64 = 0
         for process in (rootGone ? [] : [root]) + Array(descendants.values) {
-            if process.smapsUnreadable { lastPSS = nil; return nil }
+            // Not readable now (another user's process, or one caught in the middle of exec):
+            // unavailable for this interval, and tried again at the next.
             if process.smapsRollup == nil {
                 switch KeptOpenFile.open("/proc/\(process.pid)/smaps_rollup") {
                 case .success(let file): process.smapsRollup = file
-                case .failure: process.smapsUnreadable = true; lastPSS = nil; return nil
+                case .failure: lastPSS = nil; return nil
                 }
             }
             guard let file = process.smapsRollup, case .success(let count) = file.read(into: buffer) else {
-                process.smapsUnreadable = true; lastPSS = nil; return nil
+                process.smapsRollup?.close(); process.smapsRollup = nil
+                lastPSS = nil; return nil
             }
             // Kernel threads and processes without memory report an empty rollup: zero is right.
             total &+= ProcParser.proportionalSetSize(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) ?? 0

@@ -48,7 +48,7 @@ public struct MetricsStore {
 
     /// Takes `sample` into the history and returns the report derived from it.
     @discardableResult
-    public mutating func record(_ sample: Sample) -> Report {
+    public mutating func record(_ sample: Sample, phase: Int? = nil) -> Report {
         let time = Double(sample.monotonicNanoseconds &- startNanoseconds) / 1e9
         var report = Report(wallSeconds: sample.wallSeconds, elapsedSeconds: time, pid: pid, alive: sample.alive,
                             residentBytes: sample.residentBytes, proportionalBytes: sample.proportionalBytes,
@@ -69,7 +69,8 @@ public struct MetricsStore {
                       residentBytes: report.residentBytes.map { Double($0) },
                       proportionalBytes: report.proportionalBytes.map { Double($0) },
                       userTicks: sample.alive ? sample.userTicks.map { Double($0) } : nil,
-                      systemTicks: sample.alive ? sample.systemTicks.map { Double($0) } : nil)
+                      systemTicks: sample.alive ? sample.systemTicks.map { Double($0) } : nil,
+                      phase: phase.map { Double($0) })
         if let cpu = report.cpuPercent { (report.cpuUserPercent, report.cpuSystemPercent) = split(cpu, at: time) }
         report.residentTrendBytesPerSecond = trend(at: time)
         if sample.alive { previous = sample }

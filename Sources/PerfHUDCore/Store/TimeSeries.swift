@@ -4,7 +4,7 @@
 /// Times are seconds since the session started, monotonic, so they only increase.
 public struct TimeSeries {
     public enum Figure: CaseIterable {
-        case cpuPercent, residentBytes, proportionalBytes, userTicks, systemTicks
+        case cpuPercent, residentBytes, proportionalBytes, userTicks, systemTicks, phase
     }
 
     public private(set) var times: RingBuffer<Double>
@@ -20,13 +20,14 @@ public struct TimeSeries {
 
     /// Appends one row; a nil figure is a gap.
     public mutating func append(time: Double, cpuPercent: Double?, residentBytes: Double?,
-                                proportionalBytes: Double?, userTicks: Double?, systemTicks: Double?) {
+                                proportionalBytes: Double?, userTicks: Double?, systemTicks: Double?, phase: Double? = nil) {
         times.append(time)
         columns[0].append(cpuPercent ?? .nan)
         columns[1].append(residentBytes ?? .nan)
         columns[2].append(proportionalBytes ?? .nan)
         columns[3].append(userTicks ?? .nan)
         columns[4].append(systemTicks ?? .nan)
+        columns[5].append(phase ?? .nan)
     }
 
     public func value(_ figure: Figure, at index: Int) -> Double {
@@ -41,6 +42,22 @@ public struct TimeSeries {
             if times[middle] <= time { found = middle; low = middle + 1 } else { high = middle - 1 }
         }
         return found
+    }
+
+    /// The last non-gap value of `figure` in each of `width` columns of `start...end` (nil where
+    /// none): for a figure that is a category, such as the phase, rather than a quantity.
+    public func lastValues(_ figure: Figure, width: Int, from start: Double, to end: Double) -> [Double?] {
+        var result = [Double?](repeating: nil, count: max(0, width))
+        guard width > 0, end > start, count > 0 else { return result }
+        let column = columns[Self.position(figure)]
+        let scale = Double(width) / (end - start)
+        var row = index(atOrBefore: start).map { times[$0] < start ? $0 + 1 : $0 } ?? 0
+        while row < count, times[row] <= end {
+            let value = column[row]
+            if !value.isNaN { result[min(width - 1, max(0, Int((times[row] - start) * scale)))] = value }
+            row += 1
+        }
+        return result
     }
 
     /// Downsamples `figure` over the time window `start...end` to `width` columns, keeping the
@@ -86,6 +103,7 @@ public struct TimeSeries {
         case .proportionalBytes: return 2
         case .userTicks: return 3
         case .systemTicks: return 4
+        case .phase: return 5
         }
     }
 }

@@ -1,0 +1,290 @@
+import CSystemShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who may send events.
+public enum AcceptPolicy: String, CaseIterable {
+    /// Anyone who can reach the socket (its mode still limits that to the owner).
+    case any
+    /// Processes of the same user.
+    case sameUser = "same-user"
+    /// The target and its descendants only.
+    case target
+}
+
+public struct EventSocketError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// The event socket: a Unix datagram socket read by a dedicated thread in batches (recvmmsg),
+/// each datagram checked against its sender's credentials (SO_PASSCRED) and parsed into the
+/// aggregator. Optionally a UDP socket as well (`--statsd-udp`), read by the same thread.
+public final class EventReceiver {
+    public let path: String
+    public let aggregator: EventAggregator
+    private let socket: Int32
+    private var udpSocket: Int32 = -1
+    private var wakeRead: Int32 = -1
+    private var wakeWrite: Int32 = -1
+    private var thread: pthread_t?
+    private var links: [String] = []
+    private let filter: PeerFilter
+
+    /// The default path: `$XDG_RUNTIME_DIR/perfhud/PID.sock`, else `/tmp/perfhud-UID/PID.sock`.
+    /// The directory is created 0700 and must be ours and private.
+    public static func defaultPath(pid: Int32) throws -> String {
+        var candidates: [String] = []
+        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
+            candidates.append(runtime + "/perfhud")
+        }
+        candidates.append("/tmp/perfhud-\(geteuid())")
+        var lastError = EventSocketError(description: "no directory for the event socket")
+        for directory in candidates {
+            do {
+                try preparePrivateDirectory(directory)
+                return directory + "/\(pid).sock"
+            } catch let error as EventSocketError { lastError = error }
+        }
+        throw lastError
+    }
+
+    /// Creates `directory` 0700, or checks that it is a real directory of ours that nobody else
+    /// may enter: a socket in a directory others can write is a socket others can replace.
+    static func preparePrivateDirectory(_ directory: String) throws {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw EventSocketError(description: "cannot create \(directory): \(SystemError.current)")
+        }
+        var status = stat()
+        guard lstat(directory, &status) == 0 else {
+            throw EventSocketError(description: "cannot inspect \(directory): \(SystemError.current)")
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw EventSocketError(description: "refusing \(directory): not a directory") }
+        guard status.st_uid == geteuid() else { throw EventSocketError(description: "refusing \(directory): owned by another user") }
+        guard status.st_mode & 0o077 == 0 else {
+            throw EventSocketError(description: "refusing \(directory): others may access it (mode \(String(status.st_mode & 0o777, radix: 8)))")
+        }
+    }
+
+    /// Binds the socket at `path` (mode 0600). A stale socket of ours is replaced; a symlink, a
+    /// live socket or anything else at the path is refused.
+    public init(path: String, aggregator: EventAggregator, policy: AcceptPolicy?, targetPID: Int32) throws {
+        self.path = path
+        self.aggregator = aggregator
+        filter = PeerFilter(policy: policy, targetPID: targetPID)
+        guard path.utf8.count < 108 else { throw EventSocketError(description: "socket path too long (108 bytes at most): \(path)") }
+        try Self.clearPath(path)
+        socket = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw EventSocketError(description: "cannot create a socket: \(SystemError.current)") }
+        let previousMask = umask(0o177)
+        let bound = Self.withAddress(path) { bind(socket, $0, $1) }
+        umask(previousMask)
+        guard bound == 0 else {
+            let error = SystemError.current
+            close(socket)
+            throw EventSocketError(description: "cannot bind \(path): \(error)")
+        }
+        chmod(path, 0o600)
+        _ = perfhud_enable_credentials(socket)
+        var size: Int32 = 4 << 20    // room for bursts; the kernel caps it at rmem_max
+        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { stop() }
+
+    private static func clearPath(_ path: String) throws {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        let type = status.st_mode & S_IFMT
+        if type == S_IFLNK { throw EventSocketError(description: "refusing \(path): it is a symbolic link") }
+        guard type == S_IFSOCK, status.st_uid == geteuid() else {
+            throw EventSocketError(description: "refusing \(path): something that is not our socket is there")
+        }
+        // A socket file with nobody bound to it refuses connections: stale, left by a crash.
+        let probe = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(probe) }
+        if withAddress(path, { connect(probe, $0, $1) }) == 0 {
+            throw EventSocketError(description: "\(path) is in use by another perfhud")
+        }
+        unlink(path)
+    }
+
+    static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+
+    /// Also listens on UDP `host:port` (`--statsd-udp`). UDP carries no credentials: the address
+    /// is the only guard, which is why the default is loopback.
+    public func listenUDP(host: String, port: UInt16) throws {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw EventSocketError(description: "--statsd-udp wants an IPv4 address, got \(host)")
+        }
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let error = SystemError.current
+            close(descriptor)
+            throw EventSocketError(description: "cannot listen on \(host):\(port): \(error)")
+        }
+        udpSocket = descriptor
+    }
+
+    /// Another name for the socket (a hard link), so a launched program finds it by its own PID.
+    public func addLink(_ linkPath: String) {
+        unlink(linkPath)
+        if link(path, linkPath) == 0 { links.append(linkPath) }
+    }
+
+    public func setTarget(pid: Int32) { filter.setTarget(pid: pid) }
+
+    /// Starts the receiving thread.
+    public func start() {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { return }
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        wakeRead = pipeEnds[0]
+        wakeWrite = pipeEnds[1]
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(&handle, nil, { context in
+            let receiver = Unmanaged<EventReceiver>.fromOpaque(context!).takeRetainedValue()
+            receiver.receiveLoop()
+            return nil
+        }, context)
+        if created == 0 { thread = handle } else { Unmanaged<EventReceiver>.fromOpaque(context).release() }
+    }
+
+    /// Stops the thread and removes the socket's names.
+    public func stop() {
+        if let thread {
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+            pthread_join(thread, nil)
+            self.thread = nil
+        }
+        if wakeRead >= 0 { close(wakeRead); close(wakeWrite); wakeRead = -1; wakeWrite = -1 }
+        if socket >= 0 {
+            for name in links { unlink(name) }
+            links = []
+            unlink(path)
+        }
+        if udpSocket >= 0 { close(udpSocket); udpSocket = -1 }
+    }
+
+    private func receiveLoop() {
+        let capacity: UInt32 = 64
+        guard let batch = perfhud_batch_create(capacity, 65536) else { return }
+        defer { perfhud_batch_destroy(batch) }
+        var descriptors = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: udpSocket, events: Int16(POLLIN), revents: 0)]
+        var accepted = [Bool](repeating: true, count: Int(capacity))
+        while true {
+            for index in descriptors.indices { descriptors[index].revents = 0 }
+            if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 && errno != EINTR { return }
+            if descriptors[0].revents != 0 { return }
+            for (index, checksCredentials) in [(1, true), (2, false)] where descriptors[index].revents != 0 {
+                while true {
+                    let received = perfhud_batch_receive(descriptors[index].fd, batch)
+                    if received <= 0 { break }
+                    let count = Int(received)
+                    var reasons = [String?](repeating: nil, count: count)
+                    for message in 0..<count {
+                        if perfhud_batch_truncated(batch, UInt32(message)) != 0 { reasons[message] = "truncated"; continue }
+                        guard checksCredentials else { continue }
+                        var pid: Int32 = 0
+                        var uid: UInt32 = 0
+                        let known = perfhud_batch_sender(batch, UInt32(message), &pid, &uid) == 1
+                        accepted[message] = known && filter.accepts(pid: pid, uid: uid)
+                        if !accepted[message] { reasons[message] = known ? "peer" : "no_credentials" }
+                    }
+                    let now = monotonicNanoseconds()
+                    aggregator.withLock { ingest in
+                        ingest.setTime(now)
+                        for message in 0..<count {
+                            if let reason = reasons[message] { ingest.reject(reason: reason); continue }
+                            var length = 0
+                            guard let data = perfhud_batch_data(batch, UInt32(message), &length) else { continue }
+                            let lines = EventLineParser.parse(UnsafeRawBufferPointer(start: data, count: length), into: &ingest)
+                            ingest.countLines(lines)
+                        }
+                    }
+                    if received < Int32(capacity) { break }
+                }
+            }
+        }
+    }
+}
+
+/// Decides whether a sender may send: by user id, or by being the target or its descendant
+/// (walking the parent chain in /proc). Decisions are cached for a second per PID.
+final class PeerFilter {
+    private let policy: AcceptPolicy?
+    private var mutex = pthread_mutex_t()
+    private var targetPID: Int32
+    private var cache: [Int32: (allowed: Bool, at: UInt64)] = [:]
+    private let ourUID = geteuid()
+
+    init(policy: AcceptPolicy?, targetPID: Int32) {
+        self.policy = policy
+        self.targetPID = targetPID
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    func setTarget(pid: Int32) {
+        pthread_mutex_lock(&mutex)
+        targetPID = pid
+        cache.removeAll()
+        pthread_mutex_unlock(&mutex)
+    }
+
+    func accepts(pid: Int32, uid: UInt32) -> Bool {
+        switch policy {
+        case .any: return true
+        case .sameUser: return uid == ourUID
+        case .target: return isInTargetFamily(pid)
+        case nil: return uid == ourUID || isInTargetFamily(pid)
+        }
+    }
+
+    private func isInTargetFamily(_ pid: Int32) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let now = monotonicNanoseconds()
+        if let cached = cache[pid], now &- cached.at < 1_000_000_000 { return cached.allowed }
+        var current = pid
+        var allowed = false
+        for _ in 0..<64 {
+            if current == targetPID { allowed = true; break }
+            guard current > 1, let parent = Self.parent(of: current) else { break }
+            current = parent
+        }
+        if cache.count > 1024 { cache.removeAll() }
+        cache[pid] = (allowed, now)
+        return allowed
+    }
+
+    static func parent(of pid: Int32) -> Int32? {
+        let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = read(descriptor, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        return buffer.withUnsafeBytes { ProcParser.stat(UnsafeRawBufferPointer(rebasing: $0[0..<count]))?.parentPID }
+    }
+}

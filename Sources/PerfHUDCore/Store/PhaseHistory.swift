@@ -1,0 +1,52 @@
+/// The phases (screens) the program reported, each with its RSS at entry and at exit, so the HUD
+/// can say how much memory a phase kept after it ended.
+public struct PhaseHistory: Equatable {
+    public struct Record: Equatable {
+        public var name: String
+        /// Index into `names`: the colour of the phase in the graph.
+        public var id: Int
+        public var enteredAt: Double
+        public var entryBytes: UInt64?
+        public var exitedAt: Double?
+        public var exitBytes: UInt64?
+        /// RSS at exit minus RSS at entry: what the phase kept.
+        public var keptBytes: Int64? {
+            guard let entryBytes, let exitBytes else { return nil }
+            return Int64(bitPattern: exitBytes &- entryBytes)
+        }
+    }
+
+    public private(set) var records: [Record] = []
+    public private(set) var names: [String] = []
+    public static let keptRecords = 64
+    public static let maxNames = 64
+
+    public init() {}
+
+    public var current: Record? { records.last.flatMap { $0.exitedAt == nil ? $0 : nil } }
+
+    /// Enters `name` at `time` (seconds since start) with `residentBytes`; the previous phase exits.
+    public mutating func enter(_ name: String, at time: Double, residentBytes: UInt64?) {
+        if let last = records.indices.last, records[last].exitedAt == nil {
+            records[last].exitedAt = time
+            records[last].exitBytes = residentBytes
+        }
+        var id = names.firstIndex(of: name)
+        if id == nil {
+            if names.count < Self.maxNames { names.append(name); id = names.count - 1 } else { id = Self.maxNames - 1 }
+        }
+        records.append(Record(name: name, id: id!, enteredAt: time, entryBytes: residentBytes))
+        if records.count > Self.keptRecords { records.removeFirst(records.count - Self.keptRecords) }
+    }
+
+    /// The last finished record of each phase, newest first: what the legend shows.
+    public var lastFinishedByName: [Record] {
+        var seen = Set<String>()
+        var result: [Record] = []
+        for record in records.reversed() where record.exitedAt != nil && !seen.contains(record.name) {
+            seen.insert(record.name)
+            result.append(record)
+        }
+        return result
+    }
+}
