@@ -5,11 +5,13 @@ import PackageDescription
 // system calls, so no dependency there would earn its build minutes on a 2-core CI machine.
 let package = Package(
     name: "perfhud",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v13)],  // Linux only in practice; Duration needs macOS 13 when type-checked there
     products: [
         .executable(name: "perfhud", targets: ["perfhud"]),
         .executable(name: "perfhud-demo", targets: ["perfhud-demo"]),
         .library(name: "PerfHUDCore", targets: ["PerfHUDCore"]),
+        // The client library programs link to report frames, actions and phases: no dependency.
+        .library(name: "PerfHUDClient", targets: ["PerfHUDClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -34,8 +36,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "perfhud-demo"),
-        .testTarget(name: "PerfHUDCoreTests", dependencies: ["PerfHUDCore"]),
+        .target(name: "PerfHUDClient"),
+        .executableTarget(name: "perfhud-demo", dependencies: ["PerfHUDClient"]),
+        .testTarget(name: "PerfHUDCoreTests", dependencies: ["PerfHUDCore", "PerfHUDClient"]),
     ],
     swiftLanguageModes: [.v5]
 )
