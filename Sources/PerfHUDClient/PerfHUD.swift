@@ -40,6 +40,7 @@ public final class PerfHUD: @unchecked Sendable {
     private var sent = 0
     private var lastFrameTick: UInt64 = 0
     private var flusherStarted = false
+    private var flushSoon = false
 
     /// - Parameter socketPath: the event socket; nil makes every call a no-op.
     public init(socketPath: String?) {
@@ -101,6 +102,12 @@ public final class PerfHUD: @unchecked Sendable {
     public func phase(_ name: String) {
         guard isEnabled else { return }
         append(prefix: Self.phasePrefix, text: name, suffix: nil)
+        // Phases are rare and perfhud reads the program's memory when one arrives: send it now,
+        // before the program starts the new phase's work.
+        pthread_mutex_lock(&mutex)
+        flushSoon = true
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
     }
 
     /// Sends what is buffered now, from the calling thread (for example before exit).
@@ -194,7 +201,7 @@ public final class PerfHUD: @unchecked Sendable {
     private func flushLoop() {
         while true {
             pthread_mutex_lock(&mutex)
-            while queue.isEmpty && (current.isEmpty || Self.monotonicNanoseconds() &- currentSince < Self.flushNanoseconds) {
+            while queue.isEmpty && !flushSoon && (current.isEmpty || Self.monotonicNanoseconds() &- currentSince < Self.flushNanoseconds) {
                 let wait = current.isEmpty ? 100_000_000 : Self.flushNanoseconds
                 var deadline = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &deadline)
@@ -203,6 +210,7 @@ public final class PerfHUD: @unchecked Sendable {
                 deadline.tv_nsec = Int(total % 1_000_000_000)
                 pthread_cond_timedwait(&condition, &mutex, &deadline)
             }
+            flushSoon = false
             let batches = takeAll()
             pthread_mutex_unlock(&mutex)
             send(batches)

@@ -3,6 +3,24 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PerfHUDClient
+
+// Under perfhud (`perfhud demo`), PERFHUD_SOCKET is set and these reach the HUD; alone, no-ops.
+let hud = PerfHUD.shared
+
+/// The demo's actions, named as a reducer architecture would name them.
+enum Editor {
+    enum Action {
+        case slider(Slider)
+        case toolSelected(Int)
+        case saveTapped
+        enum Slider { case changed(Double) }
+    }
+}
+let dispatch = hud.reducer { (state: inout Double, action: Editor.Action) in
+    if case .slider(.changed(let value)) = action { state = value }
+}
+var editorState = 0.0
 
 setvbuf(stdout, nil, _IOLBF, 0)
 
@@ -37,6 +55,21 @@ struct Block {
     func release() { munmap(address, size) }
 }
 
+/// A render loop on its own thread: a frame every 16.7 ms, and now and then a long one.
+func startFrames() {
+    var thread = pthread_t()
+    pthread_create(&thread, nil, { _ in
+        var frame = 0
+        while true {
+            frame += 1
+            // Every 90th frame stalls (a janky frame); every 400th drops three frames' worth.
+            usleep(frame % 400 == 0 ? 60_000 : frame % 90 == 0 ? 30_000 : 16_667)
+            hud.frameTick()
+        }
+    }, nil)
+}
+startFrames()
+
 let screens = ["Home", "Gallery", "Editor", "Export"]
 var kept: [Block] = []
 var round = 0
@@ -44,6 +77,7 @@ while true {
     round += 1
     for (index, screen) in screens.enumerated() {
         print("[demo] round \(round): entering \(screen)")
+        hud.phase(screen)
         switch index {
         case 0:
             burn(seconds: 2, share: 0.1)
@@ -56,8 +90,15 @@ while true {
             print("[demo] \(screen): loaded 120 MiB, leaving with 20 MiB still cached")
             images.release()
         case 2:
-            print("[demo] \(screen): rendering (CPU burst)")
-            burn(seconds: 2, share: 1.0)
+            print("[demo] \(screen): rendering (CPU burst), dragging the slider")
+            dispatch(&editorState, .toolSelected(round % 3))
+            // A slider drag: an action per pointer move, ~120 per second for 1.5 s.
+            for step in 0..<180 {
+                dispatch(&editorState, .slider(.changed(Double(step) / 180)))
+                burn(seconds: 1.0 / 120, share: 1.0)
+            }
+            burn(seconds: 0.5, share: 1.0)
+            dispatch(&editorState, .saveTapped)
         default:
             let buffer = Block(mebibytes: 60)
             burn(seconds: 1, share: 0.4)

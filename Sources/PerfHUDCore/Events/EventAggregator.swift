@@ -44,6 +44,8 @@ public struct EventSnapshot: Equatable {
     public var ignored: UInt64 = 0
     public var rejected: [String: UInt64] = [:]
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
+    /// The display refresh the frame budget comes from.
+    public var refreshHz: Double = 60
     /// Whether any event has arrived yet: before that, frame and action figures are unknown.
     public var hasFrames: Bool { framesTotal > 0 }
     public var hasActions: Bool { actionsTotal > 0 }
@@ -59,6 +61,8 @@ public struct ActionLogEntry: Equatable {
 public struct PhaseChange: Equatable {
     public var name: String
     public var monotonicNanoseconds: UInt64
+    /// The target's RSS read the moment the change arrived (see `EventAggregator.residentProbe`).
+    public var residentBytes: UInt64?
 }
 
 /// Aggregates events: the receiver thread adds, the main loop reads once a tick.
@@ -125,6 +129,9 @@ public final class EventAggregator: @unchecked Sendable {
     private var ignored: UInt64 = 0
     private var rejected: [String: UInt64] = [:]
     private var now: UInt64 = 0
+    /// Reads the target's RSS on the receiving thread when a phase change arrives, so the phase's
+    /// entry and exit memory are those of that moment, not of the next tick. Set before start.
+    public var residentProbe: (() -> UInt64?)?
 
     public init(configuration: EventConfiguration = EventConfiguration()) {
         self.configuration = configuration
@@ -205,7 +212,9 @@ public final class EventAggregator: @unchecked Sendable {
     private func addPhase(_ name: UnsafeRawBufferPointer) {
         let text = String(decoding: name[0..<min(name.count, EventConfiguration.maxLabelBytes)], as: UTF8.self)
         phase = text
-        if phaseChanges.count < 1024 { phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now)) }
+        if phaseChanges.count < 1024 {
+            phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now, residentBytes: residentProbe?()))
+        }
     }
 
     /// The figures at `now`; updates the high-frequency state of every label.
@@ -214,6 +223,7 @@ public final class EventAggregator: @unchecked Sendable {
         defer { pthread_mutex_unlock(&mutex) }
         let current = Int64(time / Self.bucketNanoseconds)
         var snapshot = EventSnapshot()
+        snapshot.refreshHz = configuration.refreshHz
         snapshot.received = received
         snapshot.malformed = malformed
         snapshot.ignored = ignored

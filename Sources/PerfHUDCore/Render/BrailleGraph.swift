@@ -7,7 +7,9 @@ public enum BrailleGraph {
     /// Each dot column lights the dots from its minimum to its maximum, widened to meet the
     /// previous column so the line stays continuous.
     /// - Returns: `rows` strings of `(columns.count + 1) / 2` braille characters.
-    public static func draw(_ columns: [ClosedRange<Double>?], rows: Int, low: Double, high: Double) -> [String] {
+    /// - Parameter colors: per cell, an SGR foreground code (e.g. "36") or nil for the default.
+    public static func draw(_ columns: [ClosedRange<Double>?], rows: Int, low: Double, high: Double,
+                            colors: [String?]? = nil) -> [String] {
         let cells = (columns.count + 1) / 2
         let dotRows = rows * 4
         guard rows > 0, cells > 0 else { return Array(repeating: "", count: max(0, rows)) }
@@ -37,14 +39,23 @@ public enum BrailleGraph {
         // Braille is U+2800 + bits: UTF-8 E2, A0 + (bits >> 6), 80 + (bits & 63).
         var lines: [String] = []
         lines.reserveCapacity(rows)
-        var utf8 = [UInt8](repeating: 0, count: cells * 3)
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(cells * 3 + 64)
         for row in 0..<rows {
+            utf8.removeAll(keepingCapacity: true)
+            var active: String? = nil
             for cell in 0..<cells {
                 let value = bits[row * cells + cell]
-                utf8[cell * 3] = 0xE2
-                utf8[cell * 3 + 1] = 0xA0 | (value >> 6)
-                utf8[cell * 3 + 2] = 0x80 | (value & 0x3F)
+                if let colors, cell < colors.count, colors[cell] != active {
+                    // One SGR per run of cells of the same colour, not per cell.
+                    active = colors[cell]
+                    utf8.append(contentsOf: "\u{1B}[\(active ?? "39")m".utf8)
+                }
+                utf8.append(0xE2)
+                utf8.append(0xA0 | (value >> 6))
+                utf8.append(0x80 | (value & 0x3F))
             }
+            if active != nil { utf8.append(contentsOf: "\u{1B}[39m".utf8) }
             lines.append(String(decoding: utf8, as: UTF8.self))
         }
         return lines

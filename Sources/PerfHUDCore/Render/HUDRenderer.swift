@@ -67,6 +67,24 @@ public enum HUDRenderer {
         } else {
             segments.append((1, "CPU " + paint.dim("…")))
         }
+        if let events = snapshot.events, snapshot.status == .running {
+            if events.hasFrames {
+                var text = "FPS " + ReportFormatter.number(events.fps, decimals: 0)
+                if let p99 = events.frameP99 {
+                    let budget = 1000 / max(1, events.refreshHz)
+                    text += " p99 " + paint.threshold(p99 / budget * 100, warn: 101, alarm: 150, ReportFormatter.number(p99, decimals: 1) + "ms")
+                }
+                text += " jank " + (events.jankyFrames > 0 ? paint.yellow(ReportFormatter.number(events.jankyFrames, decimals: 0)) : "0")
+                segments.append((1, text))
+            }
+            if events.hasActions {
+                segments.append((2, "act " + ReportFormatter.number(events.actionsPerSecond, decimals: 0) + "/s"))
+            }
+            if let worst = events.highFrequencyActions.first {
+                let rate = worst.rate > 0 ? ReportFormatter.number(worst.rate, decimals: 0) + "/s" : "peak " + ReportFormatter.number(worst.peak, decimals: 0) + "/s"
+                segments.append((1, paint.yellow("⚠ " + TerminalText.escaped(worst.action, maxLength: 48) + " " + rate)))
+            }
+        }
         if let resident = report?.residentBytes {
             var text = "RSS " + Units.bytes(Double(resident))
             if let trend = report?.residentTrendBytesPerSecond {
@@ -120,17 +138,44 @@ public enum HUDRenderer {
         let pad = max(1024 * 1024, (high - low) * 0.05)
         if high - low < 1024 * 1024 { low -= pad / 2; high += pad / 2 }
         low = max(0, low)
-        let plot = BrailleGraph.draw(columns, rows: rows, low: low, high: high)
-        var lines = [" " + header]
+        // Each cell takes the colour of the phase active at its newest sample, with a legend.
+        var colors: [String?]? = nil
+        var legend = ""
+        if !snapshot.phases.names.isEmpty {
+            let phaseColumns = snapshot.series.lastValues(.phase, width: cells * 2, from: start, to: now)
+            if paint.enabled {
+                colors = (0..<cells).map { cell in
+                    (phaseColumns[min(cell * 2 + 1, phaseColumns.count - 1)] ?? phaseColumns[cell * 2]).map { Self.phaseColor(Int($0)) }
+                }
+            }
+            let kept = Dictionary(snapshot.phases.lastFinishedByName.map { ($0.name, $0.keptBytes) }, uniquingKeysWith: { first, _ in first })
+            for (id, name) in snapshot.phases.names.enumerated() {
+                var entry = paint.color(Self.phaseColor(id), "■") + " " + TerminalText.escaped(name, maxLength: 24)
+                if let bytes = kept[name] ?? nil {
+                    let text = Units.signedBytes(Double(bytes))
+                    entry += paint.dim(" kept ") + (bytes > 1 << 20 ? paint.yellow(text) : text)
+                }
+                if snapshot.phases.current?.name == name { entry = paint.bold("▶ ") + entry }
+                legend += "  " + entry
+            }
+        }
+        let plot = BrailleGraph.draw(columns, rows: rows, low: low, high: high, colors: colors)
+        var lines = [" " + header + legend]
         for (index, row) in plot.enumerated() {
             var label = ""
             if index == 0 { label = Units.bytes(high) }
             if index == rows - 1 { label = Units.bytes(low) }
             if rows == 1 { label = Units.bytes(high) }
-            lines.append(" " + paint.cyan(row) + " " + paint.dim(label.padded(toWidth: labelWidth - 1)))
+            lines.append(" " + (colors == nil ? paint.cyan(row) : row) + " " + paint.dim(label.padded(toWidth: labelWidth - 1)))
         }
         return lines
     }
+}
+
+extension HUDRenderer {
+    /// Phase colours: cyan, magenta, green, blue, yellow, red, then the bright ones.
+    static let phaseColors = ["36", "35", "32", "34", "33", "31", "96", "95", "92", "94"]
+    static func phaseColor(_ id: Int) -> String { phaseColors[abs(id) % phaseColors.count] }
 }
 
 /// SGR colours, or nothing with `--no-color` / `NO_COLOR`.
@@ -145,6 +190,7 @@ struct Palette {
     func yellow(_ text: String) -> String { enabled ? "\u{1B}[33m" + text + "\u{1B}[39m" : text }
     func green(_ text: String) -> String { enabled ? "\u{1B}[32m" + text + "\u{1B}[39m" : text }
     func cyan(_ text: String) -> String { enabled ? "\u{1B}[36m" + text + "\u{1B}[39m" : text }
+    func color(_ code: String, _ text: String) -> String { enabled ? "\u{1B}[\(code)m" + text + "\u{1B}[39m" : text }
     /// The status line stands out by reverse video, which needs no colour.
     func inverse(_ text: String) -> String { "\u{1B}[7m" + text + "\u{1B}[0m" }
     func threshold(_ value: Double, warn: Double, alarm: Double, _ text: String) -> String {

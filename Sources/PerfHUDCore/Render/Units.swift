@@ -14,9 +14,12 @@ public enum Units {
     }
 
     /// A rate with an explicit sign: `+1.2 MiB/s`, `-512 KiB/s`, `±0 B/s`.
-    public static func byteRate(_ value: Double) -> String {
-        if abs(value) < 1 { return "±0 B/s" }
-        return (value > 0 ? "+" : "") + bytes(value) + "/s"
+    public static func byteRate(_ value: Double) -> String { signedBytes(value) + "/s" }
+
+    /// A change with an explicit sign: `+20.0 MiB`, `-512 KiB`, `±0 B`.
+    public static func signedBytes(_ value: Double) -> String {
+        if abs(value) < 1 { return "±0 B" }
+        return (value > 0 ? "+" : "") + bytes(value)
     }
 
     /// A share of CPU without the sign, one decimal below 10: `0.5`, `9.9`, `52`.

@@ -22,6 +22,10 @@ public final class Session {
     private var aggregator: EventAggregator
     private var events: EventSnapshot?
     private var phases = PhaseHistory()
+    private var pendingLog: [ActionLogEntry] = []
+    private var pendingLogDropped = 0.0
+    /// The log line that may still be rewritten: its label, count, and when it last grew.
+    private var logFold: (label: String, count: Double, at: UInt64)?
 
     // Terminal state of the HUD.
     private var layout: ScreenLayout!
@@ -146,6 +150,16 @@ public final class Session {
             errorStream.write("perfhud: \(error)\n")
             return ExitStatus.software
         }
+        if case .success(let statm) = KeptOpenFile.open("/proc/\(pid)/statm") {
+            let pageSize = ProcessDirectory.pageSize
+            aggregator.residentProbe = {
+                var buffer = [UInt8](repeating: 0, count: 256)
+                return buffer.withUnsafeMutableBytes { raw -> UInt64? in
+                    guard case .success(let count) = statm.read(into: raw) else { return nil }
+                    return ProcParser.statm(UnsafeRawBufferPointer(rebasing: raw[0..<count])).map { $0.residentPages * pageSize }
+                }
+            }
+        }
         let description = directory.describe(pid: pid)
         commandName = description?.commandName ?? {
             if case .launch(let command, _) = target { return String(command[0].split(separator: "/").last ?? "") }
@@ -210,7 +224,7 @@ public final class Session {
         for change in aggregator.drainPhaseChanges() {
             let time = Double(change.monotonicNanoseconds &- store.startNanoseconds) / 1e9
             let leaving = phases.current
-            phases.enter(change.name, at: max(0, time), residentBytes: residentBytes)
+            phases.enter(change.name, at: max(0, time), residentBytes: change.residentBytes ?? residentBytes)
             if drawsHUD, let leaving, let kept = phases.records.dropLast().last?.keptBytes {
                 notice("phase \(TerminalText.escaped(leaving.name)) ended, kept \(Units.bytes(Double(kept)))", style: "\u{1B}[36m")
             }
@@ -222,23 +236,43 @@ public final class Session {
         }
     }
 
-    /// The action log in the scroll region: repeats folded (`Slider.changed ×37`), high-frequency
-    /// labels highlighted, and never more than a screenful per tick.
+    /// The action log in the scroll region. Repeats of a label less than a second apart fold into one
+    /// line that is rewritten in place (`Slider.changed ×37`) rather than scrolling faster than
+    /// anyone can read; high-frequency labels are highlighted. Held back while the program's
+    /// output stops inside an escape sequence.
     private func showActionLog(_ entries: [ActionLogEntry], dropped: Double) {
-        guard !entries.isEmpty else { return }
+        pendingLog += entries
+        pendingLogDropped += dropped
+        guard !pendingLog.isEmpty, translator.isAtBoundary, terminalReady else { return }
         let frequent = Set(events?.highFrequencyActions.map(\.action) ?? [])
+        let now = monotonicNanoseconds()
         let limit = max(1, layout.programRows - 1)
-        var lines: [String] = []
-        for entry in entries.suffix(limit) {
-            var text = TerminalText.escaped(entry.label)
-            if entry.count != 1 { text += " ×" + ReportFormatter.number(entry.count, decimals: 1) }
-            if frequent.contains(entry.label) && configuration.style.color { text = "\u{1B}[33m" + text + " (high-frequency)\u{1B}[0m" }
-            else if frequent.contains(entry.label) { text += " (high-frequency)" }
-            lines.append(text)
+        var output = ""
+        let hidden = pendingLog.dropLast(limit).reduce(0) { $0 + $1.count } + pendingLogDropped
+        if hidden > 0 {
+            output += "… \(ReportFormatter.number(hidden, decimals: 0)) more actions\r\n"
+            logFold = nil
         }
-        let hidden = entries.dropLast(limit).reduce(0) { $0 + $1.count } + dropped
-        if hidden > 0 { lines.insert("… \(ReportFormatter.number(hidden, decimals: 0)) more actions", at: 0) }
-        terminal.write(lines.map { $0 + "\r\n" }.joined())
+        for entry in pendingLog.suffix(limit) {
+            var count = entry.count
+            var rewrite = false
+            if let fold = logFold, fold.label == entry.label, now &- fold.at < 1_000_000_000 {
+                count += fold.count
+                rewrite = true
+            }
+            var text = TerminalText.escaped(entry.label)
+            if count != 1 { text += " ×" + ReportFormatter.number(count, decimals: 1) }
+            if frequent.contains(entry.label) {
+                text = configuration.style.color ? "\u{1B}[33m" + text + " (high-frequency)\u{1B}[0m" : text + " (high-frequency)"
+            }
+            // Up one line and erase it: the cursor sits at the start of the line after it.
+            if rewrite { output += "\u{1B}[A\u{1B}[2K" }
+            output += text + "\r\n"
+            logFold = (entry.label, count, now)
+        }
+        pendingLog.removeAll(keepingCapacity: true)
+        pendingLogDropped = 0
+        terminal.write(output)
         hudDirty = true
     }
 
@@ -375,6 +409,7 @@ public final class Session {
     }
 
     private func showProgramOutput(_ bytes: ArraySlice<UInt8>) {
+        logFold = nil   // the program wrote after the last log line: that line is no longer ours
         guard drawsHUD else {
             // Plain and JSON own stdout: the program's output goes to stderr.
             errorStream.write(Array(bytes))
@@ -471,6 +506,7 @@ public final class Session {
 
     private func notice(_ text: String, style: String = "\u{1B}[2m") {
         guard drawsHUD, terminalReady else { return }
+        logFold = nil
         // Into the program's area, as one line.
         let styled = configuration.style.color || style == "\u{1B}[2m" ? style : ""
         terminal.write(styled + "perfhud: " + text + "\u{1B}[0m\r\n")
