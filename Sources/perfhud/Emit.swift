@@ -1,0 +1,57 @@
+import ArgumentParser
+import PerfHUDCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `perfhud emit action NAME | frame MS | phase NAME`: one event from a shell script.
+struct Emit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send one event (action NAME, frame MS or phase NAME) to a perfhud event socket.")
+
+    enum Kind: String, ExpressibleByArgument, CaseIterable { case action, frame, phase }
+
+    @Argument(help: "action, frame or phase.")
+    var kind: Kind
+
+    @Argument(help: "The action's label, the frame's duration in milliseconds, or the phase's name.")
+    var value: String
+
+    @Option(help: "The event socket (default: $PERFHUD_SOCKET).")
+    var events: String?
+
+    func validate() throws {
+        if kind == .frame {
+            guard let milliseconds = Double(value), milliseconds.isFinite, milliseconds >= 0 else {
+                throw ValidationError("frame wants a duration in milliseconds, such as 16.7; got \(value)")
+            }
+        }
+        guard !value.isEmpty else { throw ValidationError("\(kind.rawValue) wants a value") }
+        guard !value.contains("\n") && !value.contains("|") && !(kind != .frame && value.contains(",")) else {
+            throw ValidationError("\(kind.rawValue) names cannot contain newlines, '|' or ','")
+        }
+    }
+
+    func run() throws {
+        guard let path = events ?? getenv("PERFHUD_SOCKET").map({ String(cString: $0) }), !path.isEmpty else {
+            throw ValidationError("no event socket: pass --events PATH or run under `perfhud run` (PERFHUD_SOCKET)")
+        }
+        let line: String
+        switch kind {
+        case .action: line = "perfhud.action:1|c|#action:\(value)"
+        case .frame: line = "perfhud.frame:\(value)|ms"
+        case .phase: line = "perfhud.phase:1|c|#phase:\(value)"
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(descriptor) }
+        let bytes = Array(line.utf8)
+        let sent = EventReceiver.withAddress(path) { address, length in
+            bytes.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, 0, address, length) }
+        }
+        if sent < 0 {
+            let error = SystemError.current
+            fputs("perfhud: cannot send to \(path): \(error)\n", stderr)
+            throw ArgumentParser.ExitCode(69)   // EX_UNAVAILABLE
+        }
+    }
+}
