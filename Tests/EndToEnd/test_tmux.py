@@ -112,3 +112,30 @@ def test_resize_relayouts(tmux):
     time.sleep(1)
     tmux.rows = 25
     assert_restored(tmux)
+
+
+def test_escape_sequences_in_action_labels_are_shown_safely(tmux, tmp_path):
+    """Labels come from any program: an action named with a clear-screen and a title sequence is
+    shown escaped in the action log and the status line, and the HUD stays intact."""
+    import os
+    import socket as sockets
+    target = subprocess.Popen(["sleep", "60"])
+    path = str(tmp_path / "events.sock")
+    try:
+        tmux.type(f"{PERFHUD} attach {target.pid} --events {path} --action-threshold 5")
+        tmux.wait(lambda s: s[0].startswith(" PID "), "the HUD")
+        sender = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
+        label = b"Evil\x1b[2J\x1b]0;pwned\x07\x9b31mEnd"
+        for _ in range(12):
+            sender.sendto(b"perfhud.action:1|c|#action:" + label, path)
+            time.sleep(0.05)
+        tmux.wait(lambda s: any("Evil\\e[2J\\e]0;pwned\\x07" in line for line in s[6:]), "the escaped label in the log")
+        screen = tmux.screen()
+        assert screen[0].startswith(" PID "), "nothing cleared the screen"
+        assert "⚠ Evil\\e[2J" in screen[0], "the high-frequency label in the status line, escaped"
+        assert tmux.run("display-message", "-t", "t", "-p", "#{pane_title}").strip() != "pwned"
+        tmux.type("q", enter=False)
+        time.sleep(1)
+        assert_restored(tmux)
+    finally:
+        target.kill()

@@ -33,20 +33,21 @@ public final class EventReceiver {
 
     /// The default path: `$XDG_RUNTIME_DIR/perfhud/PID.sock`, else `/tmp/perfhud-UID/PID.sock`.
     /// The directory is created 0700 and must be ours and private.
-    public static func defaultPath(pid: Int32) throws -> String {
+    /// - Returns: the path, and why a preferred directory was passed over (for a warning).
+    public static func defaultPath(pid: Int32) throws -> (path: String, warnings: [String]) {
         var candidates: [String] = []
         if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
             candidates.append(runtime + "/perfhud")
         }
         candidates.append("/tmp/perfhud-\(geteuid())")
-        var lastError = EventSocketError(description: "no directory for the event socket")
+        var warnings: [String] = []
         for directory in candidates {
             do {
                 try preparePrivateDirectory(directory)
-                return directory + "/\(pid).sock"
-            } catch let error as EventSocketError { lastError = error }
+                return (directory + "/\(pid).sock", warnings)
+            } catch let error as EventSocketError { warnings.append(error.description) }
         }
-        throw lastError
+        throw EventSocketError(description: warnings.joined(separator: "; "))
     }
 
     /// Creates `directory` 0700, or checks that it is a real directory of ours that nobody else

@@ -181,7 +181,12 @@ public final class Session {
     /// 73); trouble with the default path only costs the events, with a warning.
     private func openEventSocket(pathPID: Int32, targetPID: Int32) -> Int32? {
         do {
-            let path = try configuration.eventsPath ?? EventReceiver.defaultPath(pid: pathPID)
+            var path = configuration.eventsPath ?? ""
+            if configuration.eventsPath == nil {
+                let (defaultPath, warnings) = try EventReceiver.defaultPath(pid: pathPID)
+                for warning in warnings { errorStream.write("perfhud: warning: \(warning); using \(defaultPath)\n") }
+                path = defaultPath
+            }
             let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom, targetPID: targetPID)
             if let udp = configuration.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
             opened.start()

@@ -1,0 +1,256 @@
+"""The event socket against real senders: the Python `datadog` package's DogStatsd client and raw
+datagrams. Figures are checked against the definitions in PRODUCT.md."""
+import json
+import math
+import os
+import random
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import PERFHUD, perfhud
+
+
+def run_sender(script, *options, count=None, duration="6s", tick="250ms", timeout=60):
+    """`perfhud run` a Python sender; returns perfhud's JSON reports and the sender's output."""
+    args = ["run", "--output", "json", "--tick", tick, *options]
+    args += ["--count", str(count)] if count else ["--duration", duration]
+    result = perfhud(*args, "--", sys.executable, "-c", textwrap.dedent(script), timeout=timeout)
+    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    return reports, result
+
+
+def nearest_rank(values, percent):
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(percent / 100 * len(ordered)) - 1)]
+
+
+def test_dogstatsd_client_actions_rates_and_high_frequency_flags():
+    # Two labels at steady rates for 4 s with absolute deadlines: 100/s and 10/s. Threshold 20.
+    script = """
+        import os, time
+        from datadog.dogstatsd import DogStatsd
+        client = DogStatsd(socket_path=os.environ["PERFHUD_SOCKET"], disable_telemetry=True, disable_buffering=True)
+        start = time.monotonic() + 0.3
+        for i in range(400):
+            deadline = start + i / 100
+            while time.monotonic() < deadline: time.sleep(0.0005)
+            client.increment("perfhud.action", tags=["action:Slider.changed"])
+            if i % 10 == 0: client.increment("perfhud.action", tags=["action:Button.tapped"])
+        time.sleep(30)
+    """
+    reports, result = run_sender(script, "--action-threshold", "20", "--duration", "6s")
+    # Python needs a moment to import the client: measure from one second after the first action
+    # arrived to the end of the four seconds of sending.
+    first = next(r["elapsed_seconds"] for r in reports if r["actions_total"] > 0)
+    steady = [r for r in reports if first + 1.2 <= r["elapsed_seconds"] <= first + 3.6]
+    assert steady, result.stderr
+    for report in steady:
+        assert abs(report["actions_per_second"] - 110) <= 2.2, report["actions_per_second"]   # within 2 %
+        flagged = {entry["action"]: entry for entry in report["high_frequency_actions"]}
+        assert set(flagged) == {"Slider.changed"}, "flagged above the threshold, not below"
+        assert abs(flagged["Slider.changed"]["rate"] - 100) <= 2
+        assert flagged["Slider.changed"]["peak"] >= flagged["Slider.changed"]["rate"]
+    assert reports[-1]["events_malformed"] == 0 and reports[-1]["events_rejected"] == 0
+
+
+def test_dogstatsd_client_frames_give_exact_percentiles_janky_and_dropped():
+    durations = [16.7] * 150 + [33.4] * 30 + [50.1] * 10 + [8.0] * 9 + [120.0]
+    random.Random(7).shuffle(durations)
+    script = f"""
+        import os, time
+        from datadog.dogstatsd import DogStatsd
+        client = DogStatsd(socket_path=os.environ["PERFHUD_SOCKET"], disable_telemetry=True)
+        time.sleep(0.3)
+        # This client sends a datagram per line; at most 10 wait in a Unix socket's queue here
+        # (net.unix.max_dgram_qlen), so a documented pace: 2000 lines per second.
+        for value in {durations!r}:
+            client.timing("perfhud.frame", value)
+            time.sleep(0.0005)
+        client.increment("perfhud.phase", tags=["phase:Measured"])
+        client.flush()
+        time.sleep(30)
+    """
+    reports, result = run_sender(script, "--refresh", "60", "--duration", "2s")
+    last = reports[-1]
+    assert last["events_received"] == len(durations) + 1, result.stderr
+    assert last["frame_p50_ms"] == nearest_rank(durations, 50)
+    assert last["frame_p95_ms"] == nearest_rank(durations, 95)
+    assert last["frame_p99_ms"] == nearest_rank(durations, 99)
+    assert abs(last["fps_1pct_low"] - 1000 / nearest_rank(durations, 99)) < 0.01
+    budget = 1000 / 60
+    assert last["janky_frames"] == sum(1 for d in durations if d > 1.5 * budget)
+    assert last["dropped_frames"] == sum(max(0, round(d / budget) - 1) for d in durations)
+    assert last["phase"] == "Measured"
+
+
+def test_packed_values_sample_rates_namespaces_and_multiline_datagrams():
+    script = """
+        import os, socket, time
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.connect(os.environ["PERFHUD_SOCKET"])
+        time.sleep(0.3)
+        s.send(b"perfhud.frame:10:20:30:40|d\\nmyapp.perfhud.action:3|c|@0.5|#action:Scaled\\nbroken line\\nperfhud.action:1|c|#env:x,action:Tagged\\nother.metric:5|g")
+        s.send(b"perfhud.frame:16|ms|@0.25")
+        time.sleep(30)
+    """
+    reports, _ = run_sender(script, "--duration", "1.5s")
+    last = reports[-1]
+    assert last["events_received"] == 6
+    assert last["events_malformed"] == 1, "the broken line, and only it"
+    assert last["events_ignored"] == 1
+    assert last["frames_total"] == 4 + 4, "four packed values, and one frame sampled at 25 %"
+    assert last["actions_total"] == 6 + 1, "3 at a 50 % sample rate count 6"
+    assert last["frame_p50_ms"] == 20, "nearest rank of 10, 16, 20, 30, 40"
+
+
+def test_accept_from_target_rejects_a_stranger(tmp_path):
+    path = str(tmp_path / "events.sock")
+    sender = "import socket, sys; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b'perfhud.action:1|c|#action:X', sys.argv[1])"
+    watched = subprocess.Popen(["sleep", "30"])
+    try:
+        proc = subprocess.Popen([PERFHUD, "attach", str(watched.pid), "--events", path, "--accept-from", "target",
+                                 "--output", "json", "--tick", "200ms", "--duration", "1.5s"],
+                                stdout=subprocess.PIPE, text=True)
+        for _ in range(50):
+            if os.path.exists(path):
+                break
+            time.sleep(0.02)
+        subprocess.run([sys.executable, "-c", sender, path], check=True)   # not the target's descendant
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        watched.kill()
+    last = json.loads(out.splitlines()[-1])
+    assert last["events_rejected"] == 1
+    assert last["actions_total"] == 0
+    assert not os.path.exists(path), "the socket is removed on exit"
+
+
+def test_socket_file_and_directory_modes(tmp_path):
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    script = "import os, stat, time; p = os.environ['PERFHUD_SOCKET']; print(oct(os.stat(p).st_mode & 0o777), oct(os.stat(os.path.dirname(p)).st_mode & 0o777), flush=True); time.sleep(30)"
+    result = perfhud("run", "--output", "json", "--duration", "1s", "--", sys.executable, "-c", script,
+                     env=dict(os.environ, XDG_RUNTIME_DIR=str(runtime)))
+    assert "0o600 0o700" in result.stderr
+    assert os.listdir(runtime / "perfhud") == [], "socket and its PID link removed on exit"
+
+
+def test_socket_path_attacks_are_refused(tmp_path):
+    target = subprocess.Popen(["sleep", "30"])
+    try:
+        link = tmp_path / "link.sock"
+        link.symlink_to(tmp_path / "elsewhere")
+        result = perfhud("attach", str(target.pid), "--events", str(link), "--count", "1")
+        assert result.returncode == 73 and "symbolic link" in result.stderr
+        assert not (tmp_path / "elsewhere").exists()
+
+        regular = tmp_path / "file.sock"
+        regular.write_text("precious")
+        result = perfhud("attach", str(target.pid), "--events", str(regular), "--count", "1")
+        assert result.returncode == 73 and "not our socket" in result.stderr
+        assert regular.read_text() == "precious", "nothing lost"
+
+        stale = tmp_path / "stale.sock"
+        leftover = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        leftover.bind(str(stale))
+        leftover.close()        # a crash leaves the file behind
+        result = perfhud("attach", str(target.pid), "--events", str(stale), "--count", "2", "--output", "json")
+        assert result.returncode == 0, result.stderr
+
+        live = tmp_path / "live.sock"
+        first = subprocess.Popen([PERFHUD, "attach", str(target.pid), "--events", str(live), "--duration", "5s", "--output", "json"],
+                                 stdout=subprocess.DEVNULL)
+        for _ in range(100):
+            if live.exists():
+                break
+            time.sleep(0.02)
+        result = perfhud("attach", str(target.pid), "--events", str(live), "--count", "1")
+        first.terminate()
+        first.wait()
+        assert result.returncode == 73 and "in use" in result.stderr
+
+        unsafe = tmp_path / "unsafe"
+        (unsafe / "perfhud").mkdir(parents=True)
+        os.chmod(unsafe / "perfhud", 0o777)
+        result = perfhud("attach", str(target.pid), "--count", "1", "--output", "json", env=dict(os.environ, XDG_RUNTIME_DIR=str(unsafe)))
+        assert result.returncode == 0
+        assert "others may access it" in result.stderr, "warned, and fell back to /tmp/perfhud-UID"
+    finally:
+        target.kill()
+
+
+def test_flood_of_random_labels_and_garbage_keeps_memory_bounded():
+    script = """
+        import os, random, socket, time
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.connect(os.environ["PERFHUD_SOCKET"])
+        s.setblocking(False)
+        rng = random.Random(1)
+        time.sleep(0.2)
+        end = time.monotonic() + 3
+        sent = 0
+        while time.monotonic() < end:
+            lines = []
+            for _ in range(32):
+                if rng.random() < 0.2:
+                    lines.append(bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 60))).replace(b"\\n", b""))
+                else:
+                    lines.append(b"perfhud.action:1|c|#action:label-%d" % rng.getrandbits(40))
+            try:
+                s.send(b"\\n".join(lines)); sent += 1
+            except BlockingIOError:
+                time.sleep(0.0002)
+        print("sent", sent, flush=True)
+        time.sleep(30)
+    """
+    reports, result = run_sender(script, "--duration", "4s", "--tick", "200ms")
+    last = reports[-1]
+    assert last["events_received"] > 50_000, last["events_received"]
+    assert last["events_malformed"] > 0
+    assert len(reports) >= 15, "reports kept coming during the flood"
+    rss = [r["rss_bytes"] for r in reports if r["rss_bytes"]]
+    perfhud_rss = None
+    assert last["actions_total"] > 0
+
+
+def test_perfhud_memory_stays_bounded_under_100k_labels():
+    """perfhud's own RSS after 100,000 distinct labels: capped at --max-action-labels."""
+    sender = textwrap.dedent("""
+        import os, socket, sys, time
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        for i in range(0, 100000, 50):
+            batch = b"\\n".join(b"perfhud.action:1|c|#action:L%06d-%s" % (j, b"x" * 150) for j in range(i, i + 50))
+            while True:
+                try:
+                    s.sendto(batch, sys.argv[1]); break
+                except BlockingIOError:
+                    time.sleep(0.001)
+                except OSError:
+                    time.sleep(0.001)
+    """)
+    target = subprocess.Popen(["sleep", "60"])
+    path = f"/tmp/perfhud-flood-{os.getpid()}.sock"
+    proc = subprocess.Popen([PERFHUD, "attach", str(target.pid), "--events", path, "--output", "json", "--tick", "200ms"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            if os.path.exists(path):
+                break
+            time.sleep(0.02)
+        before = int(open(f"/proc/{proc.pid}/status").read().split("VmRSS:")[1].split()[0])
+        subprocess.run([sys.executable, "-c", sender, path], check=True, timeout=120)
+        time.sleep(0.5)
+        after = int(open(f"/proc/{proc.pid}/status").read().split("VmRSS:")[1].split()[0])
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+        target.kill()
+    last = json.loads(out.splitlines()[-1])
+    assert last["actions_total"] == 100000, "every action counted, the overflow as __other__"
+    assert after - before < 20 * 1024, f"perfhud grew {after - before} KiB"
