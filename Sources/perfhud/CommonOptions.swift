@@ -75,6 +75,12 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Also listen for StatsD datagrams on UDP HOST:PORT (loopback unless you say otherwise).")
     var statsdUdp: String?
 
+    @Option(help: "Read actions from a reducer log (TCA _printChanges output or JSON lines): a file, followed as it grows, or - for standard input.")
+    var actionsFrom: String?
+
+    @Flag(help: "With run: read actions from the program's own output (TCA _printChanges, JSON lines).")
+    var actionsFromOutput = false
+
     @Option(help: .hidden)
     var crashAfter: Int?
 
@@ -120,6 +126,8 @@ struct CommonOptions: ParsableArguments {
         configuration.style = HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
         configuration.crashAfterReports = crashAfter
         configuration.eventsPath = events
+        configuration.actionsFrom = actionsFrom
+        configuration.actionsFromOutput = actionsFromOutput
         configuration.acceptFrom = acceptFrom
         configuration.events.actionThreshold = actionThreshold
         configuration.events.refreshHz = refresh

@@ -254,3 +254,48 @@ def test_perfhud_memory_stays_bounded_under_100k_labels():
     last = json.loads(out.splitlines()[-1])
     assert last["actions_total"] == 100000, "every action counted, the overflow as __other__"
     assert after - before < 20 * 1024, f"perfhud grew {after - before} KiB"
+
+
+PRINT_CHANGES = """received action:
+  Feature.Action.slider(
+    .changed(0.5)
+  )
+  (No state changes)
+
+received action: Feature.Action.buttonTapped
+received action:
+  Feature.Action.moved(x: 1, y: 2)
+  Feature.State(
+-   position: 0
++   position: 1
+  )
+"""
+
+
+def test_actions_from_a_growing_file_and_from_standard_input(tmp_path):
+    log = tmp_path / "reducer.log"
+    log.write_text(PRINT_CHANGES)
+    target = subprocess.Popen(["sleep", "30"])
+    try:
+        proc = subprocess.Popen([PERFHUD, "attach", str(target.pid), "--actions-from", str(log), "--output", "json",
+                                 "--tick", "100ms", "--duration", "1.5s"], stdout=subprocess.PIPE, text=True)
+        time.sleep(0.6)
+        with open(log, "a") as more:        # the program keeps logging: followed like tail -f
+            more.write('{"action": "Json.Action.saved"}\n')
+        out, _ = proc.communicate(timeout=30)
+        assert json.loads(out.splitlines()[-1])["actions_total"] == 4
+
+        piped = subprocess.run([PERFHUD, "attach", str(target.pid), "--actions-from", "-", "--output", "json", "--count", "5"],
+                               input=PRINT_CHANGES, capture_output=True, text=True, timeout=30)
+        assert json.loads(piped.stdout.splitlines()[-1])["actions_total"] == 3
+    finally:
+        target.kill()
+    missing = perfhud("attach", str(os.getpid()), "--actions-from", str(tmp_path / "nope.log"), "--count", "1")
+    assert missing.returncode == 66 and "cannot read" in missing.stderr
+
+
+def test_actions_from_the_programs_own_output():
+    script = "import sys, time\nfor i in range(30):\n    print('\\x1b[2mreceived action: Out.Action.tick\\x1b[0m', flush=True)\n    time.sleep(0.01)\ntime.sleep(30)"
+    reports, _ = run_sender(script, "--actions-from-output", "--action-threshold", "20", "--duration", "2s")
+    assert reports[-1]["actions_total"] == 30
+    assert any(r["high_frequency_actions"] and r["high_frequency_actions"][0]["action"] == "Out.Action.tick" for r in reports)

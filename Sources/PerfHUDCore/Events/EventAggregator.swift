@@ -217,6 +217,19 @@ public final class EventAggregator: @unchecked Sendable {
         }
     }
 
+    /// Actions read from a reducer log (`--actions-from`), stamped `time`.
+    public func addActions(_ labels: [String], at time: UInt64) {
+        guard !labels.isEmpty else { return }
+        withLock { ingest in
+            ingest.setTime(time)
+            ingest.countLines(labels.count)
+            for label in labels {
+                var text = label
+                text.withUTF8 { ingest.action(label: UnsafeRawBufferPointer($0), count: 1) }
+            }
+        }
+    }
+
     /// The figures at `now`; updates the high-frequency state of every label.
     public func snapshot(at time: UInt64) -> EventSnapshot {
         pthread_mutex_lock(&mutex)

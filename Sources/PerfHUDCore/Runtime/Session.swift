@@ -22,6 +22,9 @@ public final class Session {
     private var aggregator: EventAggregator
     private var events: EventSnapshot?
     private var phases = PhaseHistory()
+    private var actionLog: (descriptor: Int32, isPipe: Bool)?
+    private var actionLogParser = ReducerLogParser()
+    private var outputLogParser = ReducerLogParser()
     private var pendingLog: [ActionLogEntry] = []
     private var pendingLogDropped = 0.0
     /// The log line that may still be rewritten: its label, count, and when it last grew.
@@ -64,14 +67,15 @@ public final class Session {
 
         var buffer = [UInt8](repeating: 0, count: 65536)
         // Fixed slots, allocated once; a descriptor of -1 is skipped by poll.
-        let inputIndex = 2, programIndex = 3, exitIndex = 4
-        var descriptors = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 5)
+        let inputIndex = 2, programIndex = 3, exitIndex = 4, actionLogIndex = 5
+        var descriptors = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 6)
         descriptors[0].fd = signals.descriptor
         descriptors[1].fd = timer.descriptor
         while !finished {
             descriptors[inputIndex].fd = inputOpen && watchesInput ? STDIN_FILENO : -1
             descriptors[programIndex].fd = programOutputOpen ? child!.master : -1
             descriptors[exitIndex].fd = child == nil && status == .running ? sampler.exitDescriptor : -1
+            descriptors[actionLogIndex].fd = actionLog.map { $0.isPipe ? $0.descriptor : -1 } ?? -1
             for index in descriptors.indices { descriptors[index].revents = 0 }
             let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), -1)
             if ready < 0 { if errno == EINTR { continue }; break }
@@ -80,6 +84,7 @@ public final class Session {
             if descriptors[programIndex].revents != 0 { readProgramOutput(into: &buffer) }
             if descriptors[inputIndex].revents != 0 { readInput(into: &buffer) }
             if descriptors[exitIndex].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
+            if descriptors[actionLogIndex].revents != 0 { readActionLog(into: &buffer) }
             if descriptors[1].revents != 0, timer.expirations() > 0 { takeSample() }
             if needsRelayout { relayout() }
             if drawsHUD && hudDirty && !finished { drawHUD(force: false) }
@@ -165,6 +170,7 @@ public final class Session {
             if case .launch(let command, _) = target { return String(command[0].split(separator: "/").last ?? "") }
             return "?"
         }()
+        if let code = openActionLog() { return code }
         store = MetricsStore(pid: pid, capacity: configuration.historyCapacity, startNanoseconds: monotonicNanoseconds())
         if drawsHUD {
             setUpTerminal()
@@ -201,9 +207,40 @@ public final class Session {
         return nil
     }
 
+    /// Opens `--actions-from`: a file is followed as it grows (read every tick, like
+    /// `tail -f`); a pipe or `-` (standard input) is read as data arrives.
+    private func openActionLog() -> Int32? {
+        guard let source = configuration.actionsFrom else { return nil }
+        let descriptor = source == "-" ? dup(STDIN_FILENO) : open(source, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            errorStream.write("perfhud: cannot read \(source): \(SystemError.current)\n")
+            return ExitStatus.noInput
+        }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var status = stat()
+        fstat(descriptor, &status)
+        actionLog = (descriptor, status.st_mode & S_IFMT != S_IFREG)
+        if source == "-" { inputOpen = false }   // standard input carries the log, not keys
+        return nil
+    }
+
+    private func readActionLog(into buffer: inout [UInt8]) {
+        guard let log = actionLog else { return }
+        while true {
+            let count = read(log.descriptor, &buffer, buffer.count)
+            if count > 0 {
+                aggregator.addActions(actionLogParser.feed(buffer[0..<count]), at: monotonicNanoseconds())
+                continue
+            }
+            if count == 0 && log.isPipe { close(log.descriptor); actionLog = nil }   // the writer is gone
+            return
+        }
+    }
+
     // MARK: sampling and reports
 
     private func takeSample() {
+        if let log = actionLog, !log.isPipe { var buffer = [UInt8](repeating: 0, count: 65536); readActionLog(into: &buffer) }
         let sample = sampler.sample()
         if receiver != nil { takeEvents(now: sample.monotonicNanoseconds, residentBytes: sample.residentBytes) }
         let report = store.record(sample, phase: phases.current?.id)
@@ -414,6 +451,9 @@ public final class Session {
     }
 
     private func showProgramOutput(_ bytes: ArraySlice<UInt8>) {
+        if configuration.actionsFromOutput {
+            aggregator.addActions(outputLogParser.feed(bytes), at: monotonicNanoseconds())
+        }
         logFold = nil   // the program wrote after the last log line: that line is no longer ours
         guard drawsHUD else {
             // Plain and JSON own stdout: the program's output goes to stderr.

@@ -18,6 +18,10 @@ public struct SessionConfiguration {
     public var events = EventConfiguration()
     /// `--statsd-udp HOST:PORT`.
     public var statsdUDP: (host: String, port: UInt16)?
+    /// `--actions-from FILE|-`: a reducer log to read actions from, followed as it grows.
+    public var actionsFrom: String?
+    /// `--actions-from-output` (run): read actions from the program's own output.
+    public var actionsFromOutput = false
     /// Test hook: crash on purpose after this many reports, to test the crash restore path.
     public var crashAfterReports: Int?
 

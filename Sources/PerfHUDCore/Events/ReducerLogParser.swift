@@ -1,0 +1,237 @@
+/// Reads reducer logs as text and finds the actions in them:
+///
+/// - The Composable Architecture's `_printChanges()` with the `.actionLabels` printer, one line:
+///   `received action: Feature.Action.slider(.changed(_:))`
+/// - `_printChanges()` with the default `.customDump` printer, where the action follows on the
+///   next, indented line(s), then a state diff or `(No state changes)`:
+///
+///       received action:
+///         Feature.Action.slider(
+///           .changed(0.5)
+///         )
+///         (No state changes)
+///
+/// - JSON lines: `{"action": "Feature.Action.buttonTapped", …}`
+///
+/// Every action is reduced to its label, as `.actionLabels` prints it: associated values dropped,
+/// `.changed(0.5)` → `.changed(_:)`. Incremental: feed it bytes as they come.
+public struct ReducerLogParser {
+    private var partial: [UInt8] = []
+    private var dump: [String]? = nil      // lines of a multi-line action being collected
+    private var dumpIndent = 0
+    private var awaitingDump = false
+    public static let maxLineBytes = 65536
+
+    public init() {}
+
+    /// The labels of the actions completed by `bytes`.
+    public mutating func feed<Bytes: Sequence>(_ bytes: Bytes) -> [String] where Bytes.Element == UInt8 {
+        var labels: [String] = []
+        for byte in bytes {
+            if byte == 0x0A {
+                if let label = line(String(decoding: partial, as: UTF8.self)) { labels.append(label) }
+                partial.removeAll(keepingCapacity: true)
+            } else if partial.count < Self.maxLineBytes {
+                partial.append(byte)
+            }
+        }
+        return labels
+    }
+
+    private mutating func line(_ raw: String) -> String? {
+        let text = Self.stripEscapes(raw)
+        let indent = text.prefix(while: { $0 == " " }).count
+        let content = text.dropFirst(indent).trimmingTrailingSpaces
+
+        if var collected = dump {
+            collected.append(String(content))
+            if indent <= dumpIndent && content.hasPrefix(")") {
+                dump = nil
+                return Self.label(fromDump: collected.joined())
+            }
+            dump = collected.count < 512 ? collected : nil
+            return nil
+        }
+        if awaitingDump {
+            awaitingDump = false
+            guard indent > 0, !content.isEmpty else { return nil }
+            if content.hasSuffix("(") {
+                dump = [String(content)]
+                dumpIndent = indent
+                return nil
+            }
+            return Self.label(fromDump: String(content))
+        }
+        if let end = content.endOfFirst("received action:") {
+            let rest = content[end...].trimmingLeadingSpaces
+            if rest.isEmpty { awaitingDump = true; return nil }
+            return Self.label(fromDump: String(rest))
+        }
+        if content.hasPrefix("{") { return Self.jsonAction(String(content)) }
+        return nil
+    }
+
+    /// `Feature.Action.slider(.changed(0.5))` → `Feature.Action.slider(.changed(_:))`.
+    public static func label(fromDump text: String) -> String? {
+        let scalars = Array(text.filter { $0 != "\n" })
+        guard !scalars.isEmpty else { return nil }
+        var index = 0
+        let result = parseCase(scalars, &index)
+        return result.isEmpty ? nil : result
+    }
+
+    /// `name` or `name(arguments)`, from `index`.
+    private static func parseCase(_ text: [Character], _ index: inout Int) -> String {
+        var name = ""
+        while index < text.count, text[index] != "(", text[index] != ",", text[index] != ")" {
+            name.append(text[index]); index += 1
+        }
+        name = String(name.trimmingTrailingSpaces.trimmingLeadingSpaces)
+        guard index < text.count, text[index] == "(" else { return name }
+        index += 1   // past "("
+        var arguments: [String] = []
+        while index < text.count {
+            while index < text.count, text[index] == " " { index += 1 }
+            if index < text.count, text[index] == ")" { index += 1; break }
+            if index < text.count, text[index] == "." {
+                arguments.append(parseCase(text, &index))   // a nested case path
+            } else {
+                arguments.append(argumentLabel(text, &index))
+            }
+            while index < text.count, text[index] == " " { index += 1 }
+            if index < text.count, text[index] == "," { index += 1 }
+        }
+        return name + "(" + arguments.joined(separator: ", ") + ")"
+    }
+
+    /// Skips one value (balanced brackets, quoted strings) and returns its label: `x:` or `_:`.
+    private static func argumentLabel(_ text: [Character], _ index: inout Int) -> String {
+        var label = ""
+        var probe = index
+        while probe < text.count, text[probe].isLetter || text[probe].isNumber || text[probe] == "_" { label.append(text[probe]); probe += 1 }
+        let labelled = !label.isEmpty && probe < text.count && text[probe] == ":" && !(label.first!.isNumber)
+        if labelled { index = probe + 1 }
+        var depth = 0
+        var inString = false
+        while index < text.count {
+            let character = text[index]
+            if inString {
+                if character == "\\" { index += 1 } else if character == "\"" { inString = false }
+            } else if character == "\"" {
+                inString = true
+            } else if character == "(" || character == "[" {
+                depth += 1
+            } else if character == ")" || character == "]" {
+                if depth == 0 { break }
+                depth -= 1
+            } else if character == "," && depth == 0 {
+                break
+            }
+            index += 1
+        }
+        return (labelled ? label : "_") + ":"
+    }
+
+    /// The `"action"` string member of a JSON object, unescaped; nil when there is none.
+    static func jsonAction(_ line: String) -> String? {
+        let scalars = Array(line.unicodeScalars)
+        var index = 0
+        var depth = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "{" || scalar == "[" { depth += 1; index += 1; continue }
+            if scalar == "}" || scalar == "]" { depth -= 1; index += 1; continue }
+            guard scalar == "\"" else { index += 1; continue }
+            guard let (key, afterKey) = jsonString(scalars, index) else { return nil }
+            index = afterKey
+            var cursor = index
+            while cursor < scalars.count, scalars[cursor] == " " { cursor += 1 }
+            guard cursor < scalars.count, scalars[cursor] == ":" else { continue }   // a value, not a key
+            cursor += 1
+            while cursor < scalars.count, scalars[cursor] == " " { cursor += 1 }
+            if depth == 1 && key == "action", cursor < scalars.count, scalars[cursor] == "\"" {
+                return jsonString(scalars, cursor).map { $0.0 }.flatMap { $0.isEmpty ? nil : $0 }
+            }
+            index = cursor
+        }
+        return nil
+    }
+
+    private static func jsonString(_ scalars: [Unicode.Scalar], _ start: Int) -> (String, Int)? {
+        var result = String.UnicodeScalarView()
+        var index = start + 1
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "\"" { return (String(result), index + 1) }
+            if scalar == "\\", index + 1 < scalars.count {
+                index += 1
+                switch scalars[index] {
+                case "n": result.append("\n")
+                case "t": result.append("\t")
+                case "r": result.append("\r")
+                case "b": result.append("\u{8}")
+                case "f": result.append("\u{C}")
+                case "u":
+                    guard index + 4 < scalars.count,
+                          let value = UInt32(String(String.UnicodeScalarView(scalars[(index + 1)...(index + 4)])), radix: 16) else { return nil }
+                    result.append(Unicode.Scalar(value) ?? "\u{FFFD}")
+                    index += 4
+                default: result.append(scalars[index])
+                }
+            } else {
+                result.append(scalar)
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Removes terminal escape sequences (CSI, OSC) and carriage returns: a program's own output
+    /// (`--actions-from-output`) is coloured text.
+    static func stripEscapes(_ text: String) -> String {
+        guard text.utf8.contains(0x1B) || text.utf8.contains(0x0D) else { return text }
+        var result = String.UnicodeScalarView()
+        var iterator = text.unicodeScalars.makeIterator()
+        while let scalar = iterator.next() {
+            if scalar == "\r" { continue }
+            guard scalar == "\u{1B}" else { result.append(scalar); continue }
+            guard let kind = iterator.next() else { break }
+            if kind == "[" {
+                while let next = iterator.next(), !(next.value >= 0x40 && next.value <= 0x7E) {}
+            } else if kind == "]" {
+                var previous: Unicode.Scalar = " "
+                while let next = iterator.next(), next != "\u{7}", !(previous == "\u{1B}" && next == "\\") { previous = next }
+            }
+        }
+        return String(result)
+    }
+}
+
+extension Substring {
+    /// The index just past the first occurrence of `marker`, or nil.
+    func endOfFirst(_ marker: String) -> Index? {
+        let needle = Array(marker.utf8)
+        let haystack = Array(utf8)
+        guard haystack.count >= needle.count, let first = needle.first else { return nil }
+        var position = 0
+        while position + needle.count <= haystack.count {
+            if haystack[position] == first && Array(haystack[position..<(position + needle.count)]) == needle {
+                return utf8.index(startIndex, offsetBy: position + needle.count)
+            }
+            position += 1
+        }
+        return nil
+    }
+
+    var trimmingTrailingSpaces: Substring {
+        var result = self
+        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
+        return result
+    }
+    var trimmingLeadingSpaces: Substring { drop(while: { $0 == " " || $0 == "\t" }) }
+}
+
+extension String {
+    var trimmingTrailingSpaces: Substring { self[...].trimmingTrailingSpaces }
+    var trimmingLeadingSpaces: Substring { self[...].trimmingLeadingSpaces }
+}
