@@ -70,9 +70,13 @@ public struct PhaseChange: Equatable {
 /// Rates use 100 ms buckets: "the last second" is the ten newest complete buckets, so a rate is
 /// an exact count over exactly one second, at most 100 ms old. Frame percentiles are exact
 /// nearest-rank over the raw durations of the frame window (at most 65,536 kept).
+///
+/// All mutable state is one struct (`Ingest`) behind one lock: the receiver takes the lock once
+/// per batch of datagrams and mutates the struct in place, with no per-event access checks.
 public final class EventAggregator: @unchecked Sendable {
     public let configuration: EventConfiguration
     private var mutex = pthread_mutex_t()
+    private var state: Ingest
 
     static let bucketNanoseconds: UInt64 = 100_000_000
     static let bucketsPerSecond = 10
@@ -83,8 +87,9 @@ public final class EventAggregator: @unchecked Sendable {
         var counts = [Double](repeating: 0, count: EventAggregator.bucketSlots)
         var ids = [Int64](repeating: -1, count: EventAggregator.bucketSlots)
 
+        @inline(__always)
         mutating func add(_ value: Double, bucket: Int64) {
-            let slot = Int(bucket % Int64(EventAggregator.bucketSlots))
+            let slot = Int(bucket & Int64(EventAggregator.bucketSlots - 1))
             if ids[slot] != bucket { ids[slot] = bucket; counts[slot] = 0 }
             counts[slot] += value
         }
@@ -93,7 +98,7 @@ public final class EventAggregator: @unchecked Sendable {
         func lastSecond(current: Int64) -> Double {
             var total = 0.0
             for id in (current - Int64(EventAggregator.bucketsPerSecond))..<current where id >= 0 {
-                let slot = Int(id % Int64(EventAggregator.bucketSlots))
+                let slot = Int(id & Int64(EventAggregator.bucketSlots - 1))
                 if ids[slot] == id { total += counts[slot] }
             }
             return total
@@ -106,114 +111,121 @@ public final class EventAggregator: @unchecked Sendable {
         var total = 0.0
         var listedUntil: UInt64 = 0
         var peak = 0.0
-        var rate = 0.0
     }
-
-    private var labels: LabelTable
-    private var labelStates: [LabelState] = []
-    private var otherIndex: Int?
-    private var allActions = BucketCounter()
-    private var allFrames = BucketCounter()
-    private var actionsTotal = 0.0
-    private var frameTimes: RingBuffer<UInt64>
-    private var frameDurations: RingBuffer<Double>
-    private var framesTotal = 0.0
-    private var janky = 0.0
-    private var dropped = 0.0
-    private var phase: String?
-    private var phaseChanges: [PhaseChange] = []
-    private var log: [ActionLogEntry] = []
-    private var logDropped = 0.0
-    private var received: UInt64 = 0
-    private var malformed: UInt64 = 0
-    private var ignored: UInt64 = 0
-    private var rejected: [String: UInt64] = [:]
-    private var now: UInt64 = 0
-    /// Reads the target's RSS on the receiving thread when a phase change arrives, so the phase's
-    /// entry and exit memory are those of that moment, not of the next tick. Set before start.
-    public var residentProbe: (() -> UInt64?)?
 
     public init(configuration: EventConfiguration = EventConfiguration()) {
         self.configuration = configuration
-        labels = LabelTable(capacity: configuration.maxActionLabels)
-        frameTimes = RingBuffer(capacity: 65536, filler: 0)
-        frameDurations = RingBuffer(capacity: 65536, filler: 0)
+        state = Ingest(configuration: configuration)
         pthread_mutex_init(&mutex, nil)
     }
 
     deinit { pthread_mutex_destroy(&mutex) }
 
-    /// Runs `body` holding the lock: the receiver calls it once per batch of datagrams.
+    /// Reads the target's RSS on the receiving thread when a phase change arrives, so the phase's
+    /// entry and exit memory are those of that moment, not of the next tick. Set before start.
+    public var residentProbe: (() -> UInt64?)? {
+        get { state.residentProbe }
+        set { state.residentProbe = newValue }
+    }
+
+    /// Runs `body` holding the lock, with the state to add to: the receiver calls it once per
+    /// batch of datagrams.
     public func withLock<T>(_ body: (inout Ingest) -> T) -> T {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        var ingest = Ingest(aggregator: self)
-        return body(&ingest)
+        return body(&state)
     }
 
-    /// The EventSink the parser feeds, valid inside `withLock`.
+    /// The aggregate state, and the EventSink the parser feeds.
     public struct Ingest: EventSink {
-        let aggregator: EventAggregator
+        let configuration: EventConfiguration
+        let budget: Double
+        var labels: LabelTable
+        var labelStates: [LabelState] = []
+        var otherIndex: Int?
+        var allActions = BucketCounter()
+        var allFrames = BucketCounter()
+        var actionsTotal = 0.0
+        var frameTimes = RingBuffer<UInt64>(capacity: 65536, filler: 0)
+        var frameDurations = RingBuffer<Double>(capacity: 65536, filler: 0)
+        var framesTotal = 0.0
+        var janky = 0.0
+        var dropped = 0.0
+        var phase: String?
+        var phaseChanges: [PhaseChange] = []
+        /// The log as (label index, count); names are looked up when it is drained.
+        var log: [(label: Int, count: Double)] = []
+        var logDropped = 0.0
+        var received: UInt64 = 0
+        var malformedCount: UInt64 = 0
+        var ignoredCount: UInt64 = 0
+        var rejected: [String: UInt64] = [:]
+        var now: UInt64 = 0
+        var bucket: Int64 = 0
+        var residentProbe: (() -> UInt64?)?
+
+        init(configuration: EventConfiguration) {
+            self.configuration = configuration
+            budget = configuration.budgetMilliseconds
+            labels = LabelTable(capacity: configuration.maxActionLabels)
+        }
+
         /// Stamps what follows; one clock read per batch.
-        public mutating func setTime(_ nanoseconds: UInt64) { aggregator.now = nanoseconds }
-        public mutating func countLines(_ lines: Int) { aggregator.received &+= UInt64(lines) }
-        public mutating func reject(reason: String) { aggregator.rejected[reason, default: 0] &+= 1 }
-        public mutating func action(label: UnsafeRawBufferPointer, count: Double) { aggregator.addAction(label, count: count) }
-        public mutating func frame(milliseconds: Double, count: Double) { aggregator.addFrame(milliseconds, count: count) }
-        public mutating func phase(name: UnsafeRawBufferPointer) { aggregator.addPhase(name) }
-        public mutating func ignored() { aggregator.ignored &+= 1 }
-        public mutating func malformed() { aggregator.malformed &+= 1 }
-    }
+        public mutating func setTime(_ nanoseconds: UInt64) {
+            now = nanoseconds
+            bucket = Int64(nanoseconds / EventAggregator.bucketNanoseconds)
+        }
+        public mutating func countLines(_ lines: Int) { received &+= UInt64(lines) }
+        public mutating func reject(reason: String) { rejected[reason, default: 0] &+= 1 }
+        public mutating func ignored() { ignoredCount &+= 1 }
+        public mutating func malformed() { malformedCount &+= 1 }
 
-    private var bucket: Int64 { Int64(now / Self.bucketNanoseconds) }
-
-    private func addAction(_ label: UnsafeRawBufferPointer, count: Double) {
-        let clipped = UnsafeRawBufferPointer(rebasing: label[0..<min(label.count, EventConfiguration.maxLabelBytes)])
-        var index = labels.find(clipped)
-        if index == nil {
-            if labelStates.count < configuration.maxActionLabels {
-                index = labels.insert(clipped)
+        public mutating func action(label: UnsafeRawBufferPointer, count: Double) {
+            let clipped = UnsafeRawBufferPointer(rebasing: label[0..<min(label.count, EventConfiguration.maxLabelBytes)])
+            let position: Int
+            if let known = labels.find(clipped) {
+                position = known
+            } else if labelStates.count < configuration.maxActionLabels {
+                position = labels.insert(clipped)
                 labelStates.append(LabelState(name: String(decoding: clipped, as: UTF8.self)))
             } else {
                 if otherIndex == nil {
                     otherIndex = labelStates.count
                     labelStates.append(LabelState(name: EventConfiguration.otherLabel))
                 }
-                index = otherIndex
+                position = otherIndex!
+            }
+            labelStates[position].counter.add(count, bucket: bucket)
+            labelStates[position].total += count
+            allActions.add(count, bucket: bucket)
+            actionsTotal += count
+            // The log folds a repeat into the entry before it; it is drained every tick and
+            // bounded, so a flood costs a counter, not memory.
+            if let last = log.last, last.label == position {
+                log[log.count - 1].count += count
+            } else if log.count < 256 {
+                log.append((position, count))
+            } else {
+                logDropped += count
             }
         }
-        let position = index!
-        let current = bucket
-        labelStates[position].counter.add(count, bucket: current)
-        labelStates[position].total += count
-        allActions.add(count, bucket: current)
-        actionsTotal += count
-        // The log folds a repeat into the entry before it; it is drained every frame and
-        // bounded, so a flood costs a counter, not memory.
-        if let last = log.last, last.label == labelStates[position].name {
-            log[log.count - 1].count += count
-        } else if log.count < 256 {
-            log.append(ActionLogEntry(label: labelStates[position].name, count: count))
-        } else {
-            logDropped += count
+
+        public mutating func frame(milliseconds: Double, count: Double) {
+            frameTimes.append(now)
+            frameDurations.append(milliseconds)
+            allFrames.add(count, bucket: bucket)
+            framesTotal += count
+            if milliseconds > configuration.jankFactor * budget { janky += count }
+            let late = (milliseconds / budget).rounded() - 1
+            if late > 0 { dropped += late * count }
         }
-    }
 
-    private func addFrame(_ milliseconds: Double, count: Double) {
-        frameTimes.append(now)
-        frameDurations.append(milliseconds)
-        allFrames.add(count, bucket: bucket)
-        framesTotal += count
-        let budget = configuration.budgetMilliseconds
-        if milliseconds > configuration.jankFactor * budget { janky += count }
-        dropped += max(0, (milliseconds / budget).rounded() - 1) * count
-    }
-
-    private func addPhase(_ name: UnsafeRawBufferPointer) {
-        let text = String(decoding: name[0..<min(name.count, EventConfiguration.maxLabelBytes)], as: UTF8.self)
-        phase = text
-        if phaseChanges.count < 1024 {
-            phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now, residentBytes: residentProbe?()))
+        public mutating func phase(name: UnsafeRawBufferPointer) {
+            let text = String(decoding: name[0..<min(name.count, EventConfiguration.maxLabelBytes)], as: UTF8.self)
+            phase = text
+            if phaseChanges.count < 1024 {
+                phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now, residentBytes: residentProbe?()))
+            }
         }
     }
 
@@ -230,82 +242,81 @@ public final class EventAggregator: @unchecked Sendable {
         }
     }
 
-    /// The figures at `now`; updates the high-frequency state of every label.
+    /// The figures at `time`; updates the high-frequency state of every label.
     public func snapshot(at time: UInt64) -> EventSnapshot {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        let current = Int64(time / Self.bucketNanoseconds)
-        var snapshot = EventSnapshot()
-        snapshot.refreshHz = configuration.refreshHz
-        snapshot.received = received
-        snapshot.malformed = malformed
-        snapshot.ignored = ignored
-        snapshot.rejected = rejected
-        snapshot.phase = phase
-        snapshot.actionsTotal = actionsTotal
-        snapshot.actionsPerSecond = allActions.lastSecond(current: current)
-        snapshot.framesTotal = framesTotal
-        snapshot.fps = allFrames.lastSecond(current: current)
-        snapshot.jankyFrames = janky
-        snapshot.droppedFrames = dropped
-        let linger = UInt64(EventConfiguration.highFrequencyLingerSeconds * 1e9)
-        for index in labelStates.indices {
-            let rate = labelStates[index].counter.lastSecond(current: current)
-            labelStates[index].rate = rate
-            if rate >= configuration.actionThreshold {
-                if time > labelStates[index].listedUntil { labelStates[index].peak = 0 }  // a new episode
-                labelStates[index].listedUntil = time + linger
-                labelStates[index].peak = max(labelStates[index].peak, rate)
+        withLock { state in
+            let current = Int64(time / Self.bucketNanoseconds)
+            var snapshot = EventSnapshot()
+            snapshot.refreshHz = configuration.refreshHz
+            snapshot.received = state.received
+            snapshot.malformed = state.malformedCount
+            snapshot.ignored = state.ignoredCount
+            snapshot.rejected = state.rejected
+            snapshot.phase = state.phase
+            snapshot.actionsTotal = state.actionsTotal
+            snapshot.actionsPerSecond = state.allActions.lastSecond(current: current)
+            snapshot.framesTotal = state.framesTotal
+            snapshot.fps = state.allFrames.lastSecond(current: current)
+            snapshot.jankyFrames = state.janky
+            snapshot.droppedFrames = state.dropped
+            let linger = UInt64(EventConfiguration.highFrequencyLingerSeconds * 1e9)
+            for index in state.labelStates.indices {
+                let rate = state.labelStates[index].counter.lastSecond(current: current)
+                if rate >= configuration.actionThreshold {
+                    if time > state.labelStates[index].listedUntil { state.labelStates[index].peak = 0 }  // a new episode
+                    state.labelStates[index].listedUntil = time + linger
+                    state.labelStates[index].peak = max(state.labelStates[index].peak, rate)
+                }
+                if time <= state.labelStates[index].listedUntil && state.labelStates[index].peak > 0 {
+                    snapshot.highFrequencyActions.append(.init(action: state.labelStates[index].name, rate: rate,
+                                                               peak: state.labelStates[index].peak))
+                }
             }
-            if time <= labelStates[index].listedUntil && labelStates[index].peak > 0 {
-                snapshot.highFrequencyActions.append(.init(action: labelStates[index].name, rate: rate, peak: labelStates[index].peak))
+            snapshot.highFrequencyActions.sort { ($0.rate, $0.peak) > ($1.rate, $1.peak) }
+            // Percentiles: nearest rank over the frame window.
+            let windowStart = time &- UInt64(configuration.frameWindowSeconds * 1e9)
+            var durations: [Double] = []
+            var row = state.frameTimes.count - 1
+            while row >= 0 && state.frameTimes[row] >= windowStart && state.frameTimes[row] <= time {
+                durations.append(state.frameDurations[row]); row -= 1
             }
-        }
-        snapshot.highFrequencyActions.sort { ($0.rate, $0.peak) > ($1.rate, $1.peak) }
-        // Percentiles: nearest rank over the frame window.
-        let windowStart = time &- UInt64(configuration.frameWindowSeconds * 1e9)
-        var durations: [Double] = []
-        var row = frameTimes.count - 1
-        while row >= 0 && frameTimes[row] >= windowStart && frameTimes[row] <= time {
-            durations.append(frameDurations[row]); row -= 1
-        }
-        if !durations.isEmpty {
-            durations.sort()
-            func rank(_ percent: Double) -> Double {
-                durations[max(0, Int((percent / 100 * Double(durations.count)).rounded(.up)) - 1)]
+            if !durations.isEmpty {
+                durations.sort()
+                func rank(_ percent: Double) -> Double {
+                    durations[max(0, Int((percent / 100 * Double(durations.count)).rounded(.up)) - 1)]
+                }
+                snapshot.frameP50 = rank(50)
+                snapshot.frameP95 = rank(95)
+                snapshot.frameP99 = rank(99)
+                snapshot.fpsOnePercentLow = snapshot.frameP99! > 0 ? 1000 / snapshot.frameP99! : nil
             }
-            snapshot.frameP50 = rank(50)
-            snapshot.frameP95 = rank(95)
-            snapshot.frameP99 = rank(99)
-            snapshot.fpsOnePercentLow = snapshot.frameP99! > 0 ? 1000 / snapshot.frameP99! : nil
+            return snapshot
         }
-        return snapshot
     }
 
     /// The actions since the last call, repeats folded, and how many did not fit.
     public func drainLog() -> (entries: [ActionLogEntry], dropped: Double) {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        let result = (log, logDropped)
-        log.removeAll(keepingCapacity: true)
-        logDropped = 0
-        return result
+        withLock { state in
+            let entries = state.log.map { ActionLogEntry(label: state.labelStates[$0.label].name, count: $0.count) }
+            let dropped = state.logDropped
+            state.log.removeAll(keepingCapacity: true)
+            state.logDropped = 0
+            return (entries, dropped)
+        }
     }
 
     /// Phase changes since the last call, oldest first.
     public func drainPhaseChanges() -> [PhaseChange] {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        let result = phaseChanges
-        phaseChanges.removeAll(keepingCapacity: true)
-        return result
+        withLock { state in
+            let result = state.phaseChanges
+            state.phaseChanges.removeAll(keepingCapacity: true)
+            return result
+        }
     }
 
     /// Every label with its total (for the daemon's counters and tests).
     public func actionTotals() -> [(label: String, total: Double)] {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return labelStates.map { ($0.name, $0.total) }
+        withLock { state in state.labelStates.map { ($0.name, $0.total) } }
     }
 }
 
@@ -323,11 +334,21 @@ struct LabelTable {
         slots = [Int32](repeating: -1, count: size)
     }
 
+    /// FNV-style mixing eight bytes at a time: labels are tens of bytes long.
     @inline(__always)
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xcbf29ce484222325   // FNV-1a
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100000001b3 }
-        return hash
+        var hash: UInt64 = 0xcbf29ce484222325 ^ UInt64(bytes.count)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x100000001b3
+            hash ^= hash >> 29
+            offset += 8
+        }
+        while offset < bytes.count {
+            hash = (hash ^ UInt64(bytes[offset])) &* 0x100000001b3
+            offset += 1
+        }
+        return hash ^ (hash >> 32)
     }
 
     func find(_ bytes: UnsafeRawBufferPointer) -> Int? {
@@ -336,7 +357,7 @@ struct LabelTable {
         while slots[slot] >= 0 {
             let index = Int(slots[slot])
             if hashes[index] == hash && keys[index].count == bytes.count
-                && keys[index].withUnsafeBytes({ $0.elementsEqual(bytes) }) { return index }
+                && keys[index].withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return index }
             slot = (slot + 1) & (slots.count - 1)
         }
         return nil

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One parsed line of the event protocol (a DogStatsD-compatible subset):
 ///
 ///     perfhud.action:1|c|#action:Counter.incrementTapped
@@ -25,9 +29,11 @@ public enum EventLineParser {
         var lines = 0
         var start = 0
         let count = datagram.count
+        guard let base = datagram.baseAddress else { return 0 }
         while start < count {
-            var end = start
-            while end < count && datagram[end] != 0x0A { end += 1 }
+            // memchr: the C library scans for the newline many bytes at a time.
+            let found = memchr(base + start, 0x0A, count - start)
+            let end = found.map { base.distance(to: UnsafeRawPointer($0)) } ?? count
             var lineEnd = end
             if lineEnd > start && datagram[lineEnd - 1] == 0x0D { lineEnd -= 1 }   // tolerate \r\n
             if lineEnd > start {
