@@ -33,6 +33,7 @@ let package = Package(
             name: "perfhud",
             dependencies: [
                 "PerfHUDCore",
+                "PerfHUDClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

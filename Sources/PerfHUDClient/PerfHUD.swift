@@ -28,56 +28,72 @@ public final class PerfHUD: @unchecked Sendable {
 
     public let isEnabled: Bool
     private let socketPath: String
-    private var socket: Int32 = -1
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
-    private var current: [UInt8] = []
-    private var currentSince: UInt64 = 0
-    private var currentLines = 0
-    private var queue: [[UInt8]] = []
-    private var queuedLines: [Int] = []
-    private var dropped = 0
-    private var sent = 0
-    private var lastFrameTick: UInt64 = 0
-    private var flusherStarted = false
-    private var flushSoon = false
+    /// Everything mutable, behind one lock. Kept behind a pointer so that a call is a lock, two
+    /// memcpy and an unlock: a class's stored properties would cost a runtime exclusivity check
+    /// on every access, which was most of the time of a call.
+    private let shared: UnsafeMutablePointer<Shared>
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// Held while sending: the flusher thread and `flush()` may both send.
+    private let sendMutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let socketDescriptor: UnsafeMutablePointer<Int32>
+
+    struct Shared {
+        var buffer: UnsafeMutablePointer<UInt8>
+        var used = 0
+        var lines = 0
+        var since: UInt64 = 0
+        var queue: [([UInt8], Int)] = []
+        var dropped = 0
+        var sent = 0
+        var lastFrameTick: UInt64 = 0
+        var flusherStarted = false
+        var flushSoon = false
+    }
 
     /// - Parameter socketPath: the event socket; nil makes every call a no-op.
     public init(socketPath: String?) {
         isEnabled = socketPath.map { !$0.isEmpty } ?? false
         self.socketPath = socketPath ?? ""
-        pthread_mutex_init(&mutex, nil)
+        shared = .allocate(capacity: 1)
+        shared.initialize(to: Shared(buffer: .allocate(capacity: Self.datagramBytes)))
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        sendMutex = .allocate(capacity: 1)
+        pthread_mutex_init(sendMutex, nil)
+        socketDescriptor = .allocate(capacity: 1)
+        socketDescriptor.initialize(to: -1)
+        condition = .allocate(capacity: 1)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
-        current.reserveCapacity(Self.datagramBytes)
+        pthread_cond_init(condition, &attributes)
     }
 
     /// Lines dropped because perfhud was not there or not keeping up.
     public var droppedLines: Int {
-        pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }
-        return dropped
+        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
+        return shared.pointee.dropped
     }
 
     /// Lines handed to the socket.
     public var sentLines: Int {
-        pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }
-        return sent
+        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
+        return shared.pointee.sent
     }
 
     /// An action was dispatched: `perfhud.action:1|c|#action:LABEL`.
     public func action(_ label: String) {
         guard isEnabled else { return }
-        append(prefix: Self.actionPrefix, text: label, suffix: nil)
+        append(prefix: Self.actionPrefix, text: label, suffix: Self.noSuffix)
     }
 
     /// A frame took `milliseconds`: `perfhud.frame:16.7|ms`.
     public func frame(milliseconds: Double) {
-        guard isEnabled, milliseconds.isFinite, milliseconds >= 0 else { return }
+        guard isEnabled, milliseconds.isFinite, milliseconds >= 0, milliseconds < 1e12 else { return }
         var digits = [UInt8]()
         Self.appendNumber(milliseconds, to: &digits)
-        append(prefix: Self.framePrefix, bytes: digits, suffix: Self.frameSuffix)
+        digits.withUnsafeBytes { append(prefix: Self.framePrefix, bytes: $0, suffix: Self.frameSuffix) }
     }
 
     /// A frame took `duration`.
@@ -91,97 +107,105 @@ public final class PerfHUD: @unchecked Sendable {
     public func frameTick() {
         guard isEnabled else { return }
         let now = Self.monotonicNanoseconds()
-        pthread_mutex_lock(&mutex)
-        let previous = lastFrameTick
-        lastFrameTick = now
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_lock(mutex)
+        let previous = shared.pointee.lastFrameTick
+        shared.pointee.lastFrameTick = now
+        pthread_mutex_unlock(mutex)
         if previous != 0 { frame(milliseconds: Double(now &- previous) / 1e6) }
     }
 
     /// The program entered a phase or screen: `perfhud.phase:1|c|#phase:NAME`.
     public func phase(_ name: String) {
         guard isEnabled else { return }
-        append(prefix: Self.phasePrefix, text: name, suffix: nil)
+        append(prefix: Self.phasePrefix, text: name, suffix: Self.noSuffix)
         // Phases are rare and perfhud reads the program's memory when one arrives: send it now,
         // before the program starts the new phase's work.
-        pthread_mutex_lock(&mutex)
-        flushSoon = true
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_lock(mutex)
+        shared.pointee.flushSoon = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Sends what is buffered now, from the calling thread (for example before exit).
     public func flush() {
         guard isEnabled else { return }
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         let batches = takeAll()
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         send(batches)
     }
 
     // MARK: internals
 
-    private static let actionPrefix = Array("perfhud.action:1|c|#action:".utf8)
-    private static let phasePrefix = Array("perfhud.phase:1|c|#phase:".utf8)
-    private static let framePrefix = Array("perfhud.frame:".utf8)
-    private static let frameSuffix = Array("|ms".utf8)
+    private static let actionPrefix = StaticString("perfhud.action:1|c|#action:")
+    private static let phasePrefix = StaticString("perfhud.phase:1|c|#phase:")
+    private static let framePrefix = StaticString("perfhud.frame:")
+    private static let frameSuffix = StaticString("|ms")
+    private static let noSuffix = StaticString("")
 
-    private func append(prefix: [UInt8], text: String, suffix: [UInt8]?) {
+    private func append(prefix: StaticString, text: String, suffix: StaticString) {
         var text = text
         text.withUTF8 { bytes in
-            append(prefix: prefix, bytes: UnsafeBufferPointer(start: bytes.baseAddress, count: min(bytes.count, 200)), suffix: suffix)
+            append(prefix: prefix, bytes: UnsafeRawBufferPointer(start: bytes.baseAddress, count: min(bytes.count, 200)), suffix: suffix)
         }
     }
 
-    private func append<Bytes: Collection>(prefix: [UInt8], bytes: Bytes, suffix: [UInt8]?) where Bytes.Element == UInt8 {
-        let length = prefix.count + bytes.count + (suffix?.count ?? 0) + 1
-        pthread_mutex_lock(&mutex)
-        if current.count + length > Self.datagramBytes && !current.isEmpty {
-            if queue.count < Self.queuedDatagrams {
-                queue.append(current)
-                queuedLines.append(currentLines)
+    private func append(prefix: StaticString, bytes: UnsafeRawBufferPointer, suffix: StaticString) {
+        let length = prefix.utf8CodeUnitCount + bytes.count + suffix.utf8CodeUnitCount + 1
+        pthread_mutex_lock(mutex)
+        let state = shared
+        if state.pointee.used + length > Self.datagramBytes && state.pointee.used > 0 {
+            if state.pointee.queue.count < Self.queuedDatagrams {
+                state.pointee.queue.append((Array(UnsafeBufferPointer(start: state.pointee.buffer, count: state.pointee.used)), state.pointee.lines))
             } else {
-                dropped += currentLines
+                state.pointee.dropped += state.pointee.lines
             }
-            current = []
-            current.reserveCapacity(Self.datagramBytes)
-            currentLines = 0
-            pthread_cond_signal(&condition)
+            state.pointee.used = 0
+            state.pointee.lines = 0
+            pthread_cond_signal(condition)
         }
-        if current.isEmpty { currentSince = Self.monotonicNanoseconds() }
-        current.append(contentsOf: prefix)
-        // Characters that would end a tag, a section or a line are replaced: the label stays one.
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: ","): current.append(UInt8(ascii: ";"))
-            case UInt8(ascii: "|"): current.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "\n"), UInt8(ascii: "\r"): current.append(UInt8(ascii: " "))
-            default: current.append(byte)
+        if state.pointee.used == 0 { state.pointee.since = Self.monotonicNanoseconds() }
+        var cursor = state.pointee.buffer + state.pointee.used
+        memcpy(cursor, prefix.utf8Start, prefix.utf8CodeUnitCount)
+        cursor += prefix.utf8CodeUnitCount
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            memcpy(cursor, base, bytes.count)
+            // Characters that would end a tag, a section or a line are replaced: the label stays one.
+            for index in 0..<bytes.count {
+                switch cursor[index] {
+                case UInt8(ascii: ","): cursor[index] = UInt8(ascii: ";")
+                case UInt8(ascii: "|"): cursor[index] = UInt8(ascii: "/")
+                case UInt8(ascii: "\n"), UInt8(ascii: "\r"): cursor[index] = UInt8(ascii: " ")
+                default: break
+                }
             }
+            cursor += bytes.count
         }
-        if let suffix { current.append(contentsOf: suffix) }
-        current.append(UInt8(ascii: "\n"))
-        currentLines += 1
-        if !flusherStarted { startFlusher() }
-        pthread_mutex_unlock(&mutex)
+        if suffix.utf8CodeUnitCount > 0 {
+            memcpy(cursor, suffix.utf8Start, suffix.utf8CodeUnitCount)
+            cursor += suffix.utf8CodeUnitCount
+        }
+        cursor.pointee = UInt8(ascii: "\n")
+        state.pointee.used += length
+        state.pointee.lines += 1
+        if !state.pointee.flusherStarted { startFlusher() }
+        pthread_mutex_unlock(mutex)
     }
 
     /// Everything buffered, as datagrams with their line counts. Call with the lock held.
     private func takeAll() -> [([UInt8], Int)] {
-        var batches = Array(zip(queue, queuedLines))
-        queue.removeAll()
-        queuedLines.removeAll()
-        if !current.isEmpty {
-            batches.append((current, currentLines))
-            current = []
-            current.reserveCapacity(Self.datagramBytes)
-            currentLines = 0
+        var batches = shared.pointee.queue
+        shared.pointee.queue.removeAll()
+        if shared.pointee.used > 0 {
+            batches.append((Array(UnsafeBufferPointer(start: shared.pointee.buffer, count: shared.pointee.used)), shared.pointee.lines))
+            shared.pointee.used = 0
+            shared.pointee.lines = 0
         }
         return batches
     }
 
     private func startFlusher() {
-        flusherStarted = true
+        shared.pointee.flusherStarted = true
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         if pthread_create(&thread, nil, { context in
@@ -192,7 +216,7 @@ public final class PerfHUD: @unchecked Sendable {
             pthread_detach(thread)
         } else {
             Unmanaged<PerfHUD>.fromOpaque(context).release()
-            flusherStarted = false
+            shared.pointee.flusherStarted = false
         }
     }
 
@@ -200,19 +224,20 @@ public final class PerfHUD: @unchecked Sendable {
     /// `flushNanoseconds` old.
     private func flushLoop() {
         while true {
-            pthread_mutex_lock(&mutex)
-            while queue.isEmpty && !flushSoon && (current.isEmpty || Self.monotonicNanoseconds() &- currentSince < Self.flushNanoseconds) {
-                let wait = current.isEmpty ? 100_000_000 : Self.flushNanoseconds
+            pthread_mutex_lock(mutex)
+            while shared.pointee.queue.isEmpty && !shared.pointee.flushSoon
+                    && (shared.pointee.used == 0 || Self.monotonicNanoseconds() &- shared.pointee.since < Self.flushNanoseconds) {
+                let wait = shared.pointee.used == 0 ? 100_000_000 : Self.flushNanoseconds
                 var deadline = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &deadline)
                 let total = UInt64(deadline.tv_nsec) + wait
                 deadline.tv_sec += Int(total / 1_000_000_000)
                 deadline.tv_nsec = Int(total % 1_000_000_000)
-                pthread_cond_timedwait(&condition, &mutex, &deadline)
+                pthread_cond_timedwait(condition, mutex, &deadline)
             }
-            flushSoon = false
+            shared.pointee.flushSoon = false
             let batches = takeAll()
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             send(batches)
         }
     }
@@ -220,6 +245,9 @@ public final class PerfHUD: @unchecked Sendable {
     /// Sends datagrams without blocking the socket; a full socket queue is retried briefly from
     /// this (background) thread, then the datagram is dropped and counted.
     private func send(_ batches: [([UInt8], Int)]) {
+        guard !batches.isEmpty else { return }
+        pthread_mutex_lock(sendMutex)
+        defer { pthread_mutex_unlock(sendMutex) }
         for (bytes, lines) in batches {
             var delivered = false
             for attempt in 0..<50 {
@@ -234,10 +262,16 @@ public final class PerfHUD: @unchecked Sendable {
                 close(socket); socket = -1
                 break
             }
-            pthread_mutex_lock(&mutex)
-            if delivered { sent += lines } else { dropped += lines }
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_lock(mutex)
+            if delivered { shared.pointee.sent += lines } else { shared.pointee.dropped += lines }
+            pthread_mutex_unlock(mutex)
         }
+    }
+
+    /// The connected socket; touched only while sending (the flusher thread, or `flush()`).
+    private var socket: Int32 {
+        get { socketDescriptor.pointee }
+        set { socketDescriptor.pointee = newValue }
     }
 
     private func connectSocket() -> Bool {
