@@ -1,7 +1,9 @@
 // Sends event lines as fast as the receiver takes them (blocking sends: nothing is lost).
 //   ingest_sender unix PATH LINES_PER_DATAGRAM SECONDS
-//   ingest_sender udp  PORT LINES_PER_DATAGRAM SECONDS
-// Prints the number of lines sent.
+//   ingest_sender udp  PORT LINES_PER_DATAGRAM SECONDS [plain]
+// UDP sends do not wait for the receiver: what it cannot take, the kernel drops.
+// `plain` encodes the action label in the metric name instead of a tag (classic StatsD, for
+// receivers that do not read DogStatsD tags, such as collectd). Prints the number of lines sent.
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +36,12 @@ int main(int argc, char **argv) {
         if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) { perror("connect"); return 69; }
     }
     // A realistic mix: actions over 8 labels, frames, now and then a phase.
+    int plain = argc > 5 && strcmp(argv[5], "plain") == 0;
     static char datagram[65536];
     size_t length = 0;
     for (int i = 0; i < lines; i++) {
-        if (i % 4 == 3) length += sprintf(datagram + length, "perfhud.frame:16.%d|ms\n", i % 10);
+        if (plain) length += sprintf(datagram + length, "perfhud.action.Feature.Action.slider.changed.%d:1|c\n", i % 8);
+        else if (i % 4 == 3) length += sprintf(datagram + length, "perfhud.frame:16.%d|ms\n", i % 10);
         else length += sprintf(datagram + length, "perfhud.action:1|c|#action:Feature.Action.slider(.changed(_:))%d\n", i % 8);
     }
     long sent = 0;

@@ -45,20 +45,26 @@ public enum EventLineParser {
         return lines
     }
 
-    private static let actionSuffix = Array("perfhud.action".utf8)
-    private static let frameSuffix = Array("perfhud.frame".utf8)
-    private static let phaseSuffix = Array("perfhud.phase".utf8)
-    private static let actionTag = Array("action:".utf8)
-    private static let phaseTag = Array("phase:".utf8)
+    /// The index of `byte` in `bytes[from...]`, by memchr; nil when absent.
+    @inline(__always)
+    static func find(_ byte: UInt8, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
+        guard from < bytes.count, let base = bytes.baseAddress else { return nil }
+        return memchr(base + from, Int32(byte), bytes.count - from).map { base.distance(to: UnsafeRawPointer($0)) }
+    }
+
+    @inline(__always)
+    static func slice(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: bytes.baseAddress.map { $0 + start }, count: end - start)
+    }
 
     static func parseLine<Sink: EventSink>(_ line: UnsafeRawBufferPointer, into sink: inout Sink) {
         // name:values|type[|@rate][|#tags]
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
-              let pipe = line[colon...].firstIndex(of: UInt8(ascii: "|")), pipe > colon + 1 else {
+        guard let colon = find(UInt8(ascii: ":"), in: line, from: 0), colon > 0,
+              let pipe = find(UInt8(ascii: "|"), in: line, from: colon + 1), pipe > colon + 1 else {
             sink.malformed(); return
         }
-        let name = UnsafeRawBufferPointer(rebasing: line[0..<colon])
-        let values = UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<pipe])
+        let name = slice(line, 0, colon)
+        let values = slice(line, colon + 1, pipe)
         // Sections after the type: |type|@rate|#tags|…
         var type = UnsafeRawBufferPointer(start: nil, count: 0)
         var rate = 1.0
@@ -66,19 +72,18 @@ public enum EventLineParser {
         var sectionStart = pipe + 1
         var section = 0
         while sectionStart <= line.count {
-            var sectionEnd = sectionStart
-            while sectionEnd < line.count && line[sectionEnd] != UInt8(ascii: "|") { sectionEnd += 1 }
-            let text = UnsafeRawBufferPointer(rebasing: line[sectionStart..<sectionEnd])
+            let sectionEnd = find(UInt8(ascii: "|"), in: line, from: sectionStart) ?? line.count
+            let text = slice(line, sectionStart, sectionEnd)
             if section == 0 {
                 type = text
             } else if let first = text.first {
                 if first == UInt8(ascii: "@") {
-                    guard let parsed = number(UnsafeRawBufferPointer(rebasing: text[1...])), parsed > 0, parsed <= 1 else {
+                    guard let parsed = number(slice(text, 1, text.count)), parsed > 0, parsed <= 1 else {
                         sink.malformed(); return
                     }
                     rate = parsed
                 } else if first == UInt8(ascii: "#") {
-                    tags = UnsafeRawBufferPointer(rebasing: text[1...])
+                    tags = slice(text, 1, text.count)
                 }
                 // c: container ids, T: timestamps (DogStatsD 1.2/1.3) are accepted and ignored.
             }
@@ -87,9 +92,9 @@ public enum EventLineParser {
         }
         guard !type.isEmpty else { sink.malformed(); return }
         let kind: EventKind
-        if hasNameSuffix(name, actionSuffix) { kind = .action }
-        else if hasNameSuffix(name, frameSuffix) { kind = .frame }
-        else if hasNameSuffix(name, phaseSuffix) { kind = .phase }
+        if hasNameSuffix(name, "perfhud.action") { kind = .action }
+        else if hasNameSuffix(name, "perfhud.frame") { kind = .frame }
+        else if hasNameSuffix(name, "perfhud.phase") { kind = .phase }
         else {
             guard isKnownType(type), !values.isEmpty else { sink.malformed(); return }
             sink.ignored(); return
@@ -97,51 +102,54 @@ public enum EventLineParser {
         switch kind {
         case .action, .phase:
             guard equals(type, "c"), let value = number(values), value >= 0 else { sink.malformed(); return }
-            guard let label = tag(kind == .action ? actionTag : phaseTag, in: tags), !label.isEmpty else {
+            guard let label = tag(kind == .action ? "action:" : "phase:", in: tags), !label.isEmpty else {
                 sink.malformed(); return
             }
             if kind == .action { sink.action(label: label, count: value / rate) } else { sink.phase(name: label) }
         case .frame:
             guard equals(type, "ms") || equals(type, "h") || equals(type, "d") else { sink.malformed(); return }
+            let weight = 1 / rate
+            // The common case: one value.
+            if find(UInt8(ascii: ":"), in: values, from: 0) == nil {
+                guard let milliseconds = number(values), milliseconds >= 0, milliseconds < 3_600_000 else {
+                    sink.malformed(); return
+                }
+                sink.frame(milliseconds: milliseconds, count: weight)
+                return
+            }
             // Packed values (DogStatsD 1.1): 16.7:16.9:33.4. All must parse, or the line is dropped.
-            var parsed: (values: [Double], count: Int) = ([], 0)
+            var parsed: [Double] = []
             var valueStart = 0
             while valueStart <= values.count {
-                var valueEnd = valueStart
-                while valueEnd < values.count && values[valueEnd] != UInt8(ascii: ":") { valueEnd += 1 }
-                guard let milliseconds = number(UnsafeRawBufferPointer(rebasing: values[valueStart..<valueEnd])),
+                let valueEnd = find(UInt8(ascii: ":"), in: values, from: valueStart) ?? values.count
+                guard let milliseconds = number(slice(values, valueStart, valueEnd)),
                       milliseconds >= 0, milliseconds < 3_600_000 else { sink.malformed(); return }
-                if parsed.count == 0 && valueEnd == values.count {
-                    sink.frame(milliseconds: milliseconds, count: 1 / rate); return    // the common case
-                }
-                parsed.values.append(milliseconds)
-                parsed.count += 1
+                parsed.append(milliseconds)
                 valueStart = valueEnd + 1
             }
-            for milliseconds in parsed.values { sink.frame(milliseconds: milliseconds, count: 1 / rate) }
+            for milliseconds in parsed { sink.frame(milliseconds: milliseconds, count: weight) }
         }
     }
 
     /// Does `name` equal `suffix` or end with `.` + `suffix` (a client namespace)?
     @inline(__always)
-    static func hasNameSuffix(_ name: UnsafeRawBufferPointer, _ suffix: [UInt8]) -> Bool {
-        guard name.count >= suffix.count else { return false }
-        let offset = name.count - suffix.count
+    static func hasNameSuffix(_ name: UnsafeRawBufferPointer, _ suffix: StaticString) -> Bool {
+        let length = suffix.utf8CodeUnitCount
+        guard name.count >= length, let base = name.baseAddress else { return false }
+        let offset = name.count - length
         if offset > 0 && name[offset - 1] != UInt8(ascii: ".") { return false }
-        for index in 0..<suffix.count where name[offset + index] != suffix[index] { return false }
-        return true
+        return memcmp(base + offset, suffix.utf8Start, length) == 0
     }
 
     /// The value of tag `key` (e.g. `action:`) among comma-separated tags.
-    static func tag(_ key: [UInt8], in tags: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    static func tag(_ key: StaticString, in tags: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let base = tags.baseAddress else { return nil }
+        let length = key.utf8CodeUnitCount
         var start = 0
         while start < tags.count {
-            var end = start
-            while end < tags.count && tags[end] != UInt8(ascii: ",") { end += 1 }
-            if end - start >= key.count {
-                var matches = true
-                for index in 0..<key.count where tags[start + index] != key[index] { matches = false; break }
-                if matches { return UnsafeRawBufferPointer(rebasing: tags[(start + key.count)..<end]) }
+            let end = find(UInt8(ascii: ","), in: tags, from: start) ?? tags.count
+            if end - start >= length && memcmp(base + start, key.utf8Start, length) == 0 {
+                return slice(tags, start + length, end)
             }
             start = end + 1
         }
