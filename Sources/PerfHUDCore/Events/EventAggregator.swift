@@ -320,18 +320,22 @@ public final class EventAggregator: @unchecked Sendable {
     }
 }
 
-/// Interns labels by their bytes with open addressing: known labels cost a hash and a compare,
+/// Interns labels by their bytes with open addressing: known labels cost a hash and a memcmp,
 /// no allocation. Written by hand: Dictionary would need a String (an allocation) per line.
+/// Keys live in one byte arena, so a lookup touches no reference-counted storage.
 struct LabelTable {
     private var slots: [Int32]
-    private var keys: [[UInt8]] = []
     private var hashes: [UInt64] = []
+    private var offsets: [Int] = []
+    private var lengths: [Int] = []
+    private var arena: [UInt8] = []
 
     /// Room for `capacity` labels at most half full, so probes stay short.
     init(capacity: Int) {
         var size = 16
         while size < capacity * 2 { size *= 2 }
         slots = [Int32](repeating: -1, count: size)
+        arena.reserveCapacity(capacity * 64)
     }
 
     /// FNV-style mixing eight bytes at a time: labels are tens of bytes long.
@@ -353,24 +357,35 @@ struct LabelTable {
 
     func find(_ bytes: UnsafeRawBufferPointer) -> Int? {
         let hash = Self.hash(bytes)
-        var slot = Int(hash & UInt64(slots.count - 1))
-        while slots[slot] >= 0 {
-            let index = Int(slots[slot])
-            if hashes[index] == hash && keys[index].count == bytes.count
-                && keys[index].withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return index }
-            slot = (slot + 1) & (slots.count - 1)
+        return slots.withUnsafeBufferPointer { slots in
+            hashes.withUnsafeBufferPointer { hashes in
+                arena.withUnsafeBytes { arena in
+                    let mask = slots.count - 1
+                    var slot = Int(truncatingIfNeeded: hash) & mask
+                    while slots[slot] >= 0 {
+                        let index = Int(slots[slot])
+                        if hashes[index] == hash && lengths[index] == bytes.count
+                            && (bytes.count == 0 || memcmp(arena.baseAddress! + offsets[index], bytes.baseAddress!, bytes.count) == 0) {
+                            return index
+                        }
+                        slot = (slot + 1) & mask
+                    }
+                    return nil
+                }
+            }
         }
-        return nil
     }
 
     /// Adds `bytes` (not present); returns its index.
     mutating func insert(_ bytes: UnsafeRawBufferPointer) -> Int {
         let hash = Self.hash(bytes)
-        var slot = Int(hash & UInt64(slots.count - 1))
+        var slot = Int(truncatingIfNeeded: hash) & (slots.count - 1)
         while slots[slot] >= 0 { slot = (slot + 1) & (slots.count - 1) }
-        slots[slot] = Int32(keys.count)
-        keys.append(Array(bytes))
+        slots[slot] = Int32(hashes.count)
+        offsets.append(arena.count)
+        lengths.append(bytes.count)
+        arena.append(contentsOf: bytes)
         hashes.append(hash)
-        return keys.count - 1
+        return hashes.count - 1
     }
 }
