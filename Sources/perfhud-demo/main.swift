@@ -93,9 +93,14 @@ while true {
             print("[demo] \(screen): rendering (CPU burst), dragging the slider")
             dispatch(&editorState, .toolSelected(round % 3))
             // A slider drag: an action per pointer move, ~120 per second for 1.5 s.
+            let dragStart = now()
             for step in 0..<180 {
                 dispatch(&editorState, .slider(.changed(Double(step) / 180)))
-                burn(seconds: 1.0 / 120, share: 1.0)
+                // Paced by the clock, not by the work: 120 per second whatever the load.
+                let next = dragStart + Double(step + 1) / 120
+                var sink = 0.0
+                while now() < next { sink += sin(sink + 1) }
+                if sink == 42 { print("") }
             }
             burn(seconds: 0.5, share: 1.0)
             dispatch(&editorState, .saveTapped)

@@ -127,6 +127,7 @@ def test_accept_from_target_rejects_a_stranger(tmp_path):
         watched.kill()
     last = json.loads(out.splitlines()[-1])
     assert last["events_rejected"] == 1
+    assert last["events_rejected_by_reason"] == {"peer": 1}
     assert last["actions_total"] == 0
     assert not os.path.exists(path), "the socket is removed on exit"
 

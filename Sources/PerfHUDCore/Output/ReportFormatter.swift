@@ -55,6 +55,8 @@ public enum ReportFormatter {
             field("events_received", String(events.received))
             field("events_malformed", String(events.malformed))
             field("events_rejected", String(events.rejectedTotal))
+            field("events_rejected_by_reason", "{" + events.rejected.sorted { $0.key < $1.key }
+                .map { quoted($0.key) + ":" + String($0.value) }.joined(separator: ",") + "}")
             field("events_ignored", String(events.ignored))
             field("frames_total", number(events.framesTotal))
             field("actions_total", number(events.actionsTotal))
