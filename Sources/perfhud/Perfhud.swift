@@ -8,7 +8,7 @@ struct Perfhud: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "perfhud",
         abstract: "A performance HUD for Linux processes: CPU, memory and more, pinned in the terminal.",
-        subcommands: [Attach.self, Run.self, Demo.self, Emit.self, BenchmarkSampler.self, BenchmarkClient.self]
+        subcommands: [Attach.self, Run.self, Demo.self, Daemon.self, Emit.self, BenchmarkSampler.self, BenchmarkClient.self]
     )
 }
 

@@ -8,6 +8,10 @@ public struct EventConfiguration: Equatable {
     public var actionThreshold: Double = 20
     /// The display's refresh rate: the frame budget is 1000 / refresh ms.
     public var refreshHz: Double = 60
+    /// Cumulative counts of frame durations at or below each of `EventAggregator.frameBucketBounds`.
+    public var frameBucketCumulative: [Double] = []
+    /// Sum of all frame durations, seconds.
+    public var frameSecondsSum: Double = 0
     public var jankFactor: Double = 1.5
     public var frameWindowSeconds: Double = 10
     public var maxActionLabels = 200
@@ -46,6 +50,10 @@ public struct EventSnapshot: Equatable {
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
     /// The display refresh the frame budget comes from.
     public var refreshHz: Double = 60
+    /// Cumulative counts of frame durations at or below each of `EventAggregator.frameBucketBounds`.
+    public var frameBucketCumulative: [Double] = []
+    /// Sum of all frame durations, seconds.
+    public var frameSecondsSum: Double = 0
     /// Whether any event has arrived yet: before that, frame and action figures are unknown.
     public var hasFrames: Bool { framesTotal > 0 }
     public var hasActions: Bool { actionsTotal > 0 }
@@ -78,6 +86,9 @@ public final class EventAggregator: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var state: Ingest
 
+    /// Bounds of the frame-duration histogram, seconds: around the budgets of 240, 120, 60, 40
+    /// and 30 Hz displays, then long stalls.
+    public static let frameBucketBounds: [Double] = [0.004, 0.008, 0.0125, 0.0167, 0.025, 0.0334, 0.05, 0.1, 0.25, 0.5, 1]
     static let bucketNanoseconds: UInt64 = 100_000_000
     static let bucketsPerSecond = 10
     static let bucketSlots = 16
@@ -149,6 +160,8 @@ public final class EventAggregator: @unchecked Sendable {
         var frameTimes = RingBuffer<UInt64>(capacity: 65536, filler: 0)
         var frameDurations = RingBuffer<Double>(capacity: 65536, filler: 0)
         var framesTotal = 0.0
+        var frameBucketCounts = [Double](repeating: 0, count: EventAggregator.frameBucketBounds.count)
+        var frameSecondsSum = 0.0
         var janky = 0.0
         var dropped = 0.0
         var phase: String?
@@ -215,6 +228,11 @@ public final class EventAggregator: @unchecked Sendable {
             frameDurations.append(milliseconds)
             allFrames.add(count, bucket: bucket)
             framesTotal += count
+            let seconds = milliseconds / 1000
+            frameSecondsSum += seconds * count
+            if let bucket = EventAggregator.frameBucketBounds.firstIndex(where: { seconds <= $0 }) {
+                frameBucketCounts[bucket] += count
+            }
             if milliseconds > configuration.jankFactor * budget { janky += count }
             let late = (milliseconds / budget).rounded() - 1
             if late > 0 { dropped += late * count }
@@ -258,6 +276,9 @@ public final class EventAggregator: @unchecked Sendable {
             snapshot.framesTotal = state.framesTotal
             snapshot.fps = state.allFrames.lastSecond(current: current)
             snapshot.jankyFrames = state.janky
+            var running = 0.0
+            snapshot.frameBucketCumulative = state.frameBucketCounts.map { running += $0; return running }
+            snapshot.frameSecondsSum = state.frameSecondsSum
             snapshot.droppedFrames = state.dropped
             let linger = UInt64(EventConfiguration.highFrequencyLingerSeconds * 1e9)
             for index in state.labelStates.indices {

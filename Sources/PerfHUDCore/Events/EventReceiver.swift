@@ -69,7 +69,9 @@ public final class EventReceiver {
 
     /// Binds the socket at `path` (mode 0600). A stale socket of ours is replaced; a symlink, a
     /// live socket or anything else at the path is refused.
-    public init(path: String, aggregator: EventAggregator, policy: AcceptPolicy?, targetPID: Int32) throws {
+    /// - Parameter mode: the socket file's mode: 0600, or 0666 for a daemon whose target runs as
+    ///   another user (the credential check then decides who may send).
+    public init(path: String, aggregator: EventAggregator, policy: AcceptPolicy?, targetPID: Int32, mode: mode_t = 0o600) throws {
         self.path = path
         self.aggregator = aggregator
         filter = PeerFilter(policy: policy, targetPID: targetPID)
@@ -85,7 +87,7 @@ public final class EventReceiver {
             close(socket)
             throw EventSocketError(description: "cannot bind \(path): \(error)")
         }
-        chmod(path, 0o600)
+        chmod(path, mode)
         _ = perfhud_enable_credentials(socket)
         var size: Int32 = 4 << 20    // room for bursts; the kernel caps it at rmem_max
         setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -151,6 +153,8 @@ public final class EventReceiver {
     }
 
     public func setTarget(pid: Int32) { filter.setTarget(pid: pid) }
+    /// Several targets (a daemon's `--match` or `--unit` group).
+    public func setTargets(_ pids: [Int32]) { filter.setTargets(pids) }
 
     /// Starts the receiving thread.
     public func start() {
@@ -236,19 +240,21 @@ public final class EventReceiver {
 final class PeerFilter {
     private let policy: AcceptPolicy?
     private var mutex = pthread_mutex_t()
-    private var targetPID: Int32
+    private var targetPIDs: Set<Int32>
     private var cache: [Int32: (allowed: Bool, at: UInt64)] = [:]
     private let ourUID = geteuid()
 
     init(policy: AcceptPolicy?, targetPID: Int32) {
         self.policy = policy
-        self.targetPID = targetPID
+        targetPIDs = [targetPID]
         pthread_mutex_init(&mutex, nil)
     }
 
-    func setTarget(pid: Int32) {
+    func setTarget(pid: Int32) { setTargets([pid]) }
+
+    func setTargets(_ pids: [Int32]) {
         pthread_mutex_lock(&mutex)
-        targetPID = pid
+        targetPIDs = Set(pids)
         cache.removeAll()
         pthread_mutex_unlock(&mutex)
     }
@@ -270,7 +276,7 @@ final class PeerFilter {
         var current = pid
         var allowed = false
         for _ in 0..<64 {
-            if current == targetPID { allowed = true; break }
+            if targetPIDs.contains(current) { allowed = true; break }
             guard current > 1, let parent = Self.parent(of: current) else { break }
             current = parent
         }

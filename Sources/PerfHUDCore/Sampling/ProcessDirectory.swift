@@ -21,6 +21,8 @@ public struct ProcessDescription: Equatable {
 public final class ProcessDirectory {
     private var describeInfo: OpaquePointer?
     private var treeInfo: OpaquePointer?
+    private var commandLineInfo: OpaquePointer?
+    private static let commandLineItems: [pids_item] = [PIDS_ID_PID, PIDS_CMDLINE]
 
     // Positions of the items in each stack, in the order they are requested.
     private static let describeItems: [pids_item] = [
@@ -33,6 +35,7 @@ public final class ProcessDirectory {
     deinit {
         if describeInfo != nil { procps_pids_unref(&describeInfo) }
         if treeInfo != nil { procps_pids_unref(&treeInfo) }
+        if commandLineInfo != nil { procps_pids_unref(&commandLineInfo) }
     }
 
     /// The description of `pid`, or nil when no such process exists.
@@ -85,6 +88,36 @@ public final class ProcessDirectory {
             }
         }
         return result
+    }
+
+    /// Every process with its command line (arguments joined by spaces; the command name in
+    /// brackets for kernel threads). The corresponding C call is `procps_pids_reap`.
+    public func commandLines() -> [(pid: Int32, commandLine: String)] {
+        if commandLineInfo == nil {
+            var items = Self.commandLineItems
+            guard procps_pids_new(&commandLineInfo, &items, Int32(items.count)) >= 0 else { return [] }
+        }
+        guard let fetch = procps_pids_reap(commandLineInfo, PIDS_FETCH_TASKS_ONLY),
+              let counts = fetch.pointee.counts, let stacks = fetch.pointee.stacks else { return [] }
+        var result: [(Int32, String)] = []
+        for index in 0..<Int(counts.pointee.total) {
+            guard let stack = stacks[index], let text = perfhud_pids_str(stack, 1) else { continue }
+            result.append((perfhud_pids_s_int(stack, 0), String(cString: text)))
+        }
+        return result
+    }
+
+    /// Seconds since the epoch at which the system booted (`btime` of /proc/stat).
+    public static var bootTime: Double? {
+        guard case .success(let file) = KeptOpenFile.open("/proc/stat") else { return nil }
+        defer { file.close() }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { (try? file.read(into: $0).get()) ?? 0 }
+        let text = String(decoding: buffer[0..<count], as: UTF8.self)
+        for line in text.split(separator: "\n") where line.hasPrefix("btime ") {
+            return Double(line.dropFirst(6).trimmingLeadingSpaces)
+        }
+        return nil
     }
 
     /// Online CPUs. The corresponding C call is `procps_cpu_count`.
