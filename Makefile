@@ -3,10 +3,10 @@ SWIFT ?= swift
 CONFIG ?= release
 BIN := .build/$(CONFIG)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libproc2-dev pkg-config tmux procps sysstat valgrind gcc python3-pip
+APT_PACKAGES := libproc2-dev pkg-config tmux procps sysstat valgrind gcc python3-pip prometheus systemd
 PY_PACKAGES := pyte pytest psrecord datadog
 
-.PHONY: demo test build deps deps-apt deps-python unit e2e benchmark clean
+.PHONY: demo test build deps deps-apt deps-python unit e2e benchmark clean install
 
 demo: deps-apt build
 	$(BIN)/perfhud demo
@@ -34,7 +34,7 @@ deps-apt:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing: $$missing"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 deps-python:
@@ -44,3 +44,17 @@ deps-python:
 
 clean:
 	rm -rf .build
+
+# Installs the binary where the units expect it, the units, and an example environment file.
+PREFIX ?= /usr/local
+UNITDIR ?= /etc/systemd/system
+install: build
+	install -D -m 0755 $(BIN)/perfhud $(DESTDIR)$(PREFIX)/bin/perfhud
+	install -D -m 0755 $(BIN)/perfhud-demo $(DESTDIR)$(PREFIX)/bin/perfhud-demo
+	install -D -m 0644 Systemd/perfhud.service $(DESTDIR)$(UNITDIR)/perfhud.service
+	install -D -m 0644 Systemd/perfhud@.service $(DESTDIR)$(UNITDIR)/perfhud@.service
+	[ -e $(DESTDIR)/etc/default/perfhud ] || install -D -m 0644 Systemd/perfhud.env $(DESTDIR)/etc/default/perfhud
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/perfhud/README.md
+	install -D -m 0644 Dashboards/perfhud.json $(DESTDIR)$(PREFIX)/share/perfhud/grafana-dashboard.json
+	install -D -m 0644 Dashboards/perfhud-alerts.yml $(DESTDIR)$(PREFIX)/share/perfhud/prometheus-alerts.yml
+	@command -v systemctl >/dev/null && [ -z "$(DESTDIR)" ] && systemctl daemon-reload 2>/dev/null || true
