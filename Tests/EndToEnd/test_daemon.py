@@ -1,0 +1,349 @@
+"""perfhud daemon against real peers: systemd-analyze, promtool, a real Prometheus, and a
+NOTIFY_SOCKET played by the test as systemd would."""
+import json
+import os
+import pathlib
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from conftest import PERFHUD, ROOT, perfhud, wait_until
+
+SENDER = textwrap.dedent("""
+    import os, socket, sys, time
+    path = sys.argv[1]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    while not os.path.exists(path): time.sleep(0.05)
+    sent = {"frames": 0, "actions": 0}
+    s.sendto(b"perfhud.phase:1|c|#phase:Editor", path)
+    end = time.monotonic() + float(sys.argv[2])
+    i = 0
+    total = 1
+    while time.monotonic() < end:
+        lines = [b"perfhud.frame:%d|ms" % (40 if i % 20 == 0 else 16)]
+        lines += [b"perfhud.action:1|c|#action:Slider.changed"] * 3
+        if i % 10 == 0: lines.append(b"perfhud.action:1|c|#action:Button.tapped")
+        s.sendto(b"\\n".join(lines), path)
+        total += len(lines)
+        i += 1
+        time.sleep(0.02)
+    open(path + ".sent", "w").write(str(total))
+    time.sleep(3600)
+""")
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.status, response.read().decode()
+
+
+class Daemon:
+    def __init__(self, *args, env=None, sender_seconds=None):
+        self.port = free_port()
+        self.tmp = tempfile.mkdtemp()
+        self.events = os.path.join(self.tmp, "events.sock")
+        self.sender = None
+        if sender_seconds is not None:
+            self.sender = subprocess.Popen([sys.executable, "-c", SENDER, self.events, str(sender_seconds)])
+            args = ("--pid", str(self.sender.pid), *args)
+        self.process = subprocess.Popen([PERFHUD, "daemon", *args, "--listen", f"127.0.0.1:{self.port}",
+                                         "--events", self.events, "--tick", "250ms"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert wait_until(self.listening, timeout=15), self.process.stderr.read() if self.process.poll() is not None else "not listening"
+
+    def listening(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def metrics(self):
+        return get(f"http://127.0.0.1:{self.port}/metrics")[1]
+
+    def value(self, name, labels=""):
+        pattern = re.compile(r"^" + re.escape(name) + (re.escape(labels) if labels else r"(\{[^}]*\})?") + r" (\S+)$", re.M)
+        found = pattern.search(self.metrics())
+        return float(found.group(found.lastindex)) if found else None
+
+    def stop(self):
+        self.process.terminate()
+        out, err = self.process.communicate(timeout=30)
+        if self.sender:
+            self.sender.kill()
+            self.sender.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return self.process.returncode, err
+
+
+@pytest.fixture
+def daemons():
+    started = []
+
+    def make(*args, **kwargs):
+        started.append(Daemon(*args, **kwargs))
+        return started[-1]
+
+    yield make
+    for daemon in started:
+        if daemon.process.poll() is None:
+            daemon.stop()
+
+
+# --- systemd units -------------------------------------------------------------------------
+
+UNITS = ["perfhud.service", "perfhud@.service"]
+
+
+def installed_copy(tmp_path, unit, name=None):
+    """The unit as shipped, but starting the binary built here."""
+    text = (ROOT / "Systemd" / unit).read_text().replace("/usr/local/bin/perfhud", PERFHUD)
+    target = tmp_path / (name or unit)
+    target.write_text(text)
+    return target
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd is installed by make test")
+@pytest.mark.parametrize("unit,name", [("perfhud.service", None), ("perfhud@.service", "perfhud@nginx.service")])
+def test_units_verify_clean_and_rate_2_5_or_better(tmp_path, unit, name):
+    path = installed_copy(tmp_path, unit, name)
+    environment = dict(os.environ, SYSTEMD_LOG_LEVEL="notice")
+    verify = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True, env=environment)
+    assert verify.returncode == 0 and verify.stdout.strip() == "" and verify.stderr.strip() == "", verify
+    security = subprocess.run(["systemd-analyze", "security", "--offline=yes", str(path)], capture_output=True, text=True)
+    level = float(re.search(r"Overall exposure level for \S+: ([0-9.]+)", security.stdout).group(1))
+    assert level <= 2.5, security.stdout[-400:]
+
+
+# --- promtool ---------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not shutil.which("promtool"), reason="prometheus is installed by make test")
+def test_alert_rules_check_and_unit_tests_pass():
+    dashboards = ROOT / "Dashboards"
+    check = subprocess.run(["promtool", "check", "rules", "perfhud-alerts.yml"], cwd=dashboards, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    test = subprocess.run(["promtool", "test", "rules", "perfhud-alerts.test.yml"], cwd=dashboards, capture_output=True, text=True)
+    assert test.returncode == 0 and "SUCCESS" in test.stdout, test.stdout + test.stderr
+
+
+@pytest.mark.skipif(not shutil.which("promtool"), reason="prometheus is installed by make test")
+def test_live_metrics_are_clean_and_count_what_was_sent(daemons):
+    daemon = daemons(sender_seconds=2)
+    time.sleep(3.5)
+    text = daemon.metrics()
+    check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.strip() == "" and check.stderr.strip() == "", check.stdout + check.stderr
+    assert daemon.value("perfhud_target_up") == 1
+    frames = daemon.value("perfhud_frames_total")
+    assert frames and frames > 50
+    assert daemon.value("perfhud_frame_duration_seconds_count") == frames
+    assert daemon.value("perfhud_janky_frames_total") == daemon.value("perfhud_frame_duration_seconds_bucket", '{le="+Inf"}') - daemon.value("perfhud_frame_duration_seconds_bucket", '{le="0.025"}')
+    assert daemon.value("perfhud_actions_total", '{action="Slider.changed"}') == 3 * frames
+    assert daemon.value("perfhud_phase_info", '{phase="Editor"}') == 1
+    assert daemon.value("perfhud_target_resident_memory_bytes") > 0
+    assert daemon.value("process_resident_memory_bytes") > 0
+
+
+# --- sd_notify ------------------------------------------------------------------------------
+
+def test_sd_notify_ready_status_watchdog_stopping(tmp_path):
+    notify_path = str(tmp_path / "notify.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(notify_path)
+    listener.settimeout(0.2)
+    port = free_port()
+    events = str(tmp_path / "events.sock")
+    sender = subprocess.Popen([sys.executable, "-c", SENDER, events, "1.5"])
+    environment = dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="1000000")
+    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(sender.pid), "--listen", f"127.0.0.1:{port}", "--events", events,
+                               "--tick", "250ms", "--log-interval", "1h"], stderr=subprocess.PIPE, text=True, env=environment)
+    messages = []
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < 4:
+            try:
+                messages.append((time.monotonic() - start, listener.recv(4096).decode()))
+            except socket.timeout:
+                pass
+        ready = [t for t, m in messages if "READY=1" in m]
+        assert ready, messages
+        # READY only once the HTTP port and the event socket are bound.
+        assert os.path.exists(events)
+        assert any("STATUS=" in m and "watching PID" in m for _, m in messages), messages
+        pings = [t for t, m in messages if m == "WATCHDOG=1"]
+        assert len(pings) >= 5, messages
+        gaps = [b - a for a, b in zip(pings, pings[1:])]
+        assert all(0.3 <= gap <= 0.75 for gap in gaps), f"half of WATCHDOG_USEC=1s: {gaps}"
+        daemon.send_signal(15)
+        _, err = daemon.communicate(timeout=15)
+        while True:
+            try:
+                messages.append((time.monotonic() - start, listener.recv(4096).decode()))
+            except socket.timeout:
+                break
+    finally:
+        sender.kill()
+        if daemon.poll() is None:
+            daemon.kill()
+    assert daemon.returncode == 0
+    assert any("STOPPING=1" in m for _, m in messages)
+    # Nothing lost from the last interval: the stopping line counts every event sent.
+    final = [line for line in err.splitlines() if "stopping:" in line]
+    assert final and re.search(r"events (\d+)", final[-1]), err
+    sent = int(open(events + ".sent").read())
+    assert int(re.search(r"events (\d+)", final[-1]).group(1)) == sent
+
+
+# --- a real Prometheus ----------------------------------------------------------------------
+
+def dashboard_queries(job, instance_regex, rate_interval="10s"):
+    dashboard = json.loads((ROOT / "Dashboards" / "perfhud.json").read_text())
+    for panel in dashboard["panels"]:
+        assert panel.get("description"), f"panel {panel['title']} has a description"
+        assert panel["fieldConfig"]["defaults"].get("unit"), f"panel {panel['title']} has a unit"
+        for target in panel["targets"]:
+            expr = (target["expr"].replace("$job", job).replace("$instance", instance_regex)
+                    .replace("$__rate_interval", rate_interval))
+            yield panel["title"], expr
+
+
+@pytest.mark.skipif(not shutil.which("prometheus"), reason="prometheus is installed by make test")
+def test_prometheus_scrapes_two_daemons_and_every_panel_has_data(daemons, tmp_path):
+    first = daemons(sender_seconds=60)
+    second = daemons(sender_seconds=60)
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(textwrap.dedent(f"""
+        global:
+          scrape_interval: 1s
+          evaluation_interval: 1s
+        rule_files: ["{ROOT / 'Dashboards' / 'perfhud-alerts.yml'}"]
+        scrape_configs:
+          - job_name: perfhud
+            static_configs:
+              - targets: ["127.0.0.1:{first.port}", "127.0.0.1:{second.port}"]
+    """))
+    prometheus = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
+                                   f"--web.listen-address=127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    api = f"http://127.0.0.1:{port}/api/v1/"
+
+    def query(expr):
+        status, body = get(api + "query?" + urllib.parse.urlencode({"query": expr}))
+        return json.loads(body)["data"]["result"]
+
+    try:
+        assert wait_until(lambda: _ready(api), timeout=60), "prometheus did not start"
+        assert wait_until(lambda: len(query('up{job="perfhud"} == 1')) == 2, timeout=30), "both daemons scraped"
+        time.sleep(12)    # enough samples for rate() and deriv() windows
+        empty = []
+        for title, expr in dashboard_queries("perfhud", ".+"):
+            if not query(expr):
+                empty.append((title, expr))
+        assert not empty, f"panels without data: {empty}"
+        instances = {r["metric"]["instance"] for r in query("perfhud_target_up")}
+        assert instances == {f"127.0.0.1:{first.port}", f"127.0.0.1:{second.port}"}
+        rules = json.loads(get(api + "rules")[1])["data"]["groups"]
+        assert rules and rules[0]["rules"][0]["health"] == "ok"
+    finally:
+        prometheus.terminate()
+        prometheus.wait(timeout=30)
+
+
+def _ready(api):
+    try:
+        return get(api + "status/buildinfo", timeout=1)[0] == 200
+    except OSError:
+        return False
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+def test_bad_input_gets_one_line_and_the_right_code(daemons, tmp_path):
+    busy = daemons("--pid", str(os.getpid()))
+    taken = perfhud("daemon", "--pid", str(os.getpid()), "--listen", f"127.0.0.1:{busy.port}", "--events", str(tmp_path / "e.sock"))
+    assert taken.returncode == 69 and "cannot listen" in taken.stderr and len(taken.stderr.strip().splitlines()) == 1
+    regex = perfhud("daemon", "--match", "([unclosed", "--listen", "127.0.0.1:1")
+    assert regex.returncode == 64 and "invalid --match pattern" in regex.stderr
+    both = perfhud("daemon", "--pid", "1", "--match", "x")
+    assert both.returncode == 64 and "exactly one" in both.stderr
+    bad_listen = perfhud("daemon", "--pid", "1", "--listen", "nowhere")
+    assert bad_listen.returncode == 64
+
+
+def test_pidfile_waits_logs_the_reason_and_follows_a_restart(daemons, tmp_path):
+    pidfile = tmp_path / "app.pid"
+    daemon = daemons("--pidfile", str(pidfile))
+    time.sleep(1)
+    assert daemon.value("perfhud_target_up") == 0, "waiting is normal, not an error"
+    first = subprocess.Popen(["sleep", "60"])
+    pidfile.write_text(f"{first.pid}\n")
+    assert wait_until(lambda: daemon.value("perfhud_target_up") == 1, timeout=10)
+    assert daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{first.pid}"}}') == 1
+    first.kill()
+    first.wait()
+    assert wait_until(lambda: daemon.value("perfhud_target_up") == 0, timeout=10)
+    second = subprocess.Popen(["sleep", "60"])
+    pidfile.write_text(f"{second.pid}\n")
+    assert wait_until(lambda: daemon.value("perfhud_target_up") == 1, timeout=10)
+    assert daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{second.pid}"}}') == 1
+    second.kill()
+    code, err = daemon.stop()
+    assert code == 0
+    assert "waiting for the PID in" in err and "target went away" in err and "target is up" in err
+
+
+def test_match_sums_every_matching_process(daemons):
+    marker = f"perfhud-match-{os.getpid()}"
+    children = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker]) for _ in range(3)]
+    try:
+        daemon = daemons("--match", marker)
+        assert wait_until(lambda: daemon.value("perfhud_target_processes") == 3, timeout=10)
+    finally:
+        for child in children:
+            child.kill()
+
+
+def test_slow_and_malformed_http_clients_do_not_stall_sampling(daemons):
+    daemon = daemons(sender_seconds=30)
+    time.sleep(1)
+    stalled = []
+    for index in range(20):
+        connection = socket.create_connection(("127.0.0.1", daemon.port))
+        if index % 2:
+            connection.sendall(b"GET /metr")                      # never finishes its request
+        else:
+            connection.sendall(b"\x00\xff garbage \r\n\r\n")      # not HTTP at all
+        stalled.append(connection)
+    before = daemon.value("perfhud_frames_total")
+    started = time.monotonic()
+    time.sleep(1)
+    after = daemon.value("perfhud_frames_total")
+    assert time.monotonic() - started < 3, "metrics answered promptly"
+    assert after > before, "sampling and ingest went on"
+    for connection in stalled:
+        connection.close()
+
+
+def test_not_found_and_head(daemons):
+    daemon = daemons("--pid", str(os.getpid()))
+    with pytest.raises(urllib.error.HTTPError) as error:
+        get(f"http://127.0.0.1:{daemon.port}/nope")
+    assert error.value.code == 404
+    request = urllib.request.Request(f"http://127.0.0.1:{daemon.port}/metrics", method="HEAD")
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert response.status == 200 and response.read() == b""
