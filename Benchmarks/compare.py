@@ -14,6 +14,8 @@
      aggregation, for 1-line and 32-line datagrams, against a minimal C recvmmsg loop that only
      counts lines (the limit) and collectd's statsd plugin fed the same lines over UDP.
   5. Client cost: nanoseconds per PerfHUDClient action() call in the calling thread.
+  6. perfhud daemon against Debian's prometheus-process-exporter watching the same process: CPU
+     per scrape, CPU per second between scrapes, RSS; /metrics render time with 200 action labels.
 
 Usage: Benchmarks/compare.py [--quick] [--events-only]   (PERFHUD_BIN selects the build)
 """
@@ -25,6 +27,7 @@ import pty
 import select
 import shutil
 import signal
+import socket
 import statistics
 import struct
 import subprocess
@@ -39,6 +42,7 @@ BIN = pathlib.Path(os.environ.get("PERFHUD_BIN", ROOT / ".build" / "release"))
 PERFHUD = str(BIN / "perfhud")
 QUICK = "--quick" in sys.argv
 EVENTS_ONLY = "--events-only" in sys.argv
+DAEMON_ONLY = "--daemon-only" in sys.argv
 RUNS = 3 if QUICK else 5
 SECONDS = 5 if QUICK else 15
 
@@ -334,6 +338,9 @@ def main():
     if EVENTS_ONLY:
         events_sections()
         return
+    if DAEMON_ONLY:
+        daemon_section()
+        return
     target = target_process()
     try:
         with tempfile.TemporaryDirectory() as directory:
@@ -368,6 +375,65 @@ def main():
     finally:
         target.kill()
     events_sections()
+    daemon_section()
+
+
+def scrape(port, path="/metrics"):
+    import urllib.request
+    started = time.perf_counter()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+        response.read()
+    return time.perf_counter() - started
+
+
+def daemon_section():
+    if not shutil.which("prometheus-process-exporter"):
+        print("\n## 6. skipped: prometheus-process-exporter is not installed (make benchmark installs it)")
+        return
+    seconds = 10 if QUICK else 30
+    scrapes = 100 if QUICK else 300
+    target = subprocess.Popen(["sleep", "3600"])
+    with tempfile.TemporaryDirectory() as directory:
+        events = os.path.join(directory, "events.sock")
+        ours = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--listen", "127.0.0.1:19469",
+                                 "--events", events, "--accept-from", "same-user", "--tick", "1s", "--log-interval", "1h"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        theirs = subprocess.Popen(["prometheus-process-exporter", "-procnames", "sleep", "-web.listen-address", "127.0.0.1:19256"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2)
+        rows = []
+        for name, process, port in (("perfhud daemon (--tick 1s)", ours, 19469), ("prometheus-process-exporter", theirs, 19256)):
+            scrape(port)
+            idle_before = cpu_ns(process.pid)
+            time.sleep(seconds)
+            idle = (cpu_ns(process.pid) - idle_before) / 1e9 / seconds
+            before = cpu_ns(process.pid)
+            for _ in range(scrapes):
+                scrape(port)
+            per_scrape = (cpu_ns(process.pid) - before) / 1e9 / scrapes
+            rows.append((name, idle, per_scrape, rss_kib(process.pid)))
+        # /metrics with 200 action labels (and __other__): render and serve time, median of 200.
+        sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        for index in range(250):
+            sender.sendto(b"perfhud.action:1|c|#action:Feature.Action.label%03d" % index, events)
+        time.sleep(1.5)
+        times = sorted(scrape(19469) for _ in range(200))
+        body = __import__("urllib.request").request.urlopen("http://127.0.0.1:19469/metrics", timeout=5).read().decode()
+        labels = body.count("perfhud_actions_total{")
+        ours.terminate(); theirs.terminate(); ours.wait(); theirs.wait()
+    target.kill()
+    print(f"\n## 6. daemon against prometheus-process-exporter (same process; idle {seconds} s, then {scrapes} scrapes back to back)")
+    for name, idle, per_scrape, rss in rows:
+        print(f"  {name:30s} {idle * 100:6.3f} % CPU between scrapes   {per_scrape * 1e6:8.0f} us CPU per scrape   RSS {rss} KiB")
+    (_, idle_ours, scrape_ours, rss_ours), (_, idle_theirs, scrape_theirs, rss_theirs) = rows
+    print(f"  ratios (exporter / perfhud): CPU per scrape {scrape_theirs / scrape_ours:.1f}x, RSS {rss_theirs / rss_ours:.2f}x")
+    for interval in (15, 5, 1):
+        ours_per_second = idle_ours + scrape_ours / interval
+        theirs_per_second = idle_theirs + scrape_theirs / interval
+        print(f"  CPU per second when scraped every {interval:2d} s: perfhud {ours_per_second * 100:.4f} %, "
+              f"exporter {theirs_per_second * 100:.4f} % ({theirs_per_second / ours_per_second:.1f}x)")
+    print(f"  /metrics with {labels} action series: median {statistics.median(times) * 1e3:.2f} ms, "
+          f"p99 {times[int(len(times) * 0.99) - 1] * 1e3:.2f} ms per request (client-side, loopback)")
 
 
 def events_sections():

@@ -81,7 +81,14 @@ public final class DaemonService {
             var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: timer.descriptor, events: Int16(POLLIN), revents: 0)]
             descriptors += server.descriptors()
-            if Glibc.poll(&descriptors, nfds_t(descriptors.count), 1000) < 0 && errno != EINTR { break }
+            // Wake for the next watchdog ping on time, whatever the tick: a late ping is a restart.
+            var timeout: Int32 = 1000
+            if let interval = notifier.watchdogInterval {
+                let due = lastWatchdog &+ interval
+                let now = monotonicNanoseconds()
+                timeout = due <= now ? 0 : Int32(min(1000, (due - now + 999_999) / 1_000_000))
+            }
+            if Glibc.poll(&descriptors, nfds_t(descriptors.count), timeout) < 0 && errno != EINTR { break }
             let now = monotonicNanoseconds()
             if descriptors[0].revents != 0 {
                 for signal in signals.drain() where signal == SIGTERM || signal == SIGINT || signal == SIGHUP || signal == SIGQUIT {
