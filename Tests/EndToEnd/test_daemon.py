@@ -348,3 +348,80 @@ def test_not_found_and_head(daemons):
     request = urllib.request.Request(f"http://127.0.0.1:{daemon.port}/metrics", method="HEAD")
     with urllib.request.urlopen(request, timeout=5) as response:
         assert response.status == 200 and response.read() == b""
+
+
+# --- --unit, with systemd's answers played by a stand-in systemctl ----------------------------
+
+FAKE_SYSTEMCTL = """#!/bin/sh
+# systemctl show -p PROPERTY --value -- UNIT, answered from the test's environment.
+unit="$6"
+case "$unit" in missing.service) [ "$3" = LoadState ] && echo not-found; exit 0;; esac
+case "$3" in
+  ControlGroup) echo "$FAKE_CGROUP";;
+  LoadState) echo loaded;;
+esac
+"""
+
+
+def test_unit_follows_its_control_group_across_restarts(tmp_path):
+    root = pathlib.Path("/sys/fs/cgroup/systemd")
+    group = f"/perfhud-test-{os.getpid()}"
+    try:
+        (root / group.strip("/")).mkdir()
+    except OSError:
+        pytest.skip("needs a writable cgroup hierarchy to stand in for a unit's")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "systemctl").write_text(FAKE_SYSTEMCTL)
+    (fake / "systemctl").chmod(0o755)
+    environment = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", FAKE_CGROUP=group)
+
+    def start_in_group():
+        process = subprocess.Popen(["sleep", "60"])
+        (root / group.strip("/") / "cgroup.procs").write_text(str(process.pid))
+        return process
+
+    first = start_in_group()
+    daemon = Daemon("--unit", "fake", env=environment)
+    try:
+        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{first.pid}"}}') == 1, timeout=10)
+        first.kill(); first.wait()
+        assert wait_until(lambda: daemon.value("perfhud_target_up") == 0, timeout=10)
+        second = start_in_group()
+        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{second.pid}"}}') == 1, timeout=10)
+        second.kill(); second.wait()
+    finally:
+        code, err = daemon.stop()
+        time.sleep(0.2)
+        (root / group.strip("/")).rmdir()
+    assert code == 0
+    missing = perfhud("daemon", "--unit", "missing", "--listen", "127.0.0.1:1", env=environment, timeout=15)
+    assert missing.returncode == 66 and missing.stderr.strip() == "perfhud: unknown unit missing.service"
+
+
+def test_journal_priorities_and_summary_lines(tmp_path):
+    daemon = Daemon("--pid", str(os.getpid()), "--log-interval", "1s", env=dict(os.environ, JOURNAL_STREAM="8:12345"))
+    time.sleep(2.5)
+    code, err = daemon.stop()
+    lines = err.splitlines()
+    assert code == 0
+    assert all(re.match(r"<[3-6]>", line) for line in lines), lines
+    summaries = [line for line in lines if line.startswith("<6>") and "watching PID" in line and "RSS" in line]
+    assert len(summaries) >= 2, lines
+    assert any(line.startswith("<5>stopping:") for line in lines)
+
+
+def test_make_install_puts_binary_and_units_where_the_units_expect_them(tmp_path):
+    if not shutil.which("make"):
+        pytest.skip("make")
+    destination = tmp_path / "root"
+    result = subprocess.run(["make", "-s", "install", f"DESTDIR={destination}", f"BIN={pathlib.Path(PERFHUD).parent}",
+                             "SWIFT=true"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    binary = destination / "usr/local/bin/perfhud"
+    assert binary.exists() and os.access(binary, os.X_OK)
+    for unit in UNITS:
+        text = (destination / "etc/systemd/system" / unit).read_text()
+        assert "ExecStart=/usr/local/bin/perfhud daemon" in text
+    assert (destination / "etc/default/perfhud").exists()
+    assert (destination / "usr/local/share/perfhud/grafana-dashboard.json").exists()
