@@ -206,6 +206,7 @@ def test_sd_notify_ready_status_watchdog_stopping(tmp_path):
     # Nothing lost from the last interval: the stopping line counts every event sent.
     final = [line for line in err.splitlines() if "stopping:" in line]
     assert final and re.search(r"events (\d+)", final[-1]), err
+    assert "warning: high-frequency action Slider.changed" in err, err
     sent = int(open(events + ".sent").read())
     assert int(re.search(r"events (\d+)", final[-1]).group(1)) == sent
 

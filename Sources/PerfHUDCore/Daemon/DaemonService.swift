@@ -210,19 +210,11 @@ public final class DaemonService {
             log.warning("high-frequency action \(action): \(Int(rate))/s (threshold \(Int(configuration.events.actionThreshold))/s)")
         }
         highFrequencyKnown = current
-        // Steady growth: RSS higher than 5 minutes ago by 10 % and 16 MiB, and still rising
-        // over the last minute — a slope over minutes, not one spike.
-        guard let now = store.series.times.last, now >= 300 else { return }
-        let series = store.series
-        func resident(at time: Double) -> Double? {
-            series.index(atOrBefore: time).map { series.value(.residentBytes, at: $0) }.flatMap { $0.isFinite ? $0 : nil }
+        guard let growth = MemoryGrowth.steadyGrowth(in: store.series) else { growthWarned = false; return }
+        if !growthWarned {
+            log.warning("memory keeps growing: RSS \(Units.bytes(growth.current)), \(Units.signedBytes(growth.increase)) in 5 minutes")
         }
-        guard let current = resident(at: now), let before = resident(at: now - 300), let minuteAgo = resident(at: now - 60) else { return }
-        let growing = current - before > max(16 * 1024 * 1024, before * 0.1) && current > minuteAgo
-        if growing && !growthWarned {
-            log.warning("memory keeps growing: RSS \(Units.bytes(current)), \(Units.signedBytes(current - before)) in 5 minutes")
-        }
-        growthWarned = growing
+        growthWarned = true
     }
 
     static func sum(_ a: Sample, _ b: Sample) -> Sample {
