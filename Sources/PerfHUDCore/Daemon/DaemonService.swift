@@ -324,16 +324,11 @@ public final class DaemonService {
         let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         out.single("process_cpu_seconds_total", .counter, "Total user and system CPU time spent in seconds.", cpu)
         if case .success(let file) = KeptOpenFile.open("/proc/self/statm") {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            let statm = buffer.withUnsafeMutableBytes { raw -> ProcStatm? in
-                guard case .success(let count) = file.read(into: raw) else { return nil }
-                return ProcParser.statm(UnsafeRawBufferPointer(rebasing: raw[0..<count]))
-            }
-            file.close()
-            if let statm {
+            if let statm = file.readStatm() {
                 out.single("process_resident_memory_bytes", .gauge, "Resident memory size in bytes.", Double(statm.residentPages * ProcessDirectory.pageSize))
                 out.single("process_virtual_memory_bytes", .gauge, "Virtual memory size in bytes.", Double(statm.sizePages * ProcessDirectory.pageSize))
             }
+            file.close()
         }
         let uptime = Double(monotonicNanoseconds() &- startedAt) / 1e9
         out.single("process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.", (wallClockSeconds() - uptime).rounded())

@@ -33,12 +33,12 @@ public final class TargetResolver {
         case .pid(let pid):
             return Self.exists(pid) ? .success([pid]) : .failure(.init(description: "no process with PID \(pid)"))
         case .pidfile(let path):
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { return .failure(.init(description: "cannot read \(path): \(SystemError.current)")) }
-            defer { close(descriptor) }
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let count = read(descriptor, &buffer, buffer.count)
-            let text = String(decoding: buffer[0..<max(0, count)], as: UTF8.self).trimmingTrailingSpaces
+            let data: [UInt8]
+            switch KeptOpenFile.contents(of: path, limit: 64) {
+            case .success(let bytes): data = bytes
+            case .failure(let error): return .failure(.init(description: "cannot read \(path): \(error)"))
+            }
+            let text = String(decoding: data, as: UTF8.self)
             guard let pid = Int32(text.split(separator: "\n").first.map { String($0).trimmingTrailingSpaces } ?? ""), pid > 0 else {
                 return .failure(.init(description: "\(path) holds no PID"))
             }
@@ -66,16 +66,7 @@ public final class TargetResolver {
         }
         guard !group.isEmpty else { return .failure(.init(description: "\(unit) is not running")) }
         for root in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd"] {
-            let descriptor = open(root + group + "/cgroup.procs", O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { continue }
-            defer { close(descriptor) }
-            var data: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = read(descriptor, &buffer, buffer.count)
-                if count <= 0 { break }
-                data += buffer[0..<count]
-            }
+            guard case .success(let data) = KeptOpenFile.contents(of: root + group + "/cgroup.procs") else { continue }
             let pids = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { Int32($0) }
             return pids.isEmpty ? .failure(.init(description: "\(unit) has no processes")) : .success(pids)
         }

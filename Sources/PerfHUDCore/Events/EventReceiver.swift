@@ -286,12 +286,7 @@ final class PeerFilter {
     }
 
     static func parent(of pid: Int32) -> Int32? {
-        let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let count = read(descriptor, &buffer, buffer.count)
-        guard count > 0 else { return nil }
-        return buffer.withUnsafeBytes { ProcParser.stat(UnsafeRawBufferPointer(rebasing: $0[0..<count]))?.parentPID }
+        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/stat", limit: 4096), !data.isEmpty else { return nil }
+        return data.withUnsafeBytes { ProcParser.stat($0)?.parentPID }
     }
 }

@@ -157,13 +157,7 @@ public final class Session {
         }
         if case .success(let statm) = KeptOpenFile.open("/proc/\(pid)/statm") {
             let pageSize = ProcessDirectory.pageSize
-            aggregator.residentProbe = {
-                var buffer = [UInt8](repeating: 0, count: 256)
-                return buffer.withUnsafeMutableBytes { raw -> UInt64? in
-                    guard case .success(let count) = statm.read(into: raw) else { return nil }
-                    return ProcParser.statm(UnsafeRawBufferPointer(rebasing: raw[0..<count])).map { $0.residentPages * pageSize }
-                }
-            }
+            aggregator.residentProbe = { statm.readStatm().map { $0.residentPages * pageSize } }
         }
         let description = directory.describe(pid: pid)
         commandName = description?.commandName ?? {

@@ -23,4 +23,31 @@ public struct KeptOpenFile {
     }
 
     public func close() { _ = Glibc.close(descriptor) }
+
+    /// Reads it as `/proc/PID/statm`: sizes in pages, or nil.
+    public func readStatm() -> ProcStatm? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        return buffer.withUnsafeMutableBytes { raw in
+            guard case .success(let count) = read(into: raw) else { return nil }
+            return ProcParser.statm(UnsafeRawBufferPointer(rebasing: raw[0..<count]))
+        }
+    }
+
+    /// The whole content of a small file (a pidfile, a /proc or /sys file), or the error.
+    public static func contents(of path: String, limit: Int = 1 << 20) -> Result<[UInt8], SystemError> {
+        open(path).flatMap { file in
+            defer { file.close() }
+            var data: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while data.count < limit {
+                let count = chunk.withUnsafeMutableBytes { raw in retryingInterrupts { Glibc.read(file.descriptor, raw.baseAddress, raw.count) } }
+                switch count {
+                case .success(0): return .success(data)
+                case .success(let n): data += chunk[0..<n]
+                case .failure(let error): return .failure(error)
+                }
+            }
+            return .success(data)
+        }
+    }
 }

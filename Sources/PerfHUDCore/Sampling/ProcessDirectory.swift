@@ -109,11 +109,8 @@ public final class ProcessDirectory {
 
     /// Seconds since the epoch at which the system booted (`btime` of /proc/stat).
     public static var bootTime: Double? {
-        guard case .success(let file) = KeptOpenFile.open("/proc/stat") else { return nil }
-        defer { file.close() }
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        let count = buffer.withUnsafeMutableBytes { (try? file.read(into: $0).get()) ?? 0 }
-        let text = String(decoding: buffer[0..<count], as: UTF8.self)
+        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/stat") else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
         for line in text.split(separator: "\n") where line.hasPrefix("btime ") {
             return Double(line.dropFirst(6).trimmingLeadingSpaces)
         }
