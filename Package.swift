@@ -1,8 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// One dependency only: argument parsing. Everything on the per-tick path is the C library and
-// system calls, so no dependency there would earn its build minutes on a 2-core CI machine.
+// The HUD and the event stream depend on argument parsing only: everything on the per-tick path
+// is the C library and system calls. The daemon (its own target) adds what a server should not
+// write by hand: swift-prometheus for the exposition, SwiftNIO for HTTP, swift-service-lifecycle
+// for the graceful stop.
 let package = Package(
     name: "perfhud",
     platforms: [.macOS(.v13)],  // Linux only in practice; Duration needs macOS 13 when type-checked there
@@ -15,6 +17,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.60.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // libproc2 (procps-ng): discovery and metadata. Debian package libproc2-dev.
@@ -29,10 +35,23 @@ let package = Package(
             name: "PerfHUDCore",
             dependencies: ["CProc2", "CSystemShims"]
         ),
+        .target(
+            name: "PerfHUDDaemon",
+            dependencies: [
+                "PerfHUDCore",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "perfhud",
             dependencies: [
                 "PerfHUDCore",
+                "PerfHUDDaemon",
                 "PerfHUDClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -395,7 +395,7 @@ def daemon_section():
     target = subprocess.Popen(["sleep", "3600"])
     with tempfile.TemporaryDirectory() as directory:
         events = os.path.join(directory, "events.sock")
-        ours = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--listen", "127.0.0.1:19469",
+        ours = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--metrics-listen", "127.0.0.1:19469",
                                  "--events", events, "--accept-from", "same-user", "--tick", "1s", "--log-interval", "1h"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs = subprocess.Popen(["prometheus-process-exporter", "-procnames", "sleep", "-web.listen-address", "127.0.0.1:19256"],

@@ -1,12 +1,13 @@
 import ArgumentParser
 import PerfHUDCore
+import PerfHUDDaemon
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension Perfhud {
     /// `perfhud daemon`: headless, for systemd; Prometheus metrics and journal logs.
-    struct Daemon: ParsableCommand {
+    struct Daemon: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Watch a target headless: Prometheus metrics, journal logs, systemd notify.")
 
@@ -15,7 +16,8 @@ extension Perfhud {
         @Option(help: "Watch every process whose command line matches this extended regular expression, summed.") var match: String?
         @Option(help: "Watch the processes of this systemd unit, across restarts.") var unit: String?
 
-        @Option(help: "Where to serve /metrics: HOST:PORT (loopback unless you say otherwise).")
+        @Option(name: [.customLong("metrics-listen"), .customLong("listen")],
+                help: "Where to serve /metrics: HOST:PORT (loopback unless you say otherwise).")
         var listen = "127.0.0.1:9469"
         @Option(help: "Sampling interval, 1ms…10s.") var tick = DurationArgument(nanoseconds: 1_000_000_000)
         @Option(help: "A summary line every this often.") var logInterval = DurationArgument(nanoseconds: 60_000_000_000)
@@ -31,7 +33,7 @@ extension Perfhud {
             let chosen = [pid != nil, pidfile != nil, match != nil, unit != nil].filter { $0 }.count
             guard chosen == 1 else { throw ValidationError("choose exactly one of --pid, --pidfile, --match, --unit") }
             if let pid, pid <= 0 { throw ValidationError("--pid must be a positive number") }
-            guard CommonOptions.hostAndPort(listen) != nil else { throw ValidationError("--listen wants HOST:PORT, such as 127.0.0.1:9469") }
+            guard CommonOptions.hostAndPort(listen) != nil else { throw ValidationError("--metrics-listen wants HOST:PORT, such as 127.0.0.1:9469") }
             guard tick.nanoseconds >= 1_000_000, tick.nanoseconds <= 10_000_000_000 else { throw ValidationError("--tick must be between 1ms and 10s") }
             guard (1...10_000).contains(maxActionLabels) else { throw ValidationError("--max-action-labels must be between 1 and 10000") }
             guard refresh >= 1, refresh <= 1000 else { throw ValidationError("--refresh must be between 1 and 1000 Hz") }
@@ -39,7 +41,7 @@ extension Perfhud {
             if let unit, unit.isEmpty { throw ValidationError("--unit wants a unit name") }
         }
 
-        func run() throws {
+        func run() async throws {
             let selector: DaemonConfiguration.Selector
             if let pid { selector = .pid(pid) }
             else if let pidfile { selector = .pidfile(pidfile) }
@@ -68,7 +70,7 @@ extension Perfhud {
                 fputs("perfhud: unknown unit \(name)\n", stderr)
                 throw ArgumentParser.ExitCode(66)
             }
-            throw ArgumentParser.ExitCode(DaemonService(configuration: configuration, resolver: resolver).run())
+            throw ArgumentParser.ExitCode(await DaemonRunner.run(configuration: configuration, resolver: resolver))
         }
     }
 }

@@ -61,7 +61,7 @@ class Daemon:
         if sender_seconds is not None:
             self.sender = subprocess.Popen([sys.executable, "-c", SENDER, self.events, str(sender_seconds)])
             args = ("--pid", str(self.sender.pid), *args)
-        self.process = subprocess.Popen([PERFHUD, "daemon", *args, "--listen", f"127.0.0.1:{self.port}",
+        self.process = subprocess.Popen([PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{self.port}",
                                          "--events", self.events, "--tick", "250ms"],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         assert wait_until(self.listening, timeout=15), self.process.stderr.read() if self.process.poll() is not None else "not listening"
@@ -152,7 +152,10 @@ def test_live_metrics_are_clean_and_count_what_was_sent(daemons):
     frames = daemon.value("perfhud_frames_total")
     assert frames and frames > 50
     assert daemon.value("perfhud_frame_duration_seconds_count") == frames
-    assert daemon.value("perfhud_janky_frames_total") == daemon.value("perfhud_frame_duration_seconds_bucket", '{le="+Inf"}') - daemon.value("perfhud_frame_duration_seconds_bucket", '{le="0.025"}')
+    # Frame budgets as bucket bounds; the 40 ms frames are the janky ones (over 1.5 × 16.7 ms).
+    bounds = re.findall(r'perfhud_frame_duration_seconds_bucket\{le="([^"]+)"\}', daemon.metrics())
+    assert [float(b) for b in bounds[:-1]] == pytest.approx([1 / 240, 1 / 144, 1 / 120, 1 / 60, 1 / 30, 0.1, 0.7]) and bounds[-1] == "+Inf"
+    assert daemon.value("perfhud_janky_frames_total") == daemon.value("perfhud_frame_duration_seconds_bucket", '{le="+Inf"}') - daemon.value("perfhud_frame_duration_seconds_bucket", f'{{le="{bounds[4]}"}}')
     assert daemon.value("perfhud_actions_total", '{action="Slider.changed"}') == 3 * frames
     assert daemon.value("perfhud_phase_info", '{phase="Editor"}') == 1
     assert daemon.value("perfhud_target_resident_memory_bytes") > 0
@@ -171,7 +174,7 @@ def test_sd_notify_ready_status_watchdog_stopping(tmp_path):
     sender = subprocess.Popen([sys.executable, "-c", SENDER, events, "1.5"])
     environment = dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="1000000")
     # A 1 s tick: the pings (every 500 ms) must not wait for ticks.
-    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(sender.pid), "--listen", f"127.0.0.1:{port}", "--events", events,
+    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(sender.pid), "--metrics-listen", f"127.0.0.1:{port}", "--events", events,
                                "--tick", "1s", "--log-interval", "1h"], stderr=subprocess.PIPE, text=True, env=environment)
     messages = []
     start = time.monotonic()
@@ -277,13 +280,13 @@ def _ready(api):
 
 def test_bad_input_gets_one_line_and_the_right_code(daemons, tmp_path):
     busy = daemons("--pid", str(os.getpid()))
-    taken = perfhud("daemon", "--pid", str(os.getpid()), "--listen", f"127.0.0.1:{busy.port}", "--events", str(tmp_path / "e.sock"))
-    assert taken.returncode == 69 and "cannot listen" in taken.stderr and len(taken.stderr.strip().splitlines()) == 1
-    regex = perfhud("daemon", "--match", "([unclosed", "--listen", "127.0.0.1:1")
+    taken = perfhud("daemon", "--pid", str(os.getpid()), "--metrics-listen", f"127.0.0.1:{busy.port}", "--events", str(tmp_path / "e.sock"))
+    assert taken.returncode == 69 and "cannot listen" in taken.stderr and len(taken.stderr.strip().splitlines()) == 1, taken.stderr
+    regex = perfhud("daemon", "--match", "([unclosed", "--metrics-listen", "127.0.0.1:1")
     assert regex.returncode == 64 and "invalid --match pattern" in regex.stderr
     both = perfhud("daemon", "--pid", "1", "--match", "x")
     assert both.returncode == 64 and "exactly one" in both.stderr
-    bad_listen = perfhud("daemon", "--pid", "1", "--listen", "nowhere")
+    bad_listen = perfhud("daemon", "--pid", "1", "--metrics-listen", "nowhere")
     assert bad_listen.returncode == 64
 
 
@@ -396,7 +399,7 @@ def test_unit_follows_its_control_group_across_restarts(tmp_path):
         time.sleep(0.2)
         (root / group.strip("/")).rmdir()
     assert code == 0
-    missing = perfhud("daemon", "--unit", "missing", "--listen", "127.0.0.1:1", env=environment, timeout=15)
+    missing = perfhud("daemon", "--unit", "missing", "--metrics-listen", "127.0.0.1:1", env=environment, timeout=15)
     assert missing.returncode == 66 and missing.stderr.strip() == "perfhud: unknown unit missing.service"
 
 

@@ -23,6 +23,7 @@ public struct DaemonConfiguration {
     public var includeChildren = false
     public var tickNanoseconds: UInt64 = 1_000_000_000
     public var historyNanoseconds: UInt64 = 600_000_000_000
+    /// `--metrics-listen`.
     public var listenHost = "127.0.0.1"
     public var listenPort: UInt16 = 9469
     public var logIntervalNanoseconds: UInt64 = 60_000_000_000
@@ -34,4 +35,10 @@ public struct DaemonConfiguration {
     public var statsdUDP: (host: String, port: UInt16)?
 
     public init(selector: Selector) { self.selector = selector }
+}
+
+/// A daemon problem with a message for the log (a target not there, a bad pattern).
+public struct DaemonError: Error, CustomStringConvertible {
+    public var description: String
+    public init(description: String) { self.description = description }
 }

@@ -19,7 +19,7 @@ public final class TargetResolver {
             guard status == 0 else {
                 var message = [CChar](repeating: 0, count: 256)
                 regerror(status, &pattern, &message, message.count)
-                throw HTTPServerError(description: "invalid --match pattern /\(expression)/: \(String(cString: message))")
+                throw DaemonError(description: "invalid --match pattern /\(expression)/: \(String(cString: message))")
             }
             compiled = true
         }
@@ -28,7 +28,7 @@ public final class TargetResolver {
     deinit { if compiled { regfree(&pattern) } }
 
     /// The target's root PIDs, or why there are none now.
-    public func resolve() -> Result<[Int32], HTTPServerError> {
+    public func resolve() -> Result<[Int32], DaemonError> {
         switch selector {
         case .pid(let pid):
             return Self.exists(pid) ? .success([pid]) : .failure(.init(description: "no process with PID \(pid)"))
@@ -60,7 +60,7 @@ public final class TargetResolver {
     }
 
     /// The processes of a unit's control group, asking systemd for the group's path.
-    static func unitProcesses(_ unit: String) -> Result<[Int32], HTTPServerError> {
+    static func unitProcesses(_ unit: String) -> Result<[Int32], DaemonError> {
         guard let group = systemctlShow(unit, property: "ControlGroup") else {
             return .failure(.init(description: "cannot ask systemd about \(unit) (is systemd running?)"))
         }

@@ -8,10 +8,7 @@ public struct EventConfiguration: Equatable {
     public var actionThreshold: Double = 20
     /// The display's refresh rate: the frame budget is 1000 / refresh ms.
     public var refreshHz: Double = 60
-    /// Cumulative counts of frame durations at or below each of `EventAggregator.frameBucketBounds`.
-    public var frameBucketCumulative: [Double] = []
-    /// Sum of all frame durations, seconds.
-    public var frameSecondsSum: Double = 0
+
     public var jankFactor: Double = 1.5
     public var frameWindowSeconds: Double = 10
     public var maxActionLabels = 200
@@ -50,10 +47,9 @@ public struct EventSnapshot: Equatable {
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
     /// The display refresh the frame budget comes from.
     public var refreshHz: Double = 60
-    /// Cumulative counts of frame durations at or below each of `EventAggregator.frameBucketBounds`.
-    public var frameBucketCumulative: [Double] = []
-    /// Sum of all frame durations, seconds.
-    public var frameSecondsSum: Double = 0
+
+    public init() {}
+
     /// Whether any event has arrived yet: before that, frame and action figures are unknown.
     public var hasFrames: Bool { framesTotal > 0 }
     public var hasActions: Bool { actionsTotal > 0 }
@@ -86,9 +82,6 @@ public final class EventAggregator: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var state: Ingest
 
-    /// Bounds of the frame-duration histogram, seconds: around the budgets of 240, 120, 60, 40
-    /// and 30 Hz displays, then long stalls.
-    public static let frameBucketBounds: [Double] = [0.004, 0.008, 0.0125, 0.0167, 0.025, 0.0334, 0.05, 0.1, 0.25, 0.5, 1]
     static let bucketNanoseconds: UInt64 = 100_000_000
     static let bucketsPerSecond = 10
     static let bucketSlots = 16
@@ -139,6 +132,13 @@ public final class EventAggregator: @unchecked Sendable {
         set { state.residentProbe = newValue }
     }
 
+    /// Called on the receiving thread for every frame, with its duration in seconds and its
+    /// weight (1 / sample rate): the daemon's histogram records each frame. Set before start.
+    public var frameObserver: ((Double, Double) -> Void)? {
+        get { state.frameObserver }
+        set { state.frameObserver = newValue }
+    }
+
     /// Runs `body` holding the lock, with the state to add to: the receiver calls it once per
     /// batch of datagrams.
     public func withLock<T>(_ body: (inout Ingest) -> T) -> T {
@@ -160,8 +160,6 @@ public final class EventAggregator: @unchecked Sendable {
         var frameTimes = RingBuffer<UInt64>(capacity: 65536, filler: 0)
         var frameDurations = RingBuffer<Double>(capacity: 65536, filler: 0)
         var framesTotal = 0.0
-        var frameBucketCounts = [Double](repeating: 0, count: EventAggregator.frameBucketBounds.count)
-        var frameSecondsSum = 0.0
         var janky = 0.0
         var dropped = 0.0
         var phase: String?
@@ -176,6 +174,7 @@ public final class EventAggregator: @unchecked Sendable {
         var now: UInt64 = 0
         var bucket: Int64 = 0
         var residentProbe: (() -> UInt64?)?
+        var frameObserver: ((Double, Double) -> Void)?
 
         init(configuration: EventConfiguration) {
             self.configuration = configuration
@@ -228,11 +227,7 @@ public final class EventAggregator: @unchecked Sendable {
             frameDurations.append(milliseconds)
             allFrames.add(count, bucket: bucket)
             framesTotal += count
-            let seconds = milliseconds / 1000
-            frameSecondsSum += seconds * count
-            if let bucket = EventAggregator.frameBucketBounds.firstIndex(where: { seconds <= $0 }) {
-                frameBucketCounts[bucket] += count
-            }
+            frameObserver?(milliseconds / 1000, count)
             if milliseconds > configuration.jankFactor * budget { janky += count }
             let late = (milliseconds / budget).rounded() - 1
             if late > 0 { dropped += late * count }
@@ -276,9 +271,6 @@ public final class EventAggregator: @unchecked Sendable {
             snapshot.framesTotal = state.framesTotal
             snapshot.fps = state.allFrames.lastSecond(current: current)
             snapshot.jankyFrames = state.janky
-            var running = 0.0
-            snapshot.frameBucketCumulative = state.frameBucketCounts.map { running += $0; return running }
-            snapshot.frameSecondsSum = state.frameSecondsSum
             snapshot.droppedFrames = state.dropped
             let linger = UInt64(EventConfiguration.highFrequencyLingerSeconds * 1e9)
             for index in state.labelStates.indices {

@@ -125,7 +125,7 @@ public enum ReportFormatter {
 
     /// A JSON number with at most `decimals` decimals, trailing zeros dropped: `52.3`, `0`, `-1.25`.
     /// Formatted from integers: `Double.description` costs several times more per report.
-    static func number(_ value: Double?, decimals: Int = 2) -> String {
+    public static func number(_ value: Double?, decimals: Int = 2) -> String {
         guard let value, value.isFinite, abs(value) < 9e15 else { return "null" }
         var scale: Int64 = 1
         for _ in 0..<decimals { scale *= 10 }

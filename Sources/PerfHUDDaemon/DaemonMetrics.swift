@@ -1,0 +1,208 @@
+import PerfHUDCore
+import Prometheus
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's Prometheus metrics, held in a swift-prometheus registry.
+///
+/// The sampling thread updates them once a tick (`update`); frames go into the histogram as they
+/// arrive (`recordFrame`, on the event thread); scrapes read the registry (`exposition`). The
+/// registry is thread-safe. Counters that mirror a cumulative figure (CPU seconds, frames, events)
+/// are advanced by the difference since the last tick, so they only go up.
+public final class DaemonMetrics: @unchecked Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    /// Frame budgets of 240, 144, 120, 60 and 30 Hz displays, then 100 ms and 700 ms stalls.
+    public static let frameBuckets: [Double] = [1.0 / 240, 1.0 / 144, 1.0 / 120, 1.0 / 60, 1.0 / 30, 0.1, 0.7]
+
+    private let up: Gauge
+    private let cpuUser: Counter
+    private let cpuSystem: Counter
+    private var resident: Gauge?
+    private var proportional: Gauge?
+    private var virtual: Gauge?
+    private var threads: Gauge?
+    private var startTime: Gauge?
+    private var processes: Gauge?
+    private var info: (gauge: Gauge, key: String)?
+    private var phase: (gauge: Gauge, name: String)?
+    private let frames: Counter
+    private let frameDuration: ValueHistogram
+    private let janky: Counter
+    private let dropped: Counter
+    private let received: Counter
+    private let malformed: Counter
+    private var rejected: [String: Counter] = [:]
+    private var actions: [String: Counter] = [:]
+    private var highFrequency: [String: Gauge] = [:]
+    private let sampleDuration: Gauge
+    private let processCPU: Counter
+    private let processResident: Gauge
+    private let processVirtual: Gauge
+    private let processStart: Gauge
+    private let processOpenFiles: Gauge
+    private let processMaxFiles: Gauge
+    /// The cumulative values last mirrored into counters, by metric.
+    private var mirrored: [String: Double] = [:]
+
+    public init() {
+        up = registry.makeGauge(name: "perfhud_target_up", help: "Whether the watched target is running and readable (1) or not (0).")
+        cpuUser = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: [("mode", "user")],
+                                       help: "CPU time of the target (and its descendants with --include-children), by mode.")
+        cpuSystem = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: [("mode", "system")],
+                                         help: "CPU time of the target (and its descendants with --include-children), by mode.")
+        frames = registry.makeCounter(name: "perfhud_frames_total", help: "Frames the program reported.")
+        frameDuration = registry.makeValueHistogram(name: "perfhud_frame_duration_seconds", buckets: Self.frameBuckets,
+                                                    help: "Durations of the frames the program reported.")
+        janky = registry.makeCounter(name: "perfhud_janky_frames_total", help: "Frames longer than --jank-factor × the frame budget.")
+        dropped = registry.makeCounter(name: "perfhud_dropped_frames_total", help: "Σ max(0, round(duration / budget) − 1) over the frames.")
+        received = registry.makeCounter(name: "perfhud_events_received_total", help: "Event lines received.")
+        malformed = registry.makeCounter(name: "perfhud_events_malformed_total", help: "Event lines that could not be parsed.")
+        for reason in ["peer", "no_credentials", "truncated"] {
+            rejected[reason] = registry.makeCounter(name: "perfhud_events_rejected_total", labels: [("reason", reason)],
+                                                    help: "Datagrams rejected, by reason.")
+        }
+        sampleDuration = registry.makeGauge(name: "perfhud_sample_duration_seconds", help: "perfhud's own cost of its last sample (wall time).")
+        processCPU = registry.makeCounter(name: "process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.")
+        processResident = registry.makeGauge(name: "process_resident_memory_bytes", help: "Resident memory size in bytes.")
+        processVirtual = registry.makeGauge(name: "process_virtual_memory_bytes", help: "Virtual memory size in bytes.")
+        processStart = registry.makeGauge(name: "process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
+        processOpenFiles = registry.makeGauge(name: "process_open_fds", help: "Number of open file descriptors.")
+        processMaxFiles = registry.makeGauge(name: "process_max_fds", help: "Maximum number of open file descriptors.")
+        // From /proc/self/stat's start time (clock ticks after boot) and the boot time.
+        if case .success(let data) = KeptOpenFile.contents(of: "/proc/self/stat", limit: 4096),
+           let stat = data.withUnsafeBytes({ ProcParser.stat($0) }), let boot = ProcessDirectory.bootTime {
+            processStart.set(to: boot + Double(stat.startTicks) / Double(ProcessDirectory.ticksPerSecond))
+        }
+    }
+
+    /// One frame of `seconds`, weighted by its sample rate (`weight` = 1 / rate).
+    public func recordFrame(seconds: Double, weight: Double) {
+        for _ in 0..<max(1, Int(weight.rounded())) { frameDuration.record(seconds) }
+    }
+
+    /// What the target looks like now (nil: not running).
+    public struct Target {
+        public var sample: Sample
+        public var commandName: String
+        public var pid: Int32
+        public var startTimeSeconds: Double?
+        public var ticksPerSecond: Double
+        public init(sample: Sample, commandName: String, pid: Int32, startTimeSeconds: Double?, ticksPerSecond: Double) {
+            self.sample = sample
+            self.commandName = commandName
+            self.pid = pid
+            self.startTimeSeconds = startTimeSeconds
+            self.ticksPerSecond = ticksPerSecond
+        }
+    }
+
+    /// Mirrors one tick's figures into the registry. Called from the sampling thread only.
+    public func update(target: Target?, events: EventSnapshot, actionTotals: [(label: String, total: Double)], sampleSeconds: Double) {
+        up.set(to: target == nil ? 0 : 1)
+        if let target {
+            advance(cpuUser, "cpu_user", to: Double(target.sample.userTicks ?? 0) / target.ticksPerSecond)
+            advance(cpuSystem, "cpu_system", to: Double(target.sample.systemTicks ?? 0) / target.ticksPerSecond)
+            set(&resident, "perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size).", target.sample.residentBytes.map { Double($0) })
+            set(&proportional, "perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read.", target.sample.proportionalBytes.map { Double($0) })
+            set(&virtual, "perfhud_target_virtual_memory_bytes", "Virtual memory size.", target.sample.virtualBytes.map { Double($0) })
+            set(&threads, "perfhud_target_threads", "Threads of the target.", target.sample.threads.map { Double($0) })
+            set(&startTime, "perfhud_target_start_time_seconds", "When the target started, seconds since the epoch.", target.startTimeSeconds)
+            set(&processes, "perfhud_target_processes", "Processes summed into the target's figures.", Double(target.sample.processCount))
+            let key = target.commandName + "\u{0}" + String(target.pid)
+            if info?.key != key {
+                if let old = info { registry.unregisterGauge(old.gauge) }
+                let gauge = registry.makeGauge(name: "perfhud_target_info", labels: [("comm", target.commandName), ("pid", String(target.pid))],
+                                               help: "The watched target: its command name and (first) PID.")
+                gauge.set(to: 1)
+                info = (gauge, key)
+            }
+        } else {
+            for gauge in [resident, proportional, virtual, threads, startTime, processes].compactMap({ $0 }) { registry.unregisterGauge(gauge) }
+            resident = nil; proportional = nil; virtual = nil; threads = nil; startTime = nil; processes = nil
+            if let old = info { registry.unregisterGauge(old.gauge); info = nil }
+        }
+        advance(frames, "frames", to: events.framesTotal)
+        advance(janky, "janky", to: events.jankyFrames)
+        advance(dropped, "dropped", to: events.droppedFrames)
+        advance(received, "received", to: Double(events.received))
+        advance(malformed, "malformed", to: Double(events.malformed))
+        for (reason, counter) in rejected { advance(counter, "rejected:" + reason, to: Double(events.rejected[reason] ?? 0)) }
+        for (label, total) in actionTotals {
+            let counter = actions[label] ?? {
+                let made = registry.makeCounter(name: "perfhud_actions_total", labels: [("action", label)],
+                                                help: "Actions the program dispatched, by label (at most --max-action-labels, then __other__).")
+                actions[label] = made
+                return made
+            }()
+            advance(counter, "action:" + label, to: total)
+        }
+        var listed = Set<String>()
+        for action in events.highFrequencyActions {
+            listed.insert(action.action)
+            let gauge = highFrequency[action.action] ?? {
+                let made = registry.makeGauge(name: "perfhud_high_frequency_action_rate", labels: [("action", action.action)],
+                                              help: "Per-second rate of actions flagged high-frequency (listed 10 s after).")
+                highFrequency[action.action] = made
+                return made
+            }()
+            gauge.set(to: action.rate)
+        }
+        for (label, gauge) in highFrequency where !listed.contains(label) {
+            registry.unregisterGauge(gauge)
+            highFrequency[label] = nil
+        }
+        if phase?.name != events.phase {
+            if let old = phase { registry.unregisterGauge(old.gauge); phase = nil }
+            if let name = events.phase {
+                let gauge = registry.makeGauge(name: "perfhud_phase_info", labels: [("phase", name)], help: "The last phase the program reported.")
+                gauge.set(to: 1)
+                phase = (gauge, name)
+            }
+        }
+        sampleDuration.set(to: sampleSeconds)
+        updateProcess()
+    }
+
+    private func advance(_ counter: Counter, _ key: String, to value: Double) {
+        let previous = mirrored[key] ?? 0
+        if value > previous { counter.increment(by: value - previous) }
+        mirrored[key] = max(previous, value)
+    }
+
+    /// A gauge that exists only while its value is known (absent, never 0, when unknown).
+    private func set(_ gauge: inout Gauge?, _ name: String, _ help: String, _ value: Double?) {
+        guard let value else {
+            if let existing = gauge { registry.unregisterGauge(existing); gauge = nil }
+            return
+        }
+        if gauge == nil { gauge = registry.makeGauge(name: name, help: help) }
+        gauge!.set(to: value)
+    }
+
+    /// The standard process_* metrics, of perfhud itself.
+    private func updateProcess() {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        advance(processCPU, "process_cpu", to: cpu)
+        if case .success(let file) = KeptOpenFile.open("/proc/self/statm") {
+            if let statm = file.readStatm() {
+                processResident.set(to: Double(statm.residentPages * ProcessDirectory.pageSize))
+                processVirtual.set(to: Double(statm.sizePages * ProcessDirectory.pageSize))
+            }
+            file.close()
+        }
+        var open = 0
+        if let directory = opendir("/proc/self/fd") {
+            while readdir(directory) != nil { open += 1 }
+            closedir(directory)
+        }
+        processOpenFiles.set(to: Double(max(0, open - 3)))   // ".", ".." and the directory itself
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { processMaxFiles.set(to: Double(limit.rlim_cur)) }
+    }
+
+    /// The text exposition of everything registered.
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+}

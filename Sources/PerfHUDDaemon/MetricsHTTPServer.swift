@@ -1,0 +1,81 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import PerfHUDCore
+
+/// `GET /metrics` and `GET /` over HTTP/1.1, on SwiftNIO's event loops: slow or malformed clients
+/// are NIO's business (a 400 from its decoder, a read timeout from an idle handler), never the
+/// sampling loop's.
+public enum MetricsHTTPServer {
+    /// Binds `host:port`; the returned channel serves until closed.
+    public static func bind(host: String, port: Int, metrics: DaemonMetrics) async throws -> Channel {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.backlog, value: 64)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                    channel.pipeline.addHandlers([IdleStateHandler(readTimeout: .seconds(10)), MetricsHandler(metrics: metrics)])
+                }
+            }
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
+        return try await bootstrap.bind(host: host, port: port).get()
+    }
+}
+
+/// Answers one request per connection, then closes it.
+final class MetricsHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let metrics: DaemonMetrics
+    private var head: HTTPRequestHead?
+
+    init(metrics: DaemonMetrics) { self.metrics = metrics }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let requestHead):
+            head = requestHead
+        case .body:
+            break
+        case .end:
+            guard let head else { return }
+            respond(to: head, context: context)
+            self.head = nil
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) } else { context.fireUserInboundEventTriggered(event) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let status: HTTPResponseStatus
+        let contentType: String
+        let body: [UInt8]
+        if head.method != .GET && head.method != .HEAD {
+            (status, contentType, body) = (.methodNotAllowed, "text/plain; charset=utf-8", Array("method not allowed\n".utf8))
+        } else if path == "/metrics" {
+            (status, contentType, body) = (.ok, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition())
+        } else if path == "/" {
+            (status, contentType, body) = (.ok, "text/html; charset=utf-8",
+                Array("<html><head><title>perfhud</title></head><body><h1>perfhud</h1><p><a href=\"/metrics\">/metrics</a></p></body></html>\n".utf8))
+        } else {
+            (status, contentType, body) = (.notFound, "text/plain; charset=utf-8", Array("not found\n".utf8))
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "Content-Length", value: String(body.count))
+        headers.add(name: "Connection", value: "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if head.method != .HEAD {
+            var buffer = context.channel.allocator.buffer(capacity: body.count)
+            buffer.writeBytes(body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+    }
+}
