@@ -42,8 +42,15 @@ public final class DaemonMetrics: @unchecked Sendable {
     private let processStart: Gauge
     private let processOpenFiles: Gauge
     private let processMaxFiles: Gauge
-    /// The cumulative values last mirrored into counters, by metric.
+    /// The cumulative values last mirrored into counters, by metric (sampling thread only).
     private var mirrored: [String: Double] = [:]
+    /// The process CPU mirror is advanced by scrapes, which may run concurrently.
+    private let processLock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
+    private var processCPUMirrored = 0.0
 
     public init() {
         up = registry.makeGauge(name: "perfhud_target_up", help: "Whether the watched target is running and readable (1) or not (0).")
@@ -161,7 +168,6 @@ public final class DaemonMetrics: @unchecked Sendable {
             }
         }
         sampleDuration.set(to: sampleSeconds)
-        updateProcess()
     }
 
     private func advance(_ counter: Counter, _ key: String, to value: Double) {
@@ -180,12 +186,15 @@ public final class DaemonMetrics: @unchecked Sendable {
         gauge!.set(to: value)
     }
 
-    /// The standard process_* metrics, of perfhud itself.
+    /// The standard process_* metrics, of perfhud itself: read when scraped, not every tick (a
+    /// few system calls nobody needs between scrapes). Called on the HTTP thread.
     private func updateProcess() {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-        advance(processCPU, "process_cpu", to: cpu)
+        pthread_mutex_lock(processLock)
+        if cpu > processCPUMirrored { processCPU.increment(by: cpu - processCPUMirrored); processCPUMirrored = cpu }
+        pthread_mutex_unlock(processLock)
         if case .success(let file) = KeptOpenFile.open("/proc/self/statm") {
             if let statm = file.readStatm() {
                 processResident.set(to: Double(statm.residentPages * ProcessDirectory.pageSize))
@@ -204,5 +213,8 @@ public final class DaemonMetrics: @unchecked Sendable {
     }
 
     /// The text exposition of everything registered.
-    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+    public func exposition() -> [UInt8] {
+        updateProcess()
+        return registry.emitToBuffer()
+    }
 }

@@ -118,7 +118,14 @@ public final class DaemonService: @unchecked Sendable {
 
     private func tick() {
         let started = monotonicNanoseconds()
-        if samplers.isEmpty || started &- lastDiscovery >= configuration.discoveryNanoseconds {
+        // A --pid or --pidfile target is looked for only while it is missing; a --match or
+        // --unit group is rescanned every few seconds for members that come and go.
+        let rescans: Bool
+        switch configuration.selector {
+        case .pid, .pidfile: rescans = false
+        case .match, .unit: rescans = true
+        }
+        if started &- lastDiscovery >= configuration.discoveryNanoseconds && (samplers.isEmpty || rescans) {
             discover(now: started, force: samplers.isEmpty)
         }
         var combined: Sample? = nil

@@ -7,9 +7,12 @@ import PerfHUDCore
 /// are NIO's business (a 400 from its decoder, a read timeout from an idle handler), never the
 /// sampling loop's.
 public enum MetricsHTTPServer {
+    /// One event loop: a scrape every few seconds needs no more, and each thread costs memory.
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     /// Binds `host:port`; the returned channel serves until closed.
     public static func bind(host: String, port: Int, metrics: DaemonMetrics) async throws -> Channel {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: eventLoops)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
