@@ -82,3 +82,28 @@ final class RenderingTests: XCTestCase {
         XCTAssertFalse(writer.update(lines: ["a", "B", "c"], firstRow: 1).isEmpty)
     }
 }
+
+extension RenderingTests {
+    func testEightyColumnsKeepPIDCPUAndRSSWhateverElseThereIs() {
+        var snapshot = self.snapshotForNarrowTest()
+        var events = EventSnapshot()
+        events.framesTotal = 100; events.fps = 59; events.frameP99 = 30; events.jankyFrames = 3
+        events.actionsTotal = 500; events.actionsPerSecond = 120
+        events.highFrequencyActions = [.init(action: "Editor.Action.slider(.changed(_:))", rate: 120, peak: 121)]
+        snapshot.events = events
+        let line = HUDRenderer.render(snapshot, size: TerminalSize(rows: 24, columns: 80), style: HUDStyle(color: false))[0]
+        XCTAssertTrue(line.contains("PID 4242") && line.contains("CPU") && line.contains("RSS"), line)
+        XCTAssertLessThanOrEqual(TerminalText.displayWidth(line), 80)
+    }
+
+    private func snapshotForNarrowTest() -> HUDSnapshot {
+        var store = MetricsStore(pid: 4242, capacity: 100, startNanoseconds: 0, onlineCPUs: 2, ticksPerSecond: 100)
+        for step in 0..<20 {
+            store.record(Sample(monotonicNanoseconds: UInt64(step) * 100_000_000, wallSeconds: 0, alive: true,
+                                cpuNanoseconds: UInt64(step) * 50_000_000, userTicks: UInt64(step) * 4, systemTicks: UInt64(step),
+                                residentBytes: 100 << 20, virtualBytes: 1 << 30, proportionalBytes: 90 << 20, threads: 3))
+        }
+        return HUDSnapshot(pid: 4242, commandName: "perfhud-demo", report: store.latest, series: store.series,
+                           tickNanoseconds: 100_000_000, historySeconds: 600, status: .running, elapsedSeconds: 2)
+    }
+}

@@ -53,7 +53,8 @@ public enum HUDRenderer {
     static func statusLine(_ snapshot: HUDSnapshot, width: Int, paint: Palette) -> String {
         let report = snapshot.report
         let name = TerminalText.escaped(snapshot.commandName, maxLength: 32)
-        // Segments in order of appearance; lower priority numbers are dropped last.
+        // Segments in order of appearance; lower priority numbers are dropped last: on 80
+        // columns PID, CPU and RSS always stay, then frames and the worst high-frequency action.
         var segments: [(priority: Int, text: String)] = []
         segments.append((0, paint.bold("PID \(snapshot.pid)") + " " + name))
         if snapshot.status != .running {
@@ -75,14 +76,14 @@ public enum HUDRenderer {
                     text += " p99 " + paint.threshold(p99 / budget * 100, warn: 101, alarm: 150, ReportFormatter.number(p99, decimals: 1) + "ms")
                 }
                 text += " jank " + (events.jankyFrames > 0 ? paint.yellow(ReportFormatter.number(events.jankyFrames, decimals: 0)) : "0")
-                segments.append((1, text))
+                segments.append((2, text))
             }
             if events.hasActions {
-                segments.append((2, "act " + ReportFormatter.number(events.actionsPerSecond, decimals: 0) + "/s"))
+                segments.append((3, "act " + ReportFormatter.number(events.actionsPerSecond, decimals: 0) + "/s"))
             }
             if let worst = events.highFrequencyActions.first {
                 let rate = worst.rate > 0 ? ReportFormatter.number(worst.rate, decimals: 0) + "/s" : "peak " + ReportFormatter.number(worst.peak, decimals: 0) + "/s"
-                segments.append((1, paint.yellow("⚠ " + TerminalText.escaped(worst.action, maxLength: 48) + " " + rate)))
+                segments.append((2, paint.yellow("⚠ " + TerminalText.escaped(worst.action, maxLength: 36) + " " + rate)))
             }
         }
         if let resident = report?.residentBytes {
@@ -95,12 +96,12 @@ public enum HUDRenderer {
         }
         if snapshot.status == .running {
             let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
-            segments.append((2, "PSS " + pss))
-            if let threads = report?.threads { segments.append((3, "thr \(threads)")) }
-            if let count = report?.processCount, count > 1 { segments.append((3, "procs \(count)")) }
+            segments.append((3, "PSS " + pss))
+            if let threads = report?.threads { segments.append((4, "thr \(threads)")) }
+            if let count = report?.processCount, count > 1 { segments.append((4, "procs \(count)")) }
         }
-        segments.append((5, "tick " + DurationText.format(nanoseconds: snapshot.tickNanoseconds)))
-        segments.append((4, DurationText.clock(seconds: snapshot.elapsedSeconds)))
+        segments.append((6, "tick " + DurationText.format(nanoseconds: snapshot.tickNanoseconds)))
+        segments.append((5, DurationText.clock(seconds: snapshot.elapsedSeconds)))
 
         let separator = paint.dim(" │ ")
         var kept = segments
