@@ -29,6 +29,7 @@ final class RenderingTests: XCTestCase {
     func testStatusLineShowsTheFiguresAPersonLooksFor() {
         let line = HUDRenderer.render(snapshot(), size: TerminalSize(rows: 30, columns: 160), style: HUDStyle(color: false))[0]
         XCTAssertTrue(line.contains("PID 4242 myapp"), line)
+        XCTAssertTrue(line.contains("RSS 190.0 MiB │ +"), "the trend follows RSS: " + line)
         XCTAssertTrue(line.contains("CPU 50.0%"), line)
         XCTAssertTrue(line.contains("u 40 s 10"), line)
         XCTAssertTrue(line.contains("RSS 190.0 MiB"), line)
@@ -93,6 +94,7 @@ extension RenderingTests {
         snapshot.events = events
         let line = HUDRenderer.render(snapshot, size: TerminalSize(rows: 24, columns: 80), style: HUDStyle(color: false))[0]
         XCTAssertTrue(line.contains("PID 4242") && line.contains("CPU") && line.contains("RSS"), line)
+        XCTAssertTrue(line.contains("FPS 59"), "frames come next: " + line)
         XCTAssertLessThanOrEqual(TerminalText.displayWidth(line), 80)
     }
 

@@ -60,11 +60,10 @@ public enum HUDRenderer {
         if snapshot.status != .running {
             segments.append((0, paint.red(paint.bold(snapshot.status.description.uppercasedFirst))))
         } else if let cpu = report?.cpuPercent {
-            var text = "CPU " + paint.threshold(cpu, warn: 50, alarm: 90, Units.percent(cpu))
+            segments.append((1, "CPU " + paint.threshold(cpu, warn: 50, alarm: 90, Units.percent(cpu))))
             if let user = report?.cpuUserPercent, let system = report?.cpuSystemPercent {
-                text += paint.dim(" u " + Units.compactPercent(user) + " s " + Units.compactPercent(system))
+                segments.append((4, paint.dim("u " + Units.compactPercent(user) + " s " + Units.compactPercent(system))))
             }
-            segments.append((1, text))
         } else {
             segments.append((1, "CPU " + paint.dim("…")))
         }
@@ -87,12 +86,11 @@ public enum HUDRenderer {
             }
         }
         if let resident = report?.residentBytes {
-            var text = "RSS " + Units.bytes(Double(resident))
+            segments.append((1, "RSS " + Units.bytes(Double(resident))))
             if let trend = report?.residentTrendBytesPerSecond {
                 let rate = Units.byteRate(trend)
-                text += " " + (trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate))
+                segments.append((3, trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate)))
             }
-            segments.append((1, text))
         }
         if snapshot.status == .running {
             let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
@@ -106,8 +104,9 @@ public enum HUDRenderer {
         let separator = paint.dim(" │ ")
         var kept = segments
         func joined() -> String { " " + kept.map(\.text).joined(separator: separator) }
-        while TerminalText.displayWidth(joined()) > width, let drop = kept.indices.max(by: { kept[$0].priority < kept[$1].priority }),
-              kept[drop].priority > 0 {
+        // Drop the least important segment first; among equals, the one further right.
+        while TerminalText.displayWidth(joined()) > width, let lowest = kept.map(\.priority).max(), lowest > 0,
+              let drop = kept.lastIndex(where: { $0.priority == lowest }) {
             kept.remove(at: drop)
         }
         return paint.inverse(TerminalText.truncated(joined(), toWidth: width).padded(toWidth: width))
