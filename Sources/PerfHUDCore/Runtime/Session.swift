@@ -49,6 +49,9 @@ public final class Session {
     private var inputOpen = true
     private var programOutputOpen = false
     private var stoppedByUs = false
+    /// One buffer for every read of the loop (program output, keys, the action log): allocated
+    /// once, not per read or per tick.
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
 
     public init(target: SessionTarget, configuration: SessionConfiguration) {
         self.target = target
@@ -65,7 +68,6 @@ public final class Session {
         startedAt = monotonicNanoseconds()
         takeSample()
 
-        var buffer = [UInt8](repeating: 0, count: 65536)
         // Fixed slots, allocated once; a descriptor of -1 is skipped by poll.
         let inputIndex = 2, programIndex = 3, exitIndex = 4, actionLogIndex = 5
         var descriptors = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 6)
@@ -81,10 +83,10 @@ public final class Session {
             if ready < 0 { if errno == EINTR { continue }; break }
 
             if descriptors[0].revents != 0 { for signal in signals.drain() { handle(signal: signal) } }
-            if descriptors[programIndex].revents != 0 { readProgramOutput(into: &buffer) }
-            if descriptors[inputIndex].revents != 0 { readInput(into: &buffer) }
+            if descriptors[programIndex].revents != 0 { readProgramOutput() }
+            if descriptors[inputIndex].revents != 0 { readInput() }
             if descriptors[exitIndex].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
-            if descriptors[actionLogIndex].revents != 0 { readActionLog(into: &buffer) }
+            if descriptors[actionLogIndex].revents != 0 { readActionLog() }
             if descriptors[1].revents != 0, timer.expirations() > 0 { takeSample() }
             if needsRelayout { relayout() }
             if drawsHUD && hudDirty && !finished { drawHUD(force: false) }
@@ -218,12 +220,12 @@ public final class Session {
         return nil
     }
 
-    private func readActionLog(into buffer: inout [UInt8]) {
+    private func readActionLog() {
         guard let log = actionLog else { return }
         while true {
-            let count = read(log.descriptor, &buffer, buffer.count)
+            let count = read(log.descriptor, &readBuffer, readBuffer.count)
             if count > 0 {
-                aggregator.addActions(actionLogParser.feed(buffer[0..<count]), at: monotonicNanoseconds())
+                aggregator.addActions(actionLogParser.feed(readBuffer[0..<count]), at: monotonicNanoseconds())
                 continue
             }
             if count == 0 && log.isPipe { close(log.descriptor); actionLog = nil }   // the writer is gone
@@ -234,7 +236,7 @@ public final class Session {
     // MARK: sampling and reports
 
     private func takeSample() {
-        if let log = actionLog, !log.isPipe { var buffer = [UInt8](repeating: 0, count: 65536); readActionLog(into: &buffer) }
+        if let log = actionLog, !log.isPipe { readActionLog() }
         let sample = sampler.sample()
         if receiver != nil { takeEvents(now: sample.monotonicNanoseconds, residentBytes: sample.residentBytes) }
         let report = store.record(sample, phase: phases.current?.id)
@@ -391,14 +393,14 @@ public final class Session {
 
     private func terminalClosed() { inputOpen = false }
 
-    private func readInput(into buffer: inout [UInt8]) {
-        let count = read(STDIN_FILENO, &buffer, buffer.count)
+    private func readInput() {
+        let count = read(STDIN_FILENO, &readBuffer, readBuffer.count)
         if count <= 0 {
             if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
             inputOpen = false
             return
         }
-        let bytes = Array(buffer[0..<count])
+        let bytes = Array(readBuffer[0..<count])
         if ownsKeys {
             if bytes.contains(UInt8(ascii: "q")) || bytes.contains(UInt8(ascii: "Q")) { stop() }
             return
@@ -416,9 +418,9 @@ public final class Session {
         }
     }
 
-    private func readProgramOutput(into buffer: inout [UInt8]) {
+    private func readProgramOutput() {
         guard let child else { return }
-        let count = read(child.master, &buffer, buffer.count)
+        let count = read(child.master, &readBuffer, readBuffer.count)
         if count <= 0 {
             if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
             // EIO: every holder of the terminal has closed it. The program may still run (it
@@ -427,19 +429,18 @@ public final class Session {
             record(childState: child.poll())
             return
         }
-        showProgramOutput(buffer[0..<count])
+        showProgramOutput(readBuffer[0..<count])
     }
 
     /// Reads what the program wrote before it ended, so that its last lines are not lost.
     private func drainProgramOutput() {
         guard let child, programOutputOpen else { return }
-        var buffer = [UInt8](repeating: 0, count: 65536)
         let flags = fcntl(child.master, F_GETFL)
         _ = fcntl(child.master, F_SETFL, flags | O_NONBLOCK)
         while true {
-            let count = read(child.master, &buffer, buffer.count)
+            let count = read(child.master, &readBuffer, readBuffer.count)
             if count <= 0 { break }
-            showProgramOutput(buffer[0..<count])
+            showProgramOutput(readBuffer[0..<count])
         }
         programOutputOpen = false
     }
