@@ -181,9 +181,6 @@ extension HUDRenderer {
 /// SGR colours, or nothing with `--no-color` / `NO_COLOR`.
 struct Palette {
     let enabled: Bool
-    private func wrap(_ code: String, _ text: String) -> String {
-        enabled ? "\u{1B}[\(code)m" + text + "\u{1B}[0m" : text
-    }
     func bold(_ text: String) -> String { enabled ? "\u{1B}[1m" + text + "\u{1B}[22m" : text }
     func dim(_ text: String) -> String { enabled ? "\u{1B}[2m" + text + "\u{1B}[22m" : text }
     func red(_ text: String) -> String { enabled ? "\u{1B}[31m" + text + "\u{1B}[39m" : text }

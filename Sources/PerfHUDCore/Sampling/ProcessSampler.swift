@@ -239,7 +239,4 @@ public final class ProcessSampler {
         }
         for gone in descendants.keys where !alive.contains(gone) { descendants[gone] = nil }
     }
-
-    /// Is the root process still the one we attached to (and not a zombie)?
-    public var rootHasExited: Bool { rootGone }
 }

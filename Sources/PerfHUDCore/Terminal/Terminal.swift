@@ -29,7 +29,6 @@ public final class Terminal {
     public let output: Int32
     private var saved: termios?
     private(set) public var isClosed = false
-    public private(set) var bytesWritten: UInt64 = 0
 
     public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {
         self.input = input
@@ -77,7 +76,7 @@ public final class Terminal {
             var offset = 0
             while offset < buffer.count {
                 let result = Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
-                if result > 0 { offset += result; bytesWritten += UInt64(result); continue }
+                if result > 0 { offset += result; continue }
                 if result < 0 && errno == EINTR { continue }
                 if result < 0 && errno == EAGAIN {
                     var descriptor = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
@@ -123,7 +122,6 @@ public final class Terminal {
 
 /// Escape sequences, named.
 public enum ControlSequence {
-    public static let escape = "\u{1B}"
     public static let beginSynchronizedUpdate = "\u{1B}[?2026h"
     public static let endSynchronizedUpdate = "\u{1B}[?2026l"
     public static let hideCursor = "\u{1B}[?25l"
@@ -133,7 +131,6 @@ public enum ControlSequence {
     public static let resetScrollRegion = "\u{1B}[r"
     public static let resetAttributes = "\u{1B}[0m"
     public static let clearScreen = "\u{1B}[2J"
-    public static let eraseToEndOfLine = "\u{1B}[K"
     public static let leaveAlternateScreen = "\u{1B}[?1049l"
 
     public static func moveTo(row: Int, column: Int = 1) -> String { "\u{1B}[\(row);\(column)H" }
