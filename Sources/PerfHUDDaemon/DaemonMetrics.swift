@@ -36,6 +36,8 @@ public final class DaemonMetrics: @unchecked Sendable {
     private var actions: [String: Counter] = [:]
     private var highFrequency: [String: Gauge] = [:]
     private let sampleDuration: Gauge
+    private let droppedLog: Counter
+    private let droppedNotify: Counter
     private let processCPU: Counter
     private let processResident: Gauge
     private let processVirtual: Gauge
@@ -69,6 +71,10 @@ public final class DaemonMetrics: @unchecked Sendable {
             rejected[reason] = registry.makeCounter(name: "perfhud_events_rejected_total", labels: [("reason", reason)],
                                                     help: "Datagrams rejected, by reason.")
         }
+        droppedLog = registry.makeCounter(name: "perfhud_output_dropped_total", labels: [("destination", "log")],
+                                          help: "Writes perfhud dropped rather than wait for a reader that is not keeping up, by destination.")
+        droppedNotify = registry.makeCounter(name: "perfhud_output_dropped_total", labels: [("destination", "systemd_notify")],
+                                             help: "Writes perfhud dropped rather than wait for a reader that is not keeping up, by destination.")
         sampleDuration = registry.makeGauge(name: "perfhud_sample_duration_seconds", help: "perfhud's own cost of its last sample (wall time).")
         processCPU = registry.makeCounter(name: "process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.")
         processResident = registry.makeGauge(name: "process_resident_memory_bytes", help: "Resident memory size in bytes.")
@@ -105,7 +111,8 @@ public final class DaemonMetrics: @unchecked Sendable {
     }
 
     /// Mirrors one tick's figures into the registry. Called from the sampling thread only.
-    public func update(target: Target?, events: EventSnapshot, actionTotals: [(label: String, total: Double)], sampleSeconds: Double) {
+    public func update(target: Target?, events: EventSnapshot, actionTotals: [(label: String, total: Double)], sampleSeconds: Double,
+                       droppedWrites: (log: Int, notify: Int) = (0, 0)) {
         up.set(to: target == nil ? 0 : 1)
         if let target {
             advance(cpuUser, "cpu_user", to: Double(target.sample.userTicks ?? 0) / target.ticksPerSecond)
@@ -168,6 +175,8 @@ public final class DaemonMetrics: @unchecked Sendable {
             }
         }
         sampleDuration.set(to: sampleSeconds)
+        advance(droppedLog, "dropped:log", to: Double(droppedWrites.log))
+        advance(droppedNotify, "dropped:notify", to: Double(droppedWrites.notify))
     }
 
     private func advance(_ counter: Counter, _ key: String, to value: Double) {

@@ -23,8 +23,9 @@ public enum DaemonRunner {
         do {
             channel = try await MetricsHTTPServer.bind(host: configuration.listenHost, port: Int(configuration.listenPort), metrics: service.metrics)
         } catch {
-            service.logError("cannot listen on \(configuration.listenHost):\(configuration.listenPort): \(error)")
-            return 69   // EX_UNAVAILABLE
+            service.closeEventSocket()
+            service.logError("cannot listen on \(configuration.listenHost):\(configuration.listenPort): \(Self.reason(error))")
+            return ExitStatus.unavailable
         }
         service.announceReady(metricsAddress: "\(configuration.listenHost):\(configuration.listenPort)")
         let logger = Logger(label: "perfhud") { _ in SwiftLogNoOpLogHandler() }
@@ -40,6 +41,16 @@ public enum DaemonRunner {
             service.logError("\(error)")
             return ExitStatus.software
         }
+    }
+}
+
+extension DaemonRunner {
+    /// What went wrong in the user's words: the system's message for an errno, never NIO's
+    /// description of the call that failed (`bind(descriptor:ptr:bytes:)`).
+    static func reason(_ error: Error) -> String {
+        if let failure = error as? IOError { return String(cString: strerror(failure.errnoCode)).lowercased() }
+        if error is SocketAddressError { return "not an address this machine has" }
+        return "\(error)"
     }
 }
 

@@ -17,6 +17,9 @@ public final class DaemonService: @unchecked Sendable {
     private let directory = ProcessDirectory()
     private let aggregator: EventAggregator
     private var receiver: EventReceiver?
+    /// Where the socket is also linked as `TARGET-PID.sock` (the default directory only), so a
+    /// watched program finds it by its own PID as it would under `perfhud attach`.
+    private var linkDirectory: String?
     public let metrics: DaemonMetrics
     /// Written to by `stop()`: the sampling loop polls it.
     private let wake: (read: Int32, write: Int32)
@@ -53,13 +56,22 @@ public final class DaemonService: @unchecked Sendable {
         aggregator.frameObserver = { [metrics] seconds, weight in metrics.recordFrame(seconds: seconds, weight: weight) }
         let capacity = Int(configuration.historyNanoseconds / max(1, configuration.tickNanoseconds))
         store = MetricsStore(pid: 0, capacity: max(2, capacity), startNanoseconds: monotonicNanoseconds())
+        log.setContext([(name: "PERFHUD_TARGET", value: configuration.selector.description)])
     }
 
     /// Opens the event socket (before READY=1). The target may run as another user: the socket
     /// is open to all, and the credential check (default: the target and its descendants)
     /// decides who may send.
     public func openEventSocket() throws {
-        let path = try configuration.eventsPath ?? EventReceiver.defaultPath(pid: getpid()).path
+        let path: String
+        if let chosen = configuration.eventsPath {
+            path = chosen
+        } else {
+            let (defaultPath, warnings) = try EventReceiver.defaultPath(pid: getpid())
+            for warning in warnings { log.warning(warning) }
+            path = defaultPath
+            linkDirectory = String(defaultPath[..<defaultPath.lastIndex(of: "/")!])
+        }
         let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom ?? .target,
                                        targetPID: 0, mode: 0o666)
         if let udp = configuration.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
@@ -68,6 +80,12 @@ public final class DaemonService: @unchecked Sendable {
     }
 
     public var eventSocketPath: String? { receiver?.path }
+
+    /// Removes the event socket again (when the daemon cannot start after all).
+    public func closeEventSocket() {
+        receiver?.stop()
+        receiver = nil
+    }
 
     /// Says so in the log and to systemd once the HTTP port and the event socket are bound.
     public func announceReady(metricsAddress: String) {
@@ -151,6 +169,7 @@ public final class DaemonService: @unchecked Sendable {
         }
         if samplers.isEmpty && wasUp {
             wasUp = false
+            targetsChanged()
             log.warning("target went away (\(configuration.selector.description))")
             notifier.notify("STATUS=\(status())")
         }
@@ -165,7 +184,8 @@ public final class DaemonService: @unchecked Sendable {
                                  startTimeSeconds: samplers.values.map(\.startTicks).min().map { bootTime + Double($0) / ticksPerSecond },
                                  ticksPerSecond: ticksPerSecond)
         }
-        metrics.update(target: target, events: events, actionTotals: aggregator.actionTotals(), sampleSeconds: sampleDuration)
+        metrics.update(target: target, events: events, actionTotals: aggregator.actionTotals(), sampleSeconds: sampleDuration,
+                       droppedWrites: (log: log.dropped, notify: notifier.dropped))
         if now &- lastSummary >= configuration.logIntervalNanoseconds {
             lastSummary = now
             log.info(summary())
@@ -200,7 +220,7 @@ public final class DaemonService: @unchecked Sendable {
             if changed && !samplers.isEmpty {
                 let first = samplers.keys.min()!
                 commandName = directory.describe(pid: first)?.commandName ?? "?"
-                receiver?.setTargets(Array(samplers.keys))
+                targetsChanged()
                 if !wasUp { log.notice("target is up: \(Self.listing(samplers.keys)) (\(TerminalText.escaped(commandName)))") }
                 wasUp = true
                 lastReason = ""
@@ -209,6 +229,17 @@ public final class DaemonService: @unchecked Sendable {
         case .failure(let reason):
             if samplers.isEmpty { noteReason(reason.description) }
         }
+    }
+
+    /// Tells the event socket and the log who the target is now.
+    private func targetsChanged() {
+        let pids = samplers.keys.sorted()
+        receiver?.setTargets(pids)
+        if let linkDirectory { receiver?.setLinks(pids.map { "\(linkDirectory)/\($0).sock" }) }
+        var fields = [(name: "PERFHUD_TARGET", value: configuration.selector.description)]
+        if let first = pids.first { fields.append((name: "PERFHUD_TARGET_PID", value: String(first))) }
+        if case .unit(let unit) = configuration.selector { fields.append((name: "PERFHUD_UNIT", value: unit)) }
+        log.setContext(fields)
     }
 
     /// Logs why the target is not there, once per reason.

@@ -66,10 +66,12 @@ extension Perfhud {
             } catch {
                 throw ValidationError("\(error)")
             }
-            if case .unit(let name) = selector, TargetResolver.systemctlShow(name, property: "LoadState") == "not-found" {
+            if case .unit(let name) = selector, !UnitControlGroup().isKnown(name) {
                 fputs("perfhud: unknown unit \(name)\n", stderr)
-                throw ArgumentParser.ExitCode(66)
+                throw ArgumentParser.ExitCode(ExitStatus.noInput)
             }
+            // A reader that goes away (a closed pipe on stderr) is a dropped line, not our end.
+            signal(SIGPIPE, SIG_IGN)
             throw ArgumentParser.ExitCode(await DaemonRunner.run(configuration: configuration, resolver: resolver))
         }
     }

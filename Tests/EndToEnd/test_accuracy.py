@@ -52,8 +52,10 @@ def test_one_thread_at_half_load(burn):
 def test_two_busy_threads(burn):
     ours, kernel, reports = measure_burner(burn, "two")
     assert abs(ours - kernel) <= 5, f"perfhud {ours:.1f} % vs kernel {kernel:.1f} %"
-    # On a shared 2-core machine two spinning threads get well over one core, rarely all of two.
-    assert ours >= 120, f"two busy threads use more than one core (100 = one core), perfhud says {ours:.1f} %"
+    # Both threads counted: on a 2-core machine they get well over one core unless something else
+    # (a build) holds the other; the kernel's own figure says which, and perfhud must follow it.
+    if kernel >= 125:
+        assert ours >= 120, f"two busy threads use more than one core (100 = one core), perfhud says {ours:.1f} %"
     cpus = os.cpu_count()
     assert abs(reports[-1]["cpu_machine_percent"] - reports[-1]["cpu_percent"] / cpus) < 0.1
     assert reports[-1]["threads"] == 2

@@ -354,53 +354,80 @@ def test_not_found_and_head(daemons):
         assert response.status == 200 and response.read() == b""
 
 
-# --- --unit, with systemd's answers played by a stand-in systemctl ----------------------------
-
-FAKE_SYSTEMCTL = """#!/bin/sh
-# systemctl show -p PROPERTY --value -- UNIT, answered from the test's environment.
-unit="$6"
-case "$unit" in missing.service) [ "$3" = LoadState ] && echo not-found; exit 0;; esac
-case "$3" in
-  ControlGroup) echo "$FAKE_CGROUP";;
-  LoadState) echo loaded;;
-esac
-"""
+# --- --unit: found in the control-group tree, as systemd lays it out --------------------------
+# systemd is not PID 1 here (the container test in test_systemd.py has a real one); a unit's group
+# is made by hand where systemd would make it: <hierarchy>/<slice>/<unit>.
 
 
-def test_unit_follows_its_control_group_across_restarts(tmp_path):
-    root = pathlib.Path("/sys/fs/cgroup/systemd")
-    group = f"/perfhud-test-{os.getpid()}"
+def cgroup_hierarchy():
+    for root in (pathlib.Path("/sys/fs/cgroup/systemd"), pathlib.Path("/sys/fs/cgroup")):
+        if (root / "cgroup.procs").exists():
+            return root
+    return None
+
+
+def test_unit_is_found_in_the_control_group_tree_and_followed_across_restarts():
+    root = cgroup_hierarchy()
+    slice_ = root / f"perfhud-test-{os.getpid()}.slice" if root else None
     try:
-        (root / group.strip("/")).mkdir()
-    except OSError:
-        pytest.skip("needs a writable cgroup hierarchy to stand in for a unit's")
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "systemctl").write_text(FAKE_SYSTEMCTL)
-    (fake / "systemctl").chmod(0o755)
-    environment = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", FAKE_CGROUP=group)
+        slice_.mkdir()
+    except (OSError, AttributeError):
+        pytest.skip("needs a writable cgroup hierarchy to lay out a unit's group")
+    unit = f"fake{os.getpid()}.service"
+    group = slice_ / unit
+    worker = group / "worker"   # a unit that delegates keeps processes in sub-groups: summed too
 
-    def start_in_group():
+    def start_in(where):
         process = subprocess.Popen(["sleep", "60"])
-        (root / group.strip("/") / "cgroup.procs").write_text(str(process.pid))
+        (where / "cgroup.procs").write_text(str(process.pid))
         return process
 
-    first = start_in_group()
-    daemon = Daemon("--unit", "fake", env=environment)
+    # Known to systemd by its unit file; not running yet.
+    unit_file = pathlib.Path("/etc/systemd/system") / unit
+    unit_file.write_text("[Service]\nExecStart=/bin/sleep 60\n")
+    started = []
+    daemon = None
     try:
-        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{first.pid}"}}') == 1, timeout=10)
-        first.kill(); first.wait()
+        daemon = Daemon("--unit", unit)
         assert wait_until(lambda: daemon.value("perfhud_target_up") == 0, timeout=10)
-        second = start_in_group()
+        group.mkdir()                            # the unit starts
+        worker.mkdir()
+        started += [start_in(group), start_in(worker)]
+        first = started[0]
+        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{first.pid}"}}') == 1, timeout=10)
+        assert wait_until(lambda: daemon.value("perfhud_target_processes") == 2, timeout=10)
+        for process in started:
+            process.kill(); process.wait()
+        worker.rmdir(); group.rmdir()            # the unit stops: systemd removes its group
+        assert wait_until(lambda: daemon.value("perfhud_target_up") == 0, timeout=10)
+        group.mkdir()                            # and starts again
+        started.append(start_in(group))
+        second = started[-1]
         assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{second.pid}"}}') == 1, timeout=10)
-        second.kill(); second.wait()
     finally:
-        code, err = daemon.stop()
+        for process in started:
+            process.kill(); process.wait()
+        unit_file.unlink()
+        code, err = daemon.stop() if daemon else (None, "")
         time.sleep(0.2)
-        (root / group.strip("/")).rmdir()
-    assert code == 0
+        for directory in (worker, group, slice_):
+            if directory.exists():
+                directory.rmdir()
+    assert code == 0, err
+    assert f"waiting for unit {unit}: {unit} is not running" in err
+
+
+def test_unknown_unit_exits_66_without_asking_systemctl(tmp_path):
+    # A systemctl that would answer is not asked: the unit's files and groups are looked for.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "systemctl").write_text("#!/bin/sh\ntouch \"$MARK\"\necho loaded\n")
+    (fake / "systemctl").chmod(0o755)
+    mark = tmp_path / "asked"
+    environment = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", MARK=str(mark))
     missing = perfhud("daemon", "--unit", "missing", "--metrics-listen", "127.0.0.1:1", env=environment, timeout=15)
     assert missing.returncode == 66 and missing.stderr.strip() == "perfhud: unknown unit missing.service"
+    assert not mark.exists()
 
 
 def test_journal_priorities_and_summary_lines(tmp_path):

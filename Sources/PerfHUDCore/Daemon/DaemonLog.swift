@@ -2,19 +2,67 @@
 import Glibc
 #endif
 
-/// Log lines for the journal: under systemd (JOURNAL_STREAM set) each line carries its syslog
-/// priority as a `<N>` prefix, which journald reads; elsewhere plain `perfhud: level: …` lines.
-/// Written by hand: three levels and one destination do not need swift-log's machinery.
-public struct DaemonLog {
+/// The daemon's log lines, for the journal or a terminal; never waits for whoever reads them.
+///
+/// - Under systemd with stderr connected to the journal (`JOURNAL_STREAM` names stderr's device
+///   and inode), entries go to journald's native socket with their priority and structured fields
+///   (`PERFHUD_TARGET`, `PERFHUD_TARGET_PID`, `PERFHUD_UNIT`): `journalctl PERFHUD_TARGET_PID=…`.
+/// - With `JOURNAL_STREAM` set otherwise, or the native socket unusable: `<N>` priority prefixes on
+///   stderr, which journald reads from a stream.
+/// - Elsewhere: plain `perfhud: level: …` lines on stderr.
+/// What cannot be written at once is dropped and counted (`dropped`): a stalled journal or a pipe
+/// nobody drains must not stop the sampling. Written by hand: three levels and these destinations
+/// do not need swift-log's machinery.
+public final class DaemonLog: @unchecked Sendable {
     public enum Level: Int32 { case error = 3, warning = 4, notice = 5, info = 6 }
-    private let journal: Bool
 
-    public init() { journal = getenv("JOURNAL_STREAM") != nil }
+    private let prefixed: Bool
+    private var journal: JournalSocket?
+    private let stream = NonBlockingWriter(descriptor: 2)
+    private let journalDrops = LockedCounter()
+    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
+    private var context: [(name: String, value: String)] = []
+
+    public init() {
+        let variable = getenv("JOURNAL_STREAM").map { String(cString: $0) }
+        prefixed = variable != nil
+        if let variable, Self.describesStandardError(variable) { journal = JournalSocket() }
+    }
+
+    deinit { pthread_mutex_destroy(lock); lock.deallocate() }
+
+    /// Lines that could not be written at once and were dropped.
+    public var dropped: Int { stream.dropped + journalDrops.value }
+
+    /// Whether entries go to journald's native socket.
+    public var usesJournalSocket: Bool {
+        pthread_mutex_lock(lock); defer { pthread_mutex_unlock(lock) }
+        return journal != nil
+    }
+
+    /// Fields added to every later entry (the target's PID, the unit): journal only.
+    public func setContext(_ fields: [(name: String, value: String)]) {
+        pthread_mutex_lock(lock); context = fields; pthread_mutex_unlock(lock)
+    }
 
     public func log(_ level: Level, _ message: String) {
         let text = TerminalText.escaped(message, maxLength: 2000)
+        pthread_mutex_lock(lock)
+        if let socket = journal {
+            let fields = [("PRIORITY", String(level.rawValue)), ("SYSLOG_IDENTIFIER", "perfhud"), ("MESSAGE", text)] + context
+            switch socket.send(fields) {
+            case .sent: pthread_mutex_unlock(lock); return
+            case .full: pthread_mutex_unlock(lock); journalDrops.increment(); return
+            case .unavailable: journal = nil   // the journal went away: stderr from now on
+            }
+        }
+        pthread_mutex_unlock(lock)
         let line: String
-        if journal {
+        if prefixed {
             line = "<\(level.rawValue)>" + text + "\n"
         } else {
             let name: String
@@ -26,62 +74,21 @@ public struct DaemonLog {
             }
             line = "perfhud: \(name): " + text + "\n"
         }
-        _ = line.withCString { fputs($0, stderr) }
-        fflush(stderr)
+        stream.write(Array(line.utf8))
     }
 
     public func info(_ message: String) { log(.info, message) }
     public func notice(_ message: String) { log(.notice, message) }
     public func warning(_ message: String) { log(.warning, message) }
     public func error(_ message: String) { log(.error, message) }
-}
 
-/// systemd's notification protocol (sd_notify(3)): datagrams to $NOTIFY_SOCKET.
-/// Written by hand: it is one sendto, and libsystemd would be a C dependency for it.
-public final class SystemdNotifier {
-    private let path: String?
-    private let socket: Int32
-    /// Half of $WATCHDOG_USEC, when systemd asks for watchdog pings.
-    public let watchdogInterval: UInt64?
-
-    public init() {
-        path = getenv("NOTIFY_SOCKET").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-        socket = path == nil ? -1 : Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        if let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let microseconds = UInt64(text), microseconds > 0 {
-            // WATCHDOG_PID, when set, must name us.
-            if let owner = getenv("WATCHDOG_PID").map({ String(cString: $0) }), Int32(owner) != getpid() {
-                watchdogInterval = nil
-            } else {
-                watchdogInterval = microseconds * 1000 / 2
-            }
-        } else {
-            watchdogInterval = nil
-        }
-    }
-
-    deinit { if socket >= 0 { close(socket) } }
-
-    public var isEnabled: Bool { path != nil }
-
-    /// Sends `state` (e.g. "READY=1\nSTATUS=…").
-    public func notify(_ state: String) {
-        guard let path, socket >= 0 else { return }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        let abstract = bytes.first == UInt8(ascii: "@")
-        if abstract { bytes[0] = 0 }   // an abstract socket: a leading NUL, no terminator
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            if !abstract { raw[bytes.count] = 0 }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (abstract ? 0 : 1))
-        let message = Array(state.utf8)
-        _ = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                message.withUnsafeBytes { sendto(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length) }
-            }
-        }
+    /// `JOURNAL_STREAM` is `DEVICE:INODE` of the journal stream systemd connected: it speaks for
+    /// stderr only when stderr is still that stream (not redirected by a wrapper script).
+    static func describesStandardError(_ variable: String) -> Bool {
+        let parts = variable.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var status = stat()
+        guard fstat(2, &status) == 0 else { return false }
+        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
     }
 }

@@ -9,11 +9,15 @@ public final class TargetResolver {
     private let directory: ProcessDirectory
     private var pattern = regex_t()
     private var compiled = false
+    private let controlGroups: UnitControlGroup
+    private var unitGroup: String?
 
     /// - Throws: a message when the pattern is not a valid extended regular expression.
-    public init(selector: DaemonConfiguration.Selector, directory: ProcessDirectory = ProcessDirectory()) throws {
+    public init(selector: DaemonConfiguration.Selector, directory: ProcessDirectory = ProcessDirectory(),
+                controlGroups: UnitControlGroup = UnitControlGroup()) throws {
         self.selector = selector
         self.directory = directory
+        self.controlGroups = controlGroups
         if case .match(let expression) = selector {
             let status = regcomp(&pattern, expression, REG_EXTENDED | REG_NOSUB)
             guard status == 0 else {
@@ -50,55 +54,29 @@ public final class TargetResolver {
             }.map(\.pid)
             return matches.isEmpty ? .failure(.init(description: "no process matches")) : .success(matches)
         case .unit(let unit):
-            return Self.unitProcesses(unit)
+            return unitProcesses(unit)
         }
     }
 
+    /// Whether `pid` runs: a zombie (ended, not yet reaped by its parent) does not, or a pidfile
+    /// naming one would make the target flap between up and gone at every look.
     static func exists(_ pid: Int32) -> Bool {
-        var status = stat()
-        return stat("/proc/\(pid)", &status) == 0
+        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/stat", limit: 4096),
+              let stat = data.withUnsafeBytes({ ProcParser.stat($0) }) else { return false }
+        return stat.state != UInt8(ascii: "Z") && stat.state != UInt8(ascii: "X")
     }
 
-    /// The processes of a unit's control group, asking systemd for the group's path.
-    static func unitProcesses(_ unit: String) -> Result<[Int32], DaemonError> {
-        guard let group = systemctlShow(unit, property: "ControlGroup") else {
-            return .failure(.init(description: "cannot ask systemd about \(unit) (is systemd running?)"))
-        }
-        guard !group.isEmpty else { return .failure(.init(description: "\(unit) is not running")) }
-        for root in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd"] {
-            guard case .success(let data) = KeptOpenFile.contents(of: root + group + "/cgroup.procs") else { continue }
-            let pids = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { Int32($0) }
+    /// The processes of a unit's control group, found in the control-group tree (see
+    /// `UnitControlGroup`); the group's path is remembered until it goes away.
+    func unitProcesses(_ unit: String) -> Result<[Int32], DaemonError> {
+        if let group = unitGroup, let pids = controlGroups.processes(in: group) {
             return pids.isEmpty ? .failure(.init(description: "\(unit) has no processes")) : .success(pids)
         }
-        return .failure(.init(description: "cannot read the control group of \(unit)"))
-    }
-
-    /// `systemctl show -p PROPERTY --value UNIT`; nil when systemctl cannot answer.
-    public static func systemctlShow(_ unit: String, property: String) -> String? {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { return nil }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-        var child = pid_t()
-        let argv = ["systemctl", "show", "-p", property, "--value", "--", unit]
-        let spawned = withCStrings(argv) { arguments in posix_spawnp(&child, "systemctl", &actions, nil, arguments, environ) }
-        close(pipeEnds[1])
-        defer { close(pipeEnds[0]) }
-        guard spawned == 0 else { return nil }
-        var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(pipeEnds[0], &buffer, buffer.count)
-            if count <= 0 { break }
-            output += buffer[0..<count]
+        unitGroup = controlGroups.find(unit)
+        guard let group = unitGroup else { return .failure(.init(description: "\(unit) is not running")) }
+        guard let pids = controlGroups.processes(in: group), !pids.isEmpty else {
+            return .failure(.init(description: "\(unit) has no processes"))
         }
-        var status: Int32 = 0
-        waitpid(child, &status, 0)
-        guard status == 0 else { return nil }
-        return String(String(decoding: output, as: UTF8.self).trimmingTrailingSpaces.split(separator: "\n").first ?? "")
+        return .success(pids)
     }
 }

@@ -152,6 +152,18 @@ public final class EventReceiver {
         if link(path, linkPath) == 0 { links.append(linkPath) }
     }
 
+    /// The socket's other names are exactly `linkPaths` (a daemon's targets come and go): names no
+    /// longer wanted are removed; a new one is added only where nothing live is in the way (a
+    /// stale socket is replaced, another perfhud's socket or a stranger's file is left alone).
+    public func setLinks(_ linkPaths: [String]) {
+        for name in links where !linkPaths.contains(name) { unlink(name) }
+        links = links.filter { linkPaths.contains($0) }
+        for name in linkPaths where !links.contains(name) {
+            guard (try? Self.clearPath(name)) != nil else { continue }
+            if link(path, name) == 0 { links.append(name) }
+        }
+    }
+
     public func setTarget(pid: Int32) { filter.setTarget(pid: pid) }
     /// Several targets (a daemon's `--match` or `--unit` group).
     public func setTargets(_ pids: [Int32]) { filter.setTargets(pids) }

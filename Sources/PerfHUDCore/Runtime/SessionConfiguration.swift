@@ -46,6 +46,7 @@ public enum ExitStatus {
     public static let success: Int32 = 0
     public static let usage: Int32 = 64
     public static let noInput: Int32 = 66
+    public static let unavailable: Int32 = 69
     public static let software: Int32 = 70
     public static let cannotCreate: Int32 = 73
     public static let noPermission: Int32 = 77

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes whole lines to a descriptor (stderr, say) without ever waiting for whoever reads it.
+///
+/// A journal stream or a pipe whose reader stopped would otherwise stop the writer in `write`.
+/// A socket gets `send(MSG_DONTWAIT)`; a pipe is reopened through `/proc/self/fd/N`, which gives
+/// a file description of our own that can be non-blocking without touching the one we were
+/// handed (a terminal or a pipe shared with the shell keeps its flags). A line that does not fit
+/// is dropped and counted; a line cut short by a stream socket is finished before the next one,
+/// so a reader never sees two lines run together. Terminals and files are written as they are.
+public final class NonBlockingWriter: @unchecked Sendable {
+    private let descriptor: Int32
+    private let isSocket: Bool
+    private let ownsDescriptor: Bool
+    private var pending: [UInt8] = []
+    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
+    private let droppedLines = LockedCounter()
+
+    public init(descriptor: Int32) {
+        var status = stat()
+        let kind = fstat(descriptor, &status) == 0 ? status.st_mode & S_IFMT : 0
+        isSocket = kind == S_IFSOCK
+        if kind == S_IFIFO {
+            let reopened = open("/proc/self/fd/\(descriptor)", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            self.descriptor = reopened >= 0 ? reopened : descriptor
+            ownsDescriptor = reopened >= 0
+        } else {
+            self.descriptor = descriptor
+            ownsDescriptor = false
+        }
+    }
+
+    deinit {
+        if ownsDescriptor { close(descriptor) }
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
+
+    /// Lines dropped because the reader was not keeping up (or had gone).
+    public var dropped: Int { droppedLines.value }
+
+    /// Writes `line` (which ends in a newline) now, or drops it. Returns whether it was written.
+    @discardableResult
+    public func write(_ line: [UInt8]) -> Bool {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if !pending.isEmpty {
+            let written = send(pending)
+            pending.removeFirst(written)
+            if !pending.isEmpty { droppedLines.increment(); return false }
+        }
+        let written = send(line)
+        if written == 0 { droppedLines.increment(); return false }
+        if written < line.count { pending = Array(line[written...]) }
+        return true
+    }
+
+    /// Bytes written from the front of `bytes`: 0 when nothing could be.
+    private func send(_ bytes: [UInt8]) -> Int {
+        let result = bytes.withUnsafeBytes { raw in
+            retryingInterrupts {
+                isSocket ? Glibc.send(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+                         : Glibc.write(descriptor, raw.baseAddress, raw.count)
+            }
+        }
+        if case .success(let count) = result { return count }
+        return 0
+    }
+}
