@@ -3,19 +3,25 @@ SWIFT ?= swift
 CONFIG ?= release
 BIN := .build/$(CONFIG)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libproc2-dev pkg-config tmux procps sysstat valgrind gcc python3-pip prometheus systemd
+APT_PACKAGES := libproc2-dev pkg-config tmux procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container
 PY_PACKAGES := pyte pytest psrecord datadog
 
-.PHONY: demo test build deps deps-apt deps-python unit e2e benchmark clean install
+.PHONY: demo test build deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
 
 demo: deps-apt build
 	$(BIN)/perfhud demo
 
+# The Swift runtime is linked in (--static-swift-stdlib): the binaries need only Debian's libraries
+# (libproc2-0, libc6, libstdc++6, libgcc-s1), so they run where no Swift toolchain is installed.
+# --disable-local-rpath: no RUNPATH at all (neither $$ORIGIN nor the toolchain's directory).
+# Every build of this tree (make demo, test, install, package) uses these same flags: one release
+# build, never relinked by another set of flags.
+SWIFT_FLAGS ?= -c $(CONFIG) --static-swift-stdlib --disable-local-rpath
 build:
-	$(SWIFT) build -c $(CONFIG) --product perfhud
-	$(SWIFT) build -c $(CONFIG) --product perfhud-demo
+	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud
+	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud-demo
 
-test: deps build unit e2e
+test: deps build package unit e2e
 
 unit:
 	$(SWIFT) test
@@ -45,16 +51,63 @@ deps-python:
 clean:
 	rm -rf .build
 
-# Installs the binary where the units expect it, the units, and an example environment file.
+# Installs the binaries, the units (pointing at $(PREFIX)/bin/perfhud), an example environment
+# file, perfhud(1), bash/zsh/fish completions, the dashboard and the alert rules. The units in
+# Systemd/ name /usr/bin/perfhud and /usr/share/doc/perfhud (as the Debian package installs them):
+# sed rewrites those for another PREFIX. /etc/default/perfhud is never overwritten.
 PREFIX ?= /usr/local
 UNITDIR ?= /etc/systemd/system
-install: build
+MANDIR ?= $(PREFIX)/share/man
+# zsh looks in vendor-completions for /usr (Debian's), site-functions elsewhere.
+ZSH_COMPLETIONS ?= $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+# The man page's date, like the package's: the changelog's (reproducible builds).
+MAN_DATE ?= $(shell date -u -d @$$(dpkg-parsechangelog -l Packaging/debian/changelog -STimestamp) +%F 2>/dev/null || date -u +%F)
+install: build manual
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
 	install -D -m 0755 $(BIN)/perfhud $(DESTDIR)$(PREFIX)/bin/perfhud
 	install -D -m 0755 $(BIN)/perfhud-demo $(DESTDIR)$(PREFIX)/bin/perfhud-demo
-	install -D -m 0644 Systemd/perfhud.service $(DESTDIR)$(UNITDIR)/perfhud.service
-	install -D -m 0644 Systemd/perfhud@.service $(DESTDIR)$(UNITDIR)/perfhud@.service
+	install -d $(DESTDIR)$(UNITDIR)
+	for unit in perfhud.service perfhud@.service; do \
+	  sed -e 's|/usr/bin/perfhud|$(PREFIX)/bin/perfhud|g' -e 's|/usr/share/doc/perfhud/|$(PREFIX)/share/doc/perfhud/|g' \
+	    Systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
 	[ -e $(DESTDIR)/etc/default/perfhud ] || install -D -m 0644 Systemd/perfhud.env $(DESTDIR)/etc/default/perfhud
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/perfhud/README.md
 	install -D -m 0644 Dashboards/perfhud.json $(DESTDIR)$(PREFIX)/share/perfhud/grafana-dashboard.json
 	install -D -m 0644 Dashboards/perfhud-alerts.yml $(DESTDIR)$(PREFIX)/share/perfhud/prometheus-alerts.yml
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(BIN)/manual/*.1 Packaging/perfhud-demo.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(ZSH_COMPLETIONS) \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	$(BIN)/perfhud --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/perfhud
+	$(BIN)/perfhud --generate-completion-script zsh > $(DESTDIR)$(ZSH_COMPLETIONS)/_perfhud
+	$(BIN)/perfhud --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/perfhud.fish
 	@command -v systemctl >/dev/null && [ -z "$(DESTDIR)" ] && systemctl daemon-reload 2>/dev/null || true
+
+# perfhud(1) from the command's own help, by swift-argument-parser's generate-manual (built in the
+# same release build directory with the same flags: it reuses the ArgumentParser already built).
+manual: build
+	$(SWIFT) build $(SWIFT_FLAGS) --product generate-manual
+	rm -rf $(BIN)/manual && mkdir -p $(BIN)/manual
+	$(BIN)/generate-manual $(BIN)/perfhud --date $(MAN_DATE) --section 1 --output-directory $(BIN)/manual
+
+# dist/perfhud_VERSION_ARCH.deb, the only .deb there: debhelper (Packaging/debian/rules) assembles
+# it from `make install-files` into a staging copy under .build/deb. The version is the one in
+# Sources/perfhud/Version.swift; the changelog's top entry must say the same.
+# Packaging/debian rather than debian/ at the top: one new top-level folder either way, and this
+# one says what it holds (a binary package assembled from the release build, not a Debian source
+# package that compiles perfhud).
+VERSION := $(shell sed -n 's/^let perfhudVersion = "\(.*\)"/\1/p' Sources/perfhud/Version.swift)
+package: build manual
+	@changelog=$$(dpkg-parsechangelog -l Packaging/debian/changelog -SVersion); \
+	if [ "$$changelog" != "$(VERSION)" ]; then \
+	  echo "Packaging/debian/changelog says $$changelog, Sources/perfhud/Version.swift says $(VERSION): add a changelog entry (dch -v $(VERSION))" >&2; exit 1; \
+	fi; \
+	binary=$$($(BIN)/perfhud --version); \
+	if [ "$$binary" != "$(VERSION)" ]; then echo "$(BIN)/perfhud --version says $$binary, not $(VERSION): rebuild" >&2; exit 1; fi
+	rm -rf .build/deb && mkdir -p .build/deb dist && cp -R Packaging/debian .build/deb/debian
+	rm -f dist/*.deb dist/*.ddeb
+	cd .build/deb && debian/rules binary TOP=$(CURDIR) DIST=$(CURDIR)/dist BIN=$(abspath $(BIN))
+	@ls dist/*.deb

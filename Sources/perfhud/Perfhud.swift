@@ -8,6 +8,7 @@ struct Perfhud: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "perfhud",
         abstract: "A performance HUD for Linux processes: CPU, memory and more, pinned in the terminal.",
+        version: perfhudVersion,
         subcommands: [Attach.self, Run.self, Demo.self, Daemon.self, Emit.self, BenchmarkSampler.self, BenchmarkClient.self]
     )
 }

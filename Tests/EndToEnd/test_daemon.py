@@ -112,7 +112,7 @@ UNITS = ["perfhud.service", "perfhud@.service"]
 
 def installed_copy(tmp_path, unit, name=None):
     """The unit as shipped, but starting the binary built here."""
-    text = (ROOT / "Systemd" / unit).read_text().replace("/usr/local/bin/perfhud", PERFHUD)
+    text = (ROOT / "Systemd" / unit).read_text().replace("/usr/bin/perfhud", PERFHUD)
     target = tmp_path / (name or unit)
     target.write_text(text)
     return target
@@ -443,6 +443,7 @@ def test_journal_priorities_and_summary_lines(tmp_path):
 
 
 def test_make_install_puts_binary_and_units_where_the_units_expect_them(tmp_path):
+    """Building from source: `make install` (PREFIX=/usr/local) rewrites the units' /usr/bin paths."""
     if not shutil.which("make"):
         pytest.skip("make")
     destination = tmp_path / "root"
@@ -454,5 +455,12 @@ def test_make_install_puts_binary_and_units_where_the_units_expect_them(tmp_path
     for unit in UNITS:
         text = (destination / "etc/systemd/system" / unit).read_text()
         assert "ExecStart=/usr/local/bin/perfhud daemon" in text
+        assert "/usr/bin/perfhud" not in text
+        assert "file:///usr/local/share/doc/perfhud/README.md" in text
+    assert (destination / "usr/local/share/doc/perfhud/README.md").exists()
     assert (destination / "etc/default/perfhud").exists()
     assert (destination / "usr/local/share/perfhud/grafana-dashboard.json").exists()
+    assert (destination / "usr/local/share/man/man1/perfhud.1").exists()
+    assert (destination / "usr/local/share/bash-completion/completions/perfhud").exists()
+    assert (destination / "usr/local/share/zsh/site-functions/_perfhud").exists()
+    assert (destination / "usr/local/share/fish/vendor_completions.d/perfhud.fish").exists()
