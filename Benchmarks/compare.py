@@ -306,6 +306,13 @@ def client_cost():
     return (statistics.median(float(r[1]) for r in runs), sum(int(r[5]) for r in runs), float(noop[1]))
 
 
+def pss_kib(pid):
+    for line in open(f"/proc/{pid}/smaps_rollup"):
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0
+
+
 def rss_kib(pid):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith("VmRSS:"):
@@ -411,7 +418,7 @@ def daemon_section():
             for _ in range(scrapes):
                 scrape(port)
             per_scrape = (cpu_ns(process.pid) - before) / 1e9 / scrapes
-            rows.append((name, idle, per_scrape, rss_kib(process.pid)))
+            rows.append((name, idle, per_scrape, rss_kib(process.pid), pss_kib(process.pid)))
         # /metrics with 200 action labels (and __other__): render and serve time, median of 200.
         sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         for index in range(250):
@@ -420,13 +427,17 @@ def daemon_section():
         times = sorted(scrape(19469) for _ in range(200))
         body = __import__("urllib.request").request.urlopen("http://127.0.0.1:19469/metrics", timeout=5).read().decode()
         labels = body.count("perfhud_actions_total{")
+        labelled = (rss_kib(ours.pid), pss_kib(ours.pid))
         ours.terminate(); theirs.terminate(); ours.wait(); theirs.wait()
     target.kill()
     print(f"\n## 6. daemon against prometheus-process-exporter (same process; idle {seconds} s, then {scrapes} scrapes back to back)")
-    for name, idle, per_scrape, rss in rows:
-        print(f"  {name:30s} {idle * 100:6.3f} % CPU between scrapes   {per_scrape * 1e6:8.0f} us CPU per scrape   RSS {rss} KiB")
-    (_, idle_ours, scrape_ours, rss_ours), (_, idle_theirs, scrape_theirs, rss_theirs) = rows
-    print(f"  ratios (exporter / perfhud): CPU per scrape {scrape_theirs / scrape_ours:.1f}x, RSS {rss_theirs / rss_ours:.2f}x")
+    for (name, idle, per_scrape, rss, pss), binary in zip(rows, (PERFHUD, shutil.which("prometheus-process-exporter"))):
+        print(f"  {name:30s} {idle * 100:6.3f} % CPU between scrapes   {per_scrape * 1e6:8.0f} us CPU per scrape   "
+              f"RSS {rss} KiB   PSS {pss} KiB   binary {os.path.getsize(binary) / 1e6:.1f} MB")
+    print(f"  perfhud daemon with {labels} action series: RSS {labelled[0]} KiB   PSS {labelled[1]} KiB")
+    (_, idle_ours, scrape_ours, rss_ours, pss_ours), (_, idle_theirs, scrape_theirs, rss_theirs, pss_theirs) = rows
+    print(f"  ratios (exporter / perfhud): CPU per scrape {scrape_theirs / scrape_ours:.1f}x, RSS {rss_theirs / rss_ours:.2f}x, "
+          f"PSS {pss_theirs / pss_ours:.2f}x")
     for interval in (15, 5, 1):
         ours_per_second = idle_ours + scrape_ours / interval
         theirs_per_second = idle_theirs + scrape_theirs / interval
