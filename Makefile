@@ -88,10 +88,12 @@ install-files:
 
 # perfhud(1) from the command's own help, by swift-argument-parser's generate-manual (built in the
 # same release build directory with the same flags: it reuses the ArgumentParser already built).
+# Packaging/visible-help hands it perfhud's help without the hidden benchmark subcommands.
 manual: build
 	$(SWIFT) build $(SWIFT_FLAGS) --product generate-manual
 	rm -rf $(BIN)/manual && mkdir -p $(BIN)/manual
-	$(BIN)/generate-manual $(BIN)/perfhud --date $(MAN_DATE) --section 1 --output-directory $(BIN)/manual
+	PERFHUD=$(abspath $(BIN))/perfhud $(BIN)/generate-manual Packaging/visible-help --date $(MAN_DATE) --section 1 \
+	  --output-directory $(BIN)/manual
 
 # dist/perfhud_VERSION_ARCH.deb, the only .deb there: debhelper (Packaging/debian/rules) assembles
 # it from `make install-files` into a staging copy under .build/deb. The version is the one in
