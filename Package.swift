@@ -3,8 +3,9 @@ import PackageDescription
 
 // The HUD and the event stream depend on argument parsing only: everything on the per-tick path
 // is the C library and system calls. The daemon (its own target) adds what a server should not
-// write by hand: swift-prometheus for the exposition, SwiftNIO for HTTP, swift-service-lifecycle
-// for the graceful stop.
+// write by hand: swift-prometheus for the exposition, SwiftNIO for HTTP. (swift-service-lifecycle
+// ran it once; its signal handling and Swift concurrency start libdispatch's worker pool, whose
+// manager thread asks for a nice value a hardened service may not have: see DaemonRunner.)
 let package = Package(
     name: "perfhud",
     platforms: [.macOS(.v13)],  // Linux only in practice; Duration needs macOS 13 when type-checked there
@@ -19,8 +20,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.60.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // libproc2 (procps-ng): discovery and metadata. Debian package libproc2-dev.
@@ -43,8 +42,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

@@ -1,17 +1,22 @@
-import Logging
 import NIOCore
 import PerfHUDCore
-import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Runs `perfhud daemon`: the sampling and the HTTP server as two services of one ServiceGroup,
-/// which turns SIGTERM, SIGINT and SIGHUP into a graceful stop of both.
+/// Runs `perfhud daemon`: the sampling loop on the calling thread, the HTTP server on SwiftNIO's
+/// event loop. SIGTERM, SIGINT and SIGHUP end the loop after one last sample (see `StopSignals`);
+/// then the HTTP server closes, and the exit status is 0.
+///
+/// No Swift concurrency and no Dispatch here, on purpose: libdispatch's worker pool on Linux
+/// starts a manager thread that asks for nice -4 (its monitor timer runs at the highest QoS).
+/// Without CAP_SYS_NICE, which no service should have, the kernel refuses, and libdispatch logs
+/// "Failed to set thread priority for worker thread … errno=…" to the unit's journal at every
+/// start. A poll loop and NIO's own threads need none of it; SIGTERM ends the loop directly.
 public enum DaemonRunner {
     /// - Returns: the exit code: 0 after a graceful stop, 69 when the port cannot be had, 73 when
     ///   the event socket cannot.
-    public static func run(configuration: DaemonConfiguration, resolver: TargetResolver) async -> Int32 {
+    public static func run(configuration: DaemonConfiguration, resolver: TargetResolver) -> Int32 {
         let service = DaemonService(configuration: configuration, resolver: resolver)
         do {
             try service.openEventSocket()
@@ -21,30 +26,19 @@ public enum DaemonRunner {
         }
         let channel: Channel
         do {
-            channel = try await MetricsHTTPServer.bind(host: configuration.listenHost, port: Int(configuration.listenPort), metrics: service.metrics)
+            channel = try MetricsHTTPServer.bind(host: configuration.listenHost, port: Int(configuration.listenPort), metrics: service.metrics).wait()
         } catch {
             service.closeEventSocket()
             service.logError("cannot listen on \(configuration.listenHost):\(configuration.listenPort): \(Self.reason(error))")
             return ExitStatus.unavailable
         }
+        StopSignals.install(wakingUp: service)
         service.announceReady(metricsAddress: "\(configuration.listenHost):\(configuration.listenPort)")
-        let logger = Logger(label: "perfhud") { _ in SwiftLogNoOpLogHandler() }
-        let group = ServiceGroup(
-            services: [SamplingService(service: service), HTTPService(channel: channel)],
-            gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
-            logger: logger
-        )
-        do {
-            try await group.run()
-            return ExitStatus.success
-        } catch {
-            service.logError("\(error)")
-            return ExitStatus.software
-        }
+        service.runLoop()
+        try? channel.close().wait()
+        return ExitStatus.success
     }
-}
 
-extension DaemonRunner {
     /// What went wrong in the user's words: the system's message for an errno, never NIO's
     /// description of the call that failed (`bind(descriptor:ptr:bytes:)`).
     static func reason(_ error: Error) -> String {
@@ -54,44 +48,23 @@ extension DaemonRunner {
     }
 }
 
-/// The sampling loop, on a thread of its own (it blocks in poll), as a Service.
-struct SamplingService: Service {
-    let service: DaemonService
+/// SIGTERM, SIGINT and SIGHUP as a byte on the sampling loop's wake-up pipe, written by a plain
+/// signal handler (write(2) is async-signal-safe; the pipe is non-blocking), whichever thread the
+/// kernel picks to run it.
+enum StopSignals {
+    nonisolated(unsafe) static var descriptor: Int32 = -1
 
-    func run() async throws {
-        try await withGracefulShutdownHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let box = Unmanaged.passRetained(Box(service: service, done: { continuation.resume() }))
-                var thread = pthread_t()
-                pthread_create(&thread, nil, { context in
-                    let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-                    box.service.runLoop()
-                    box.done()
-                    return nil
-                }, box.toOpaque())
-                pthread_detach(thread)
+    static func install(wakingUp service: DaemonService) {
+        descriptor = service.wakeDescriptor
+        for signal in [SIGTERM, SIGINT, SIGHUP] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in
+                var byte: UInt8 = 1
+                _ = write(StopSignals.descriptor, &byte, 1)
             }
-        } onGracefulShutdown: {
-            service.stop()
-        }
-    }
-
-    final class Box {
-        let service: DaemonService
-        let done: () -> Void
-        init(service: DaemonService, done: @escaping () -> Void) { self.service = service; self.done = done }
-    }
-}
-
-/// The HTTP server as a Service: serves until the graceful stop closes its channel.
-struct HTTPService: Service {
-    let channel: Channel
-
-    func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await channel.closeFuture.get()
-        } onGracefulShutdown: {
-            channel.close(promise: nil)
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(signal, &action, nil)
         }
     }
 }

@@ -51,6 +51,8 @@ public final class DaemonService: @unchecked Sendable {
         metrics = DaemonMetrics()
         var ends: [Int32] = [-1, -1]
         _ = pipe(&ends)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)   // a signal handler writes to it: never block there
         wake = (ends[0], ends[1])
         aggregator = EventAggregator(configuration: configuration.events)
         aggregator.frameObserver = { [metrics] seconds, weight in metrics.recordFrame(seconds: seconds, weight: weight) }
@@ -109,7 +111,7 @@ public final class DaemonService: @unchecked Sendable {
                 timeout = due <= now ? 0 : Int32(min(1000, (due - now + 999_999) / 1_000_000))
             }
             if Glibc.poll(&descriptors, nfds_t(descriptors.count), timeout) < 0 && errno != EINTR { break }
-            if descriptors[0].revents != 0 { break }
+            if descriptors[0].revents != 0 { notifier.notify("STOPPING=1"); break }
             if descriptors[1].revents != 0, timer.expirations() > 0 { tick() }
             let now = monotonicNanoseconds()
             if let interval = notifier.watchdogInterval, now &- lastWatchdog >= interval {
@@ -123,12 +125,14 @@ public final class DaemonService: @unchecked Sendable {
         log.notice("stopping: " + summary())
     }
 
-    /// Graceful stop: STOPPING=1 to systemd, then the loop ends after one last sample.
+    /// Graceful stop: the loop ends after one last sample.
     public func stop() {
-        notifier.notify("STOPPING=1")
         var byte: UInt8 = 1
         _ = write(wake.write, &byte, 1)
     }
+
+    /// What a stop signal's handler writes a byte to.
+    public var wakeDescriptor: Int32 { wake.write }
 
     public func logError(_ message: String) { log.error(message) }
 

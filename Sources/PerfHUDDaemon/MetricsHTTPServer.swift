@@ -11,7 +11,7 @@ public enum MetricsHTTPServer {
     static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// Binds `host:port`; the returned channel serves until closed.
-    public static func bind(host: String, port: Int, metrics: DaemonMetrics) async throws -> Channel {
+    public static func bind(host: String, port: Int, metrics: DaemonMetrics) -> EventLoopFuture<Channel> {
         let bootstrap = ServerBootstrap(group: eventLoops)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -21,7 +21,7 @@ public enum MetricsHTTPServer {
                 }
             }
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
-        return try await bootstrap.bind(host: host, port: port).get()
+        return bootstrap.bind(host: host, port: port)
     }
 }
 

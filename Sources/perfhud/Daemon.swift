@@ -7,7 +7,7 @@ import Glibc
 
 extension Perfhud {
     /// `perfhud daemon`: headless, for systemd; Prometheus metrics and journal logs.
-    struct Daemon: AsyncParsableCommand {
+    struct Daemon: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Watch a target headless: Prometheus metrics, journal logs, systemd notify.")
 
@@ -41,7 +41,7 @@ extension Perfhud {
             if let unit, unit.isEmpty { throw ValidationError("--unit wants a unit name") }
         }
 
-        func run() async throws {
+        func run() throws {
             let selector: DaemonConfiguration.Selector
             if let pid { selector = .pid(pid) }
             else if let pidfile { selector = .pidfile(pidfile) }
@@ -72,7 +72,7 @@ extension Perfhud {
             }
             // A reader that goes away (a closed pipe on stderr) is a dropped line, not our end.
             signal(SIGPIPE, SIG_IGN)
-            throw ArgumentParser.ExitCode(await DaemonRunner.run(configuration: configuration, resolver: resolver))
+            throw ArgumentParser.ExitCode(DaemonRunner.run(configuration: configuration, resolver: resolver))
         }
     }
 }

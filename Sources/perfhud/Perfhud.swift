@@ -4,7 +4,7 @@ import PerfHUDCore
 import Glibc
 #endif
 
-struct Perfhud: AsyncParsableCommand {
+struct Perfhud: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "perfhud",
         abstract: "A performance HUD for Linux processes: CPU, memory and more, pinned in the terminal.",
@@ -81,14 +81,10 @@ extension Perfhud {
 /// Entry point: parse errors are one line on stderr with exit 64, never a usage dump or a trace.
 @main
 enum Main {
-    static func main() async {
+    static func main() {
         do {
             var command = try Perfhud.parseAsRoot()
-            if var asynchronous = command as? AsyncParsableCommand {
-                try await asynchronous.run()
-            } else {
-                try command.run()
-            }
+            try command.run()
         } catch {
             let code = Perfhud.exitCode(for: error)
             if code == .success || error is CleanExit { Perfhud.exit(withError: error) }
