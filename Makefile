@@ -30,7 +30,8 @@ e2e:
 	PERFHUD_BIN=$(abspath $(BIN)) python3 -m pytest -q Tests/EndToEnd
 
 benchmark: deps build
-	@dpkg -s collectd-core >/dev/null 2>&1 || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq collectd-core
+	@for p in collectd-core prometheus-process-exporter; do dpkg -s $$p >/dev/null 2>&1 || \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$p || exit 1; done
 	PERFHUD_BIN=$(abspath $(BIN)) python3 Benchmarks/compare.py
 
 deps: deps-apt deps-python
