@@ -11,6 +11,7 @@ The tests run in order and build on each other (one container for the module).
 import os
 import re
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +19,7 @@ import urllib.request
 import pytest
 
 from conftest import ROOT
-from helpers.container import Container, HarnessError, base_tree
+from helpers.container import Container, HarnessError, base_tree, cgroup_modes, host_cgroup_layout
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="boots a container with systemd-nspawn: needs root")
 
@@ -93,7 +94,9 @@ def info_pid(text):
 
 
 def port_free(port):
+    """Whether a server could listen on the port (SO_REUSEADDR, as servers do: TIME_WAIT is no owner)."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
             return True
@@ -141,36 +144,64 @@ def priorities(entries):
 
 # --- the machine ---------------------------------------------------------------------------------
 
+_PACKAGE = {}
+
+
 def package():
-    if os.environ.get("PERFHUD_DEB"):
-        return os.path.abspath(os.environ["PERFHUD_DEB"])
-    debs = sorted((ROOT / "dist").glob("perfhud_*.deb"))
-    if len(debs) != 1:
-        pytest.fail(f"expected exactly one dist/perfhud_VERSION_ARCH.deb (run `make package`), found {[d.name for d in debs]}")
-    return str(debs[0])
+    """(file name, bytes) of dist/perfhud_VERSION_ARCH.deb (or $PERFHUD_DEB), read once per session
+    when it has stopped changing (`make package` may be rewriting it) and dpkg-deb can read it."""
+    if _PACKAGE:
+        return _PACKAGE["name"], _PACKAGE["data"]
+    started = time.monotonic()
+    while True:
+        if os.environ.get("PERFHUD_DEB"):
+            found = [os.path.abspath(os.environ["PERFHUD_DEB"])]
+        else:
+            found = [str(path) for path in sorted((ROOT / "dist").glob("perfhud_*.deb"))]
+        problem = f"expected exactly one dist/perfhud_VERSION_ARCH.deb (run `make package`), found {found}"
+        if len(found) == 1:
+            path = found[0]
+            try:
+                before = os.stat(path)
+                time.sleep(1)
+                data = open(path, "rb").read()
+                after = os.stat(path)
+            except OSError as error:
+                problem = str(error)
+            else:
+                check = subprocess.run(["dpkg-deb", "--contents", path], capture_output=True, text=True)
+                problem = f"{path} is not a readable .deb: {check.stderr.strip()}"
+                if check.returncode == 0 and (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, len(data)):
+                    break
+        # (`make package` empties dist/ and writes the .deb anew: give a build in progress time.)
+        if time.monotonic() > started + (120 if found else 10):
+            pytest.fail(problem)
+        time.sleep(1)
+    _PACKAGE.update(name=os.path.basename(path), data=data)
+    return _PACKAGE["name"], data
 
 
-@pytest.fixture(scope="module")
-def machine():
-    """A fresh Debian 12 booted with systemd, with perfhud's .deb installed by apt."""
-    deb = package()
+@pytest.fixture(scope="module", params=cgroup_modes())
+def machine(request):
+    """A fresh Debian 12 booted with systemd, with perfhud's .deb installed by apt: once per cgroup
+    layout this host can give (hybrid as the host here, and pure v2 as a stock Debian 12 host has)."""
+    name, data = package()
     deadline = time.monotonic() + 15           # (another test's daemon may hold it for a moment)
     while not port_free(METRICS_PORT):
         if time.monotonic() > deadline:
             pytest.fail(f"127.0.0.1:{METRICS_PORT} is taken on this host: the container shares its network")
         time.sleep(0.5)
     try:
-        container = Container(base_tree())
+        layout = request.param
+        container = Container(base_tree(), cgroup=None if layout == host_cgroup_layout() else layout)
     except HarnessError as error:
         pytest.fail(f"cannot boot a systemd container: {error}")
     try:
-        name = os.path.basename(deb)
-        container.path(f"/tmp/{name}").write_bytes(open(deb, "rb").read())
+        container.path(f"/tmp/{name}").write_bytes(data)
         container.run(["apt-get", "update", "-q", "-o", "Acquire::Retries=3"], timeout=180)
         install = container.run(["apt-get", "install", "-y", f"/tmp/{name}"], check=False, timeout=300)
         assert install.returncode == 0, f"apt-get install -y ./{name}:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"
         container.install_log = install.stdout + install.stderr
-        container.deb = deb
         yield container
     finally:
         container.close()
@@ -370,7 +401,8 @@ def test_environment_file_service(machine, web, kind):
 
 def test_binary_needs_no_swift_toolchain(machine):
     version = machine.run(["perfhud", "--version"], check=False)
-    upstream = re.match(r"perfhud_([^_-]+)", os.path.basename(machine.deb)).group(1).split("~")[0]
+    installed = machine.run(["dpkg-query", "-W", "-f=${Version}", "perfhud"]).stdout
+    upstream = re.sub(r"^\d+:", "", installed).rsplit("-", 1)[0]
     assert version.returncode == 0 and upstream in version.stdout, version
     ldd = machine.run(["ldd", "/usr/bin/perfhud"], check=False)
     assert ldd.returncode == 0 and "not found" not in ldd.stdout and "swift" not in ldd.stdout.lower(), ldd.stdout + ldd.stderr

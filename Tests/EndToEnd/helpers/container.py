@@ -19,10 +19,13 @@ How it is made, and why so:
       go to a log file that failures quote.
     - ``systemd.firstboot=off``: nothing may ask questions on a console nobody reads.
     - cgroups: nspawn follows the host. On a cgroup v1 "hybrid" host (/sys/fs/cgroup/{systemd,
-      unified,cpu,...}) the container is hybrid as well and boots fine; the "Failed to create
+      unified,cpu,...}, as here) the container is hybrid as well and boots fine; the "Failed to create
       symlink /sys/fs/cgroup/cpu: File exists" lines nspawn prints there are harmless.
-      ``PERFHUD_E2E_CGROUP=unified`` (SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1) boots the container on a
-      pure cgroup v2 hierarchy instead, as a stock Debian 12 host has; ``hybrid`` forces hybrid.
+      SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 boots it on a pure cgroup v2 hierarchy instead (cgroup2 on
+      /sys/fs/cgroup, without controllers: they stay with the host's v1 hierarchies), as a stock
+      Debian 12 host has. (=0 would mean *legacy*, not hybrid: leave it unset for hybrid.)
+      cgroup_modes() lists what this host can give: both on a hybrid host, so the daemon's
+      control-group walk is proven on both layouts; PERFHUD_E2E_CGROUP=hybrid|unified picks one.
 * Commands run inside with ``nsenter -t LEADER -a`` (LEADER: the container's PID 1 as the host sees
   it) and a clean environment; files are read and written through ``/proc/LEADER/root``, which
   also shows the container's own /proc (PIDs as the container sees them).
@@ -52,6 +55,24 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 class HarnessError(Exception):
     """The machine cannot run the container: the message says what is missing."""
+
+
+def host_cgroup_layout(mount_table="/proc/self/mounts"):
+    """unified (cgroup2 on /sys/fs/cgroup), hybrid (v1 plus cgroup2 on …/unified) or legacy."""
+    root = "/sys/fs/cgroup"
+    with open(mount_table) as mounts:
+        table = {fields[1]: fields[2] for fields in (line.split() for line in mounts)}
+    if table.get(root) == "cgroup2":
+        return "unified"
+    return "hybrid" if table.get(root + "/unified") == "cgroup2" else "legacy"
+
+
+def cgroup_modes():
+    """The cgroup layouts to boot containers with on this host (PERFHUD_E2E_CGROUP picks one)."""
+    if os.environ.get("PERFHUD_E2E_CGROUP"):
+        return [os.environ["PERFHUD_E2E_CGROUP"]]
+    host = host_cgroup_layout()
+    return [host, "unified"] if host != "unified" else ["unified"]
 
 
 def missing_tools():
@@ -154,7 +175,8 @@ def _remove_stale_copies():
 class Container:
     """A booted copy of the base tree. Use as a context manager, or call close()."""
 
-    def __init__(self, base, boot_timeout=90):
+    def __init__(self, base, cgroup=None, boot_timeout=90):
+        """Boots a copy of base; cgroup: "unified", or None for the host's own layout."""
         self.nspawn = None
         self.leader = None
         self.copy = pathlib.Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-", dir=base.parent))
@@ -164,23 +186,22 @@ class Container:
             subprocess.run(["cp", "-a", "--reflink=auto", str(base), str(self.root)], check=True)
             self.name = "perfhud-e2e-" + self.copy.name.rsplit("-", 1)[-1].lower().replace("_", "")
             self.console = self.copy / "console.log"
-            self._boot(boot_timeout)
+            self._boot(boot_timeout, cgroup)
         except BaseException:
             self.close()
             raise
 
-    def _boot(self, timeout):
+    def _boot(self, timeout, cgroup):
         command = ["systemd-nspawn", "--register=no", "--keep-unit", "--console=read-only", "--quiet",
                    f"--machine={self.name}", "-D", str(self.root), "--boot", "systemd.firstboot=off"]
         if os.path.isdir("/run/systemd/system"):
             # The host runs systemd: give the container a delegated cgroup of its own.
             command = ["systemd-run", "--scope", "--quiet", "--property=Delegate=yes", f"--unit={self.name}", *command]
         environment = {"PATH": PATH, "LANG": "C.UTF-8"}
-        mode = os.environ.get("PERFHUD_E2E_CGROUP", "auto")
-        if mode == "unified":
+        if cgroup == "unified":
             environment["SYSTEMD_NSPAWN_UNIFIED_HIERARCHY"] = "1"
-        elif mode == "hybrid":
-            environment["SYSTEMD_NSPAWN_UNIFIED_HIERARCHY"] = "0"
+        elif cgroup not in (None, host_cgroup_layout()):
+            raise HarnessError(f"cannot boot a {cgroup} cgroup layout on a {host_cgroup_layout()} host")
         with open(self.console, "wb") as console:
             self.nspawn = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
                                            env=environment, start_new_session=True)
@@ -204,6 +225,9 @@ class Container:
         else:
             raise HarnessError(f"boot did not finish (state {state!r}):\n{self.console_text()}")
         self.boot_state = state
+        self.cgroup = host_cgroup_layout(f"/proc/{self.leader}/mounts")
+        if cgroup and self.cgroup != cgroup:
+            raise HarnessError(f"asked for a {cgroup} cgroup layout, the container has {self.cgroup}")
         self.failed_units = self.run(["systemctl", "--failed", "--plain", "--no-legend"], check=False).stdout.strip()
 
     def _find_leader(self):
