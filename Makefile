@@ -106,7 +106,7 @@ VERSION := $(shell sed -n 's/^let perfhudVersion = "\(.*\)"/\1/p' Sources/perfhu
 package: build manual
 	@changelog=$$(dpkg-parsechangelog -l Packaging/debian/changelog -SVersion); \
 	if [ "$$changelog" != "$(VERSION)" ]; then \
-	  echo "Packaging/debian/changelog says $$changelog, Sources/perfhud/Version.swift says $(VERSION): add a changelog entry (dch -v $(VERSION))" >&2; exit 1; \
+	  echo "Packaging/debian/changelog says $$changelog, Sources/perfhud/Version.swift says $(VERSION): add a changelog entry (dch -c Packaging/debian/changelog -v $(VERSION))" >&2; exit 1; \
 	fi; \
 	binary=$$($(BIN)/perfhud --version); \
 	if [ "$$binary" != "$(VERSION)" ]; then echo "$(BIN)/perfhud --version says $$binary, not $(VERSION): rebuild" >&2; exit 1; fi
