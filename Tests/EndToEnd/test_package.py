@@ -230,3 +230,20 @@ def test_copyright_is_machine_readable_and_names_what_is_linked_in(tree):
         assert pins
         missing = [identity for identity in pins if identity not in text]
         assert not missing, f"debian/copyright does not name {missing} (a new Swift package dependency?)"
+
+
+def test_packaged_binaries_run_with_the_swift_toolchain_out_of_sight(tree):
+    """What a Debian 12 without Swift sees: the toolchain's directory hidden under an empty tmpfs."""
+    swift = shutil.which("swift")
+    if os.geteuid() != 0 or not shutil.which("unshare") or not swift:
+        pytest.skip("needs root, unshare and a Swift toolchain to hide")
+    toolchain = pathlib.Path(swift).resolve().parents[2]  # /opt/swift from /opt/swift/usr/bin/swift
+    if toolchain == pathlib.Path("/") or str(toolchain).startswith("/usr"):
+        pytest.skip(f"the toolchain lives in {toolchain}, which cannot be hidden alone")
+    script = (f"mount -t tmpfs none {toolchain} && {tree}/usr/bin/perfhud --version"
+              f" && {tree}/usr/bin/perfhud emit --help >/dev/null")
+    result = run("unshare", "--mount", "sh", "-c", script)
+    if result.returncode != 0 and "mount" in result.stderr and "perfhud" not in result.stderr:
+        pytest.skip(f"cannot mount here: {result.stderr.strip()}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == VERSION
