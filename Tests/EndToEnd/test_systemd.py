@@ -10,6 +10,7 @@ The tests run in order and build on each other (one container for the module).
 """
 import os
 import re
+import signal
 import socket
 import subprocess
 import time
@@ -191,12 +192,16 @@ def machine(request):
         if time.monotonic() > deadline:
             pytest.fail(f"127.0.0.1:{METRICS_PORT} is taken on this host: the container shares its network")
         time.sleep(0.5)
+    # A CI timeout sends SIGTERM: make it an interruption, so the finalizer below powers off and
+    # removes the container (Python's default would end the process with the container left running).
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    container = None
     try:
-        layout = request.param
-        container = Container(base_tree(), cgroup=None if layout == host_cgroup_layout() else layout)
-    except HarnessError as error:
-        pytest.fail(f"cannot boot a systemd container: {error}")
-    try:
+        try:
+            layout = request.param
+            container = Container(base_tree(), cgroup=None if layout == host_cgroup_layout() else layout)
+        except HarnessError as error:
+            pytest.fail(f"cannot boot a systemd container: {error}")
         container.path(f"/tmp/{name}").write_bytes(data)
         container.run(["apt-get", "update", "-q", "-o", "Acquire::Retries=3"], timeout=180)
         install = container.run(["apt-get", "install", "-y", f"/tmp/{name}"], check=False, timeout=300)
@@ -204,7 +209,13 @@ def machine(request):
         container.install_log = install.stdout + install.stderr
         yield container
     finally:
-        container.close()
+        if container is not None:
+            container.close()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(number, frame):
+    raise KeyboardInterrupt(f"signal {number}")
 
 
 @pytest.fixture(scope="module")
@@ -235,6 +246,8 @@ def test_enable_now_watches_a_service_of_another_user(machine, web):
     # Type=notify: the start job ends when READY=1 arrives, so `active` means ready.
     assert state == "active/running", state + diagnose(machine, UNIT)
     assert elapsed < 5, f"enable --now took {elapsed:.1f}s" + diagnose(machine, UNIT)
+    assert machine.show(UNIT, "Type") == "notify"
+    assert "watching" in machine.show(UNIT, "StatusText"), "systemctl status shows what is watched (STATUS=)"
     main = int(machine.show("web.service", "MainPID"))
     perfhud = int(machine.show(UNIT, "MainPID"))
     assert uid_of(machine, main) not in (0, uid_of(machine, perfhud)), "web.service runs as a user of its own"
@@ -353,6 +366,7 @@ def test_watchdog_restarts_a_hung_daemon(machine, web):
     said = [e.get("MESSAGE", "") for e in machine.journal("-u", UNIT, "--after-cursor", cursor)]
     assert any("Watchdog timeout" in m for m in said), said
     assert any("watchdog" in m and "Failed with result" in m for m in said), said
+    poll(metrics, lambda t: value(t, "perfhud_target_up") == 1, 10, "metrics back after the restart")
     machine.run(["rm", f"{DROP_INS}/watchdog.conf"])
     machine.systemctl("daemon-reload")
     machine.systemctl("restart", UNIT)

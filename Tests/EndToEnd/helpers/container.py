@@ -163,11 +163,46 @@ def base_tree(log=print):
 
 
 def _remove_stale_copies():
-    """Copies left by sessions that were killed before they could clean up."""
+    """Copies left by sessions that were killed before they could clean up, with their containers."""
     for copy in CACHE.glob("run-*"):
         match = re.match(r"run-(\d+)-", copy.name)
-        if match and not os.path.exists(f"/proc/{match.group(1)}"):
-            shutil.rmtree(copy, ignore_errors=True)
+        if not match or _alive(int(match.group(1))):
+            continue
+        for pid in _processes_mentioning(str(copy / "root")):     # that session's systemd-nspawn
+            _end(pid)
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def _alive(pid):
+    try:
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"             # a zombie nobody reaped yet is gone too
+
+
+def _processes_mentioning(text):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                arguments = pathlib.Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if text.encode() in arguments:
+                found.append(int(entry))
+    return found
+
+
+def _end(pid, grace=20):
+    try:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 # --- the running container -------------------------------------------------------------------------
