@@ -206,7 +206,8 @@ def machine(request):
         container.run(["apt-get", "update", "-q", "-o", "Acquire::Retries=3"], timeout=180)
         install = container.run(["apt-get", "install", "-y", f"/tmp/{name}"], check=False, timeout=300)
         assert install.returncode == 0, f"apt-get install -y ./{name}:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"
-        container.install_log = install.stdout + install.stderr
+        said = [line for line in (install.stdout + install.stderr).splitlines() if re.match(r"(W|E|N):|dpkg: warning|.*[Ww]arning:", line)]
+        assert not said, f"apt-get install -y ./{name} warned:\n" + "\n".join(said)
         yield container
     finally:
         if container is not None:
@@ -434,6 +435,8 @@ def test_purge_stops_and_removes_everything(machine, web):
 
     purge = machine.run(["apt-get", "purge", "-y", "perfhud"], check=False, timeout=120)
     assert purge.returncode == 0, purge.stdout + purge.stderr
+    said = [line for line in (purge.stdout + purge.stderr).splitlines() if re.match(r"(W|E|N):|dpkg: warning|.*[Ww]arning:", line)]
+    assert not said, "apt-get purge warned:\n" + "\n".join(said)
     for unit in (UNIT, "perfhud.service"):
         assert machine.show(unit, "ActiveState") != "active", unit + " still running after purge"
     running = [pid for pid in os.listdir(machine.path("/proc")) if pid.isdigit()
