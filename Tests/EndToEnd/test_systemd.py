@@ -316,6 +316,12 @@ def test_journal_priorities_and_no_complaints_from_systemd(machine, web):
     wrong = [(kind(m)[0], p, m) for m, p in logged if kind(m)[1] not in (None, p)]
     assert not wrong, "priorities that do not match the kind of message (kind, PRIORITY, MESSAGE):\n" + "\n".join(map(str, wrong))
     assert any(kind(m)[0] == "watching … (ready)" for m, _ in logged), logged
+    # Native journal entries with structured fields: `journalctl PERFHUD_TARGET_PID=…` finds them.
+    summaries = [e for e in entries() if e.get("_SYSTEMD_UNIT") == UNIT and "RSS" in e.get("MESSAGE", "")]
+    watched = str(info_pid(metrics()))
+    assert all(e.get("_TRANSPORT") == "journal" and e.get("PERFHUD_TARGET_PID") == watched
+               and e.get("PERFHUD_UNIT") == "web.service" and e.get("SYSLOG_IDENTIFIER") == "perfhud" for e in summaries), \
+        [{k: e.get(k) for k in ("_TRANSPORT", "PERFHUD_TARGET_PID", "PERFHUD_UNIT", "SYSLOG_IDENTIFIER")} for e in summaries]
     loud = [(p, m) for p, m in priorities(entries()) if p <= 4]
     assert not loud, "warning or worse from perfhud@web.service at steady state:\n" + "\n".join(f"<{p}> {m}" for p, m in loud)
 
