@@ -431,6 +431,24 @@ def test_binary_needs_no_swift_toolchain(machine):
     assert not swift.stdout.strip(), "a Swift runtime in the container: " + swift.stdout
 
 
+def test_upgrade_restarts_the_running_daemon_and_keeps_the_configuration(machine, web):
+    ensure_active(machine)
+    before = int(machine.show(UNIT, "MainPID"))
+    edited = 'PERFHUD_TARGET="--pidfile /run/web/web.pid"\nPERFHUD_LISTEN=127.0.0.1:9478\n# edited by the operator\n'
+    machine.write("/etc/default/perfhud", edited)
+    name, _ = package()
+    # What an upgrade runs (prerm upgrade, unpack, postinst configure), with the package at hand.
+    upgrade = machine.run(["apt-get", "install", "-y", "--reinstall", f"/tmp/{name}"], check=False, timeout=300)
+    assert upgrade.returncode == 0, upgrade.stdout + upgrade.stderr
+    said = [line for line in (upgrade.stdout + upgrade.stderr).splitlines() if re.match(r"(W|E|N):|dpkg: warning|.*[Ww]arning:", line)]
+    assert not said, "apt-get install --reinstall warned:\n" + "\n".join(said)
+    ensure_active(machine)
+    after = int(machine.show(UNIT, "MainPID"))
+    assert after not in (0, before), "the running instance was restarted with the new binary"
+    assert machine.read("/etc/default/perfhud") == edited, "the operator's configuration is kept"
+    poll(metrics, lambda t: value(t, "perfhud_target_up") == 1, 10, "perfhud_target_up 1 after the upgrade")
+
+
 def test_purge_stops_and_removes_everything(machine, web):
     ensure_active(machine)
     machine.write("/etc/default/perfhud", 'PERFHUD_TARGET="--pidfile /run/web/web.pid"\nPERFHUD_LISTEN=127.0.0.1:9479\n')
