@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libproc2-dev pkg-config tmux procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container
 PY_PACKAGES := pyte pytest psrecord datadog
 
-.PHONY: demo test build deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
+.PHONY: fuzz fuzz-replay demo test build deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
 
 demo: deps-apt build
 	$(BIN)/perfhud demo
@@ -21,13 +21,22 @@ build:
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud-demo
 
-test: deps build package unit e2e
+test: deps build package unit fuzz-replay e2e
 
 unit:
 	$(SWIFT) test
 
 e2e:
 	PERFHUD_BIN=$(abspath $(BIN)) python3 -m pytest -q Tests/EndToEnd
+
+# Fuzzing (Tests/Fuzz): `make fuzz` fuzzes each parser for FUZZ_SECONDS (default 600); make test
+# replays the checked-in corpora once, so an input that once crashed or hung fails CI.
+FUZZ_SECONDS ?= 600
+fuzz:
+	Tests/Fuzz/run.sh fuzz $(FUZZ_SECONDS)
+
+fuzz-replay:
+	Tests/Fuzz/run.sh replay
 
 benchmark: deps build
 	@for p in collectd-core prometheus-process-exporter; do dpkg -s $$p >/dev/null 2>&1 || \
