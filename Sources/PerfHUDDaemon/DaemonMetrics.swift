@@ -27,7 +27,7 @@ public final class DaemonMetrics: @unchecked Sendable {
     private var info: (gauge: Gauge, key: String)?
     private var phase: (gauge: Gauge, name: String)?
     private let frames: Counter
-    private let frameDuration: ValueHistogram
+    private let frameDuration: WeightedHistogram
     private let janky: Counter
     private let dropped: Counter
     private let received: Counter
@@ -61,8 +61,9 @@ public final class DaemonMetrics: @unchecked Sendable {
         cpuSystem = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: [("mode", "system")],
                                          help: "CPU time of the target (and its descendants with --include-children), by mode.")
         frames = registry.makeCounter(name: "perfhud_frames_total", help: "Frames the program reported.")
-        frameDuration = registry.makeValueHistogram(name: "perfhud_frame_duration_seconds", buckets: Self.frameBuckets,
-                                                    help: "Durations of the frames the program reported.")
+        frameDuration = WeightedHistogram(name: "perfhud_frame_duration_seconds",
+                                          help: "Durations of the frames the program reported (weighted by 1 / sample rate).",
+                                          bounds: Self.frameBuckets)
         janky = registry.makeCounter(name: "perfhud_janky_frames_total", help: "Frames longer than --jank-factor × the frame budget.")
         dropped = registry.makeCounter(name: "perfhud_dropped_frames_total", help: "Σ max(0, round(duration / budget) − 1) over the frames.")
         received = registry.makeCounter(name: "perfhud_events_received_total", help: "Event lines received.")
@@ -91,7 +92,7 @@ public final class DaemonMetrics: @unchecked Sendable {
 
     /// One frame of `seconds`, weighted by its sample rate (`weight` = 1 / rate).
     public func recordFrame(seconds: Double, weight: Double) {
-        for _ in 0..<max(1, Int(weight.rounded())) { frameDuration.record(seconds) }
+        frameDuration.record(seconds, weight: weight)
     }
 
     /// What the target looks like now (nil: not running).
@@ -224,6 +225,8 @@ public final class DaemonMetrics: @unchecked Sendable {
     /// The text exposition of everything registered.
     public func exposition() -> [UInt8] {
         updateProcess()
-        return registry.emitToBuffer()
+        var buffer = registry.emitToBuffer()
+        frameDuration.emit(into: &buffer)
+        return buffer
     }
 }

@@ -258,7 +258,7 @@ public final class DaemonService: @unchecked Sendable {
         let current = Set(events.highFrequencyActions.filter { $0.rate > 0 }.map { $0.action })
         for action in current.subtracting(highFrequencyKnown) {
             let rate = events.highFrequencyActions.first { $0.action == action }?.rate ?? 0
-            log.warning("high-frequency action \(action): \(Int(rate))/s (threshold \(Int(configuration.events.actionThreshold))/s)")
+            log.warning("high-frequency action \(action): \(rate.clampedInt)/s (threshold \(configuration.events.actionThreshold.clampedInt)/s)")
         }
         highFrequencyKnown = current
         guard let growth = MemoryGrowth.steadyGrowth(in: store.series) else { growthWarned = false; return }

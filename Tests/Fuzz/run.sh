@@ -29,8 +29,10 @@ build() {
   local target=$1 sources=()
   while read -r file; do [ -n "$file" ] && sources+=("Sources/PerfHUDCore/$file"); done < "$HERE/$target/sources"
   mkdir -p "$OUT/$target"
+  # (ld.gold warns about every ASan symbol it cannot export: kept in a log, shown on failure.)
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_${target//-/_}" \
-    "$HERE/$target/entry.swift" "${sources[@]}" -o "$OUT/$target/fuzzer"
+    "$HERE/$target/entry.swift" "${sources[@]}" -o "$OUT/$target/fuzzer" > "$OUT/$target/build.log" 2>&1 \
+    || { grep -v "Cannot export local symbol" "$OUT/$target/build.log" | tail -40; return 1; }
 }
 
 # -timeout: an input that takes longer is a hang; -rss_limit_mb: more memory is a leak or a blow-up.
@@ -48,13 +50,13 @@ for target in "${targets[@]}"; do
       # Every input once; libFuzzer exits non-zero on a crash, a hang or a leak.
       "$OUT/$target/fuzzer" "${LIMITS[@]}" -runs=0 -artifact_prefix="$OUT/$target/" "$HERE/$target/corpus" \
         > "$OUT/$target/replay.log" 2>&1 || { tail -30 "$OUT/$target/replay.log"; failed=1; }
-      grep -E "^#[0-9]+ +(INITED|DONE)" "$OUT/$target/replay.log" | tail -1 || true
+      grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$OUT/$target/replay.log" | tail -1 || true
       ;;
     fuzz)
       mkdir -p "$OUT/$target/found"
       "$OUT/$target/fuzzer" "${LIMITS[@]}" "${dict[@]}" -max_total_time="$seconds" -print_final_stats=1 \
         -artifact_prefix="$OUT/$target/" "$OUT/$target/found" "$HERE/$target/corpus" 2>&1 \
-        | tee "$OUT/$target/fuzz.log" | grep -E "^#[0-9]+ +(INITED|pulse|DONE)|stat::|ERROR|SUMMARY" || true
+        | tee "$OUT/$target/fuzz.log" | grep -E "^#[0-9]+[[:space:]]+(INITED|pulse|DONE)|stat::|ERROR|SUMMARY" || true
       [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
       ;;
     *) echo "usage: $0 build|replay|fuzz [TARGET...] [SECONDS]" >&2; exit 64 ;;

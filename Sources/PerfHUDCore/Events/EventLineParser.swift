@@ -23,6 +23,15 @@ public protocol EventSink {
 }
 
 public enum EventLineParser {
+    /// The lowest sample rate accepted (`|@0.0001`): one line then stands for 10,000. Lower rates,
+    /// and rates outside (0, 1], make the line malformed: a sender cannot make one datagram count
+    /// as 10¹⁹ events (issue 8: `@1e-19`).
+    public static let minimumSampleRate = 0.0001
+    /// The largest count one line may carry before its sample rate (`perfhud.action:1000000|c`).
+    public static let maximumCount = 1_000_000.0
+    /// Frame durations are in [0, 1 hour).
+    public static let maximumFrameMilliseconds = 3_600_000.0
+
     /// Parses every `\n`-separated line of `datagram`; returns the number of non-empty lines.
     @discardableResult
     public static func parse<Sink: EventSink>(_ datagram: UnsafeRawBufferPointer, into sink: inout Sink) -> Int {
@@ -85,7 +94,7 @@ public enum EventLineParser {
                 type = text
             } else if let first = text.first {
                 if first == UInt8(ascii: "@") {
-                    guard let parsed = number(slice(text, 1, text.count)), parsed > 0, parsed <= 1 else {
+                    guard let parsed = number(slice(text, 1, text.count)), parsed >= minimumSampleRate, parsed <= 1 else {
                         sink.malformed(); return
                     }
                     rate = parsed
@@ -108,7 +117,7 @@ public enum EventLineParser {
         }
         switch kind {
         case .action, .phase:
-            guard equals(type, "c"), let value = number(values), value >= 0 else { sink.malformed(); return }
+            guard equals(type, "c"), let value = number(values), value >= 0, value <= maximumCount else { sink.malformed(); return }
             guard let label = tag(kind == .action ? "action:" : "phase:", in: tags), !label.isEmpty else {
                 sink.malformed(); return
             }
@@ -118,7 +127,7 @@ public enum EventLineParser {
             let weight = 1 / rate
             // The common case: one value.
             if find(UInt8(ascii: ":"), in: values, from: 0) == nil {
-                guard let milliseconds = number(values), milliseconds >= 0, milliseconds < 3_600_000 else {
+                guard let milliseconds = number(values), milliseconds >= 0, milliseconds < maximumFrameMilliseconds else {
                     sink.malformed(); return
                 }
                 sink.frame(milliseconds: milliseconds, count: weight)
@@ -130,7 +139,7 @@ public enum EventLineParser {
             while valueStart <= values.count {
                 let valueEnd = find(UInt8(ascii: ":"), in: values, from: valueStart) ?? values.count
                 guard let milliseconds = number(slice(values, valueStart, valueEnd)),
-                      milliseconds >= 0, milliseconds < 3_600_000 else { sink.malformed(); return }
+                      milliseconds >= 0, milliseconds < maximumFrameMilliseconds else { sink.malformed(); return }
                 parsed.append(milliseconds)
                 valueStart = valueEnd + 1
             }

@@ -18,7 +18,7 @@ public enum BrailleGraph {
         let span = high - low
         let scale = span > 0 ? Double(dotRows - 1) / span : 0
         @inline(__always) func level(_ value: Double) -> Int {
-            min(dotRows - 1, max(0, Int(((value - low) * scale).rounded())))
+            min(dotRows - 1, max(0, ((value - low) * scale).rounded().clampedInt))
         }
         var previous: ClosedRange<Int>? = nil
         for x in 0..<columns.count {

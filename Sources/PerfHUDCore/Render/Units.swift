@@ -9,8 +9,8 @@ public enum Units {
             return sign + twoDecimals(gib) + " GiB"
         }
         if magnitude >= 1024 * 1024 { return sign + String(format1: magnitude / (1024 * 1024)) + " MiB" }
-        if magnitude >= 1024 { return sign + String(Int((magnitude / 1024).rounded())) + " KiB" }
-        return sign + String(Int(magnitude)) + " B"
+        if magnitude >= 1024 { return sign + String((magnitude / 1024).rounded().clampedInt) + " KiB" }
+        return sign + String(magnitude.clampedInt) + " B"
     }
 
     /// A rate with an explicit sign: `+1.2 MiB/s`, `-512 KiB/s`, `±0 B/s`.
@@ -24,14 +24,14 @@ public enum Units {
 
     /// A share of CPU without the sign, one decimal below 10: `0.5`, `9.9`, `52`.
     public static func compactPercent(_ value: Double) -> String {
-        value < 9.95 ? String(format1: value) : String(Int(value.rounded()))
+        value < 9.95 ? String(format1: value) : String(value.rounded().clampedInt)
     }
 
     /// `52.3%`.
     public static func percent(_ value: Double) -> String { String(format1: value) + "%" }
 
     private static func twoDecimals(_ value: Double) -> String {
-        let hundredths = Int((value * 100).rounded())
+        let hundredths = (value * 100).rounded().clampedInt
         let fraction = hundredths % 100
         return "\(hundredths / 100)." + (fraction < 10 ? "0" : "") + "\(fraction)"
     }

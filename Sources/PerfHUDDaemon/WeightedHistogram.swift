@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Prometheus histogram whose observations carry a weight: a frame sent with `|@0.01` stands
+/// for 100 frames and adds 100 to its bucket, in one addition.
+///
+/// Written by hand because swift-prometheus's `ValueHistogram` records one observation per call:
+/// a weight of 10⁸ meant 10⁸ calls with the aggregator's lock held (issue 8), and a weight that
+/// is not a whole number cannot be recorded at all. The text it writes follows the exposition
+/// format 0.0.4 (`_bucket{le=…}` cumulative, `_sum`, `_count`), appended after the registry's.
+final class WeightedHistogram: @unchecked Sendable {
+    let name: String
+    let help: String
+    let bounds: [Double]
+    private var counts: [Double]
+    private var sum = 0.0
+    private var total = 0.0
+    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
+
+    init(name: String, help: String, bounds: [Double]) {
+        self.name = name
+        self.help = help
+        self.bounds = bounds
+        counts = [Double](repeating: 0, count: bounds.count)
+    }
+
+    deinit { pthread_mutex_destroy(lock); lock.deallocate() }
+
+    /// Adds `weight` observations of `value`. Non-finite or negative input is ignored: what is
+    /// exposed stays finite.
+    func record(_ value: Double, weight: Double) {
+        guard value.isFinite, value >= 0, weight.isFinite, weight > 0 else { return }
+        pthread_mutex_lock(lock)
+        if let index = bounds.firstIndex(where: { value <= $0 }) { counts[index] += weight }
+        sum += value * weight
+        total += weight
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Appends the histogram in the text exposition format.
+    func emit(into buffer: inout [UInt8]) {
+        pthread_mutex_lock(lock)
+        let (snapshot, sum, total) = (counts, self.sum, self.total)
+        pthread_mutex_unlock(lock)
+        var text = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        var cumulative = 0.0
+        for (bound, count) in zip(bounds, snapshot) {
+            cumulative += count
+            text += "\(name)_bucket{le=\"\(Self.format(bound))\"} \(Self.format(cumulative))\n"
+        }
+        text += "\(name)_bucket{le=\"+Inf\"} \(Self.format(total))\n"
+        text += "\(name)_sum \(Self.format(sum))\n\(name)_count \(Self.format(total))\n"
+        buffer += Array(text.utf8)
+    }
+
+    /// Whole numbers without a fraction (`12`, not `12.0`), others as Swift prints doubles.
+    static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+}
