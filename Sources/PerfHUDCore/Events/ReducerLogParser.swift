@@ -19,8 +19,11 @@ public struct ReducerLogParser {
     private var partial: [UInt8] = []
     private var dump: [String]? = nil      // lines of a multi-line action being collected
     private var dumpIndent = 0
+    private var dumpBytes = 0
     private var awaitingDump = false
     public static let maxLineBytes = 65536
+    /// Actions that could not be read: a malformed case path, a dump too long or too deep.
+    public private(set) var malformed = 0
 
     public init() {}
 
@@ -45,11 +48,17 @@ public struct ReducerLogParser {
 
         if var collected = dump {
             collected.append(String(content))
+            dumpBytes += content.utf8.count
             if indent <= dumpIndent && content.hasPrefix(")") {
                 dump = nil
-                return Self.label(fromDump: collected.joined())
+                return counted(Self.label(fromDump: collected.joined()))
             }
-            dump = collected.count < 512 ? collected : nil
+            if collected.count < 512 && dumpBytes <= Self.maximumDumpBytes {
+                dump = collected
+            } else {
+                dump = nil          // too long: dropped; the next "received action:" starts afresh
+                malformed += 1
+            }
             return nil
         }
         if awaitingDump {
@@ -57,51 +66,84 @@ public struct ReducerLogParser {
             guard indent > 0, !content.isEmpty else { return nil }
             if content.hasSuffix("(") {
                 dump = [String(content)]
+                dumpBytes = content.utf8.count
                 dumpIndent = indent
                 return nil
             }
-            return Self.label(fromDump: String(content))
+            return counted(Self.label(fromDump: String(content)))
         }
         if let end = content.endOfFirst("received action:") {
             let rest = content[end...].trimmingLeadingSpaces
             if rest.isEmpty { awaitingDump = true; return nil }
-            return Self.label(fromDump: String(rest))
+            return counted(Self.label(fromDump: String(rest)))
         }
         if content.hasPrefix("{") { return Self.jsonAction(String(content)) }
         return nil
     }
 
-    /// `Feature.Action.slider(.changed(0.5))` → `Feature.Action.slider(.changed(_:))`.
+    /// `label`, counting it as malformed when there is none.
+    private mutating func counted(_ label: String?) -> String? {
+        if label == nil { malformed += 1 }
+        return label
+    }
+
+    /// How deeply case paths may nest (`.a(.b(.c(…)))`); deeper is malformed. TCA's own tests nest
+    /// four or five levels; 32 leaves room while keeping the work per dump bounded.
+    public static let maximumDepth = 32
+    /// The most a multi-line dump may hold, joined; a longer one is malformed and dropped, and
+    /// the parser looks for the next `received action:` (a dump that never closes cannot grow
+    /// memory without bound).
+    public static let maximumDumpBytes = 65536
+
+    /// `Feature.Action.slider(.changed(0.5))` → `Feature.Action.slider(.changed(_:))`; nil when
+    /// the text is not a well-formed case path (unbalanced, a stray `]`, nested deeper than
+    /// `maximumDepth`).
+    ///
+    /// The rules that keep it bounded whatever the input: every step of every loop consumes at
+    /// least one character or stops; nesting is counted; the label is appended to one buffer,
+    /// never copied per level, so the work is linear in the text.
     public static func label(fromDump text: String) -> String? {
         let scalars = Array(text.filter { $0 != "\n" })
         guard !scalars.isEmpty else { return nil }
         var index = 0
-        let result = parseCase(scalars, &index)
-        return result.isEmpty ? nil : result
+        var output = ""
+        guard parseCase(scalars, &index, into: &output, depth: 0), !output.isEmpty else { return nil }
+        return output
     }
 
-    /// `name` or `name(arguments)`, from `index`.
-    private static func parseCase(_ text: [Character], _ index: inout Int) -> String {
-        var name = ""
-        while index < text.count, text[index] != "(", text[index] != ",", text[index] != ")" {
-            name.append(text[index]); index += 1
-        }
-        name = String(name.trimmingTrailingSpaces.trimmingLeadingSpaces)
-        guard index < text.count, text[index] == "(" else { return name }
+    /// `name` or `name(arguments)`, from `index`, appended to `output`. False: malformed.
+    private static func parseCase(_ text: [Character], _ index: inout Int, into output: inout String, depth: Int) -> Bool {
+        guard depth < maximumDepth else { return false }
+        let nameStart = index
+        while index < text.count, text[index] != "(", text[index] != ",", text[index] != ")" { index += 1 }
+        var nameEnd = index
+        var first = nameStart
+        while first < nameEnd, text[first] == " " || text[first] == "\t" { first += 1 }
+        while nameEnd > first, text[nameEnd - 1] == " " || text[nameEnd - 1] == "\t" { nameEnd -= 1 }
+        output.append(contentsOf: text[first..<nameEnd])
+        guard index < text.count, text[index] == "(" else { return true }
         index += 1   // past "("
-        var arguments: [String] = []
-        while index < text.count {
+        output.append("(")
+        var arguments = 0
+        while true {
             while index < text.count, text[index] == " " { index += 1 }
-            if index < text.count, text[index] == ")" { index += 1; break }
-            if index < text.count, text[index] == "." {
-                arguments.append(parseCase(text, &index))   // a nested case path
+            guard index < text.count else { return false }        // "(" never closed
+            if text[index] == ")" { index += 1; break }
+            let before = index
+            if arguments > 0 { output.append(", ") }
+            if text[index] == "." {
+                guard parseCase(text, &index, into: &output, depth: depth + 1) else { return false }   // a nested case path
             } else {
-                arguments.append(argumentLabel(text, &index))
+                output.append(argumentLabel(text, &index))
             }
+            arguments += 1
             while index < text.count, text[index] == " " { index += 1 }
             if index < text.count, text[index] == "," { index += 1 }
+            // Nothing consumed (a stray "]" where a value should be): malformed, not a loop.
+            guard index > before else { return false }
         }
-        return name + "(" + arguments.joined(separator: ", ") + ")"
+        output.append(")")
+        return true
     }
 
     /// Skips one value (balanced brackets, quoted strings) and returns its label: `x:` or `_:`.
