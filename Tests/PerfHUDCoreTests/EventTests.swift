@@ -45,6 +45,42 @@ final class EventLineParserTests: XCTestCase {
         }
     }
 
+    func testSampleRatesAndCountsOutsideTheirBoundsAreMalformed() {
+        // Issue 8: these once trapped the daemon or counted 10^19 events from one line.
+        for bad in ["perfhud.frame:16|ms|@1e-19", "perfhud.frame:16|ms|@1e-8", "perfhud.frame:16|ms|@0", "perfhud.frame:16|ms|@-1",
+                    "perfhud.frame:16|ms|@1.5", "perfhud.action:1e19|c|#action:x", "perfhud.action:1e300|c|@1e-300|#action:y",
+                    "perfhud.action:1000001|c|#action:x", "perfhud.phase:1e7|c|#phase:P", "perfhud.frame:3600000|ms"] {
+            XCTAssertEqual(parse(bad), ["malformed"], bad)
+        }
+        XCTAssertEqual(parse("perfhud.action:1000000|c|@0.0001|#action:x"), ["action x 10000000000.0"], "the bounds themselves are fine")
+        XCTAssertEqual(parse("perfhud.frame:16|ms|@0.0001"), ["frame 16.0 10000.0"])
+    }
+
+    func testAFrameWithASampleRateIsWeightedNotRepeated() {
+        let aggregator = EventAggregator()
+        var observed: [(Double, Double)] = []
+        aggregator.frameObserver = { seconds, weight in observed.append((seconds, weight)) }
+        aggregator.withLock { ingest in
+            ingest.setTime(1_000_000_000)
+            Array("perfhud.frame:40|ms|@0.001".utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &ingest) }
+        }
+        XCTAssertEqual(observed.count, 1, "one observation carrying its weight")
+        XCTAssertEqual(observed.first?.1 ?? 0, 1000, accuracy: 1e-9)
+        let snapshot = aggregator.snapshot(at: 1_000_000_000)
+        XCTAssertEqual(snapshot.framesTotal, 1000, accuracy: 1e-9)
+        XCTAssertEqual(snapshot.jankyFrames, 1000, accuracy: 1e-9, "40 ms > 1.5 × 16.7 ms")
+    }
+
+    func testConversionsToIntegersNeverTrap() {
+        XCTAssertEqual(Double.nan.clampedInt, 0)
+        XCTAssertEqual(Double.infinity.clampedInt, Int.max)
+        XCTAssertEqual((-1e300).clampedInt, Int.min)
+        XCTAssertEqual(42.9.clampedInt, 42)
+        XCTAssertFalse(Units.bytes(1e300).isEmpty)
+        XCTAssertFalse(Units.compactPercent(.infinity).isEmpty)
+        XCTAssertEqual(String(format1: .nan), "0.0")
+    }
+
     func testNumbers() {
         func number(_ text: String) -> Double? { Array(text.utf8).withUnsafeBytes { EventLineParser.number($0) } }
         XCTAssertEqual(number("16.7"), 16.7)

@@ -54,7 +54,7 @@ public enum DurationText {
 extension String {
     /// `value` with one decimal, without Foundation.
     init(format1 value: Double) {
-        let tenths = Int((value * 10).rounded())
+        let tenths = value.isNaN ? 0 : Swift.max(-1e17, Swift.min(1e17, (value * 10).rounded())).clampedInt   // never traps, nor abs(Int.min)
         let sign = tenths < 0 ? "-" : ""
         let magnitude = abs(tenths)
         self = "\(sign)\(magnitude / 10).\(magnitude % 10)"
