@@ -149,3 +149,17 @@ def test_demo_shows_cpu_bursts_and_memory_phases_within_seconds():
     assert min(rss[peak:]) < rss[peak] - (50 << 20), "and gives most of it back after the phase"
     assert max(cpu) >= 60 and min(cpu) <= 20, "CPU bursts and quiet phases"
     assert "[demo]" in result.stderr, "the demo's own output"
+
+
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_count_means_n_reports_and_duration_ends_without_a_contradictory_row(command):
+    program = ["--", "sleep", "30"] if command == "run" else []
+    counted = perfhud(command, "--output", "json", "--tick", "100ms", "--count", "3", *program, timeout=30)
+    rows = [json.loads(line) for line in counted.stdout.splitlines()]
+    assert len(rows) == 3, counted.stdout
+    assert all(row["alive"] and "exit_signal" not in row for row in rows), rows
+    timed = perfhud(command, "--output", "json", "--tick", "200ms", "--duration", "1s", *program, timeout=30)
+    rows = [json.loads(line) for line in timed.stdout.splitlines()]
+    assert rows and rows[-1]["alive"] and "exit_signal" not in rows[-1], rows[-1:]
+    times = [row["time"] for row in rows]
+    assert len(times) == len(set(times)), "no row repeats the previous one"

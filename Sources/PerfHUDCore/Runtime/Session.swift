@@ -344,7 +344,10 @@ public final class Session {
         status = newStatus
         hudDirty = true
         if drawsHUD { notice("PID \(sampler.pid) (\(TerminalText.escaped(commandName))) \(newStatus.description)") }
-        else if reports > 0, let latest = store.latest { emit(latest) }
+        // The program's own end gets a last row saying how it ended; an end that `--count` or
+        // `--duration` made (we sent the SIGTERM) does not: N rows mean N, and the last row stays
+        // the last sample rather than a repeat of it with "exit_signal": 15.
+        else if reports > 0, !stoppedByUs, let latest = store.latest { emit(latest) }
         finished = true
     }
 
