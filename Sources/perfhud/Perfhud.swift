@@ -24,6 +24,9 @@ extension Perfhud {
 
         func validate() throws {
             guard pid > 0 else { throw ValidationError("PID must be a positive number, got \(pid)") }
+            if options.actionsFromOutput {
+                throw ValidationError("--actions-from-output reads the output of a program perfhud runs: use it with run (an attached program's output is not perfhud's to read), or --actions-from FILE")
+            }
         }
 
         func run() throws {

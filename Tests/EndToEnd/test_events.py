@@ -300,3 +300,22 @@ def test_actions_from_the_programs_own_output():
     reports, _ = run_sender(script, "--actions-from-output", "--action-threshold", "20", "--duration", "2s")
     assert reports[-1]["actions_total"] == 30
     assert any(r["high_frequency_actions"] and r["high_frequency_actions"][0]["action"] == "Out.Action.tick" for r in reports)
+
+
+def test_actions_from_refuses_a_directory_an_unreadable_file_and_attach_output(tmp_path):
+    target = subprocess.Popen(["sleep", "30"])
+    try:
+        directory = perfhud("attach", str(target.pid), "--actions-from", str(tmp_path), "--count", "1")
+        assert directory.returncode == 66 and directory.stderr.count("\n") == 1 and "is a directory" in directory.stderr, directory.stderr
+        secret = tmp_path / "secret.log"
+        secret.write_text("received action: A.b\n")
+        secret.chmod(0)
+        unreadable = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups", PERFHUD, "attach",
+                                     str(target.pid), "--actions-from", str(secret), "--count", "1"],
+                                    capture_output=True, text=True, timeout=30)
+        assert unreadable.returncode == 77 and f"cannot read {secret}" in unreadable.stderr and unreadable.stderr.count("\n") == 1, unreadable.stderr
+        attach_output = perfhud("attach", str(target.pid), "--actions-from-output", "--count", "1")
+        assert attach_output.returncode == 64 and "use it with run" in attach_output.stderr and attach_output.stderr.count("\n") == 1
+    finally:
+        target.kill()
+        target.wait()

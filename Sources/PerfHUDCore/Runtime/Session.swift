@@ -209,12 +209,18 @@ public final class Session {
         guard let source = configuration.actionsFrom else { return nil }
         let descriptor = source == "-" ? dup(STDIN_FILENO) : open(source, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            errorStream.write("perfhud: cannot read \(source): \(SystemError.current)\n")
+            let error = SystemError.current
+            errorStream.write("perfhud: cannot read \(source): \(error)\n")
+            return error == .permissionDenied ? ExitStatus.noPermission : ExitStatus.noInput
+        }
+        var status = stat()
+        fstat(descriptor, &status)
+        if status.st_mode & S_IFMT == S_IFDIR {
+            close(descriptor)
+            errorStream.write("perfhud: cannot read \(source): it is a directory; --actions-from wants a reducer log file or -\n")
             return ExitStatus.noInput
         }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        var status = stat()
-        fstat(descriptor, &status)
         actionLog = (descriptor, status.st_mode & S_IFMT != S_IFREG)
         if source == "-" { inputOpen = false }   // standard input carries the log, not keys
         return nil
