@@ -319,3 +319,28 @@ def test_actions_from_refuses_a_directory_an_unreadable_file_and_attach_output(t
     finally:
         target.kill()
         target.wait()
+
+
+def test_actions_from_follows_a_log_that_is_truncated_rotated_or_recreated(tmp_path):
+    log = tmp_path / "reducer.log"
+    log.write_text("received action: A.one\nreceived action: A.two\n")
+    target = subprocess.Popen(["sleep", "30"])
+    try:
+        proc = subprocess.Popen([PERFHUD, "attach", str(target.pid), "--actions-from", str(log), "--output", "json",
+                                 "--tick", "100ms", "--duration", "5s"], stdout=subprocess.PIPE, text=True)
+        time.sleep(1)
+        log.write_text("received action: B.afterTruncation\n")          # truncated and rewritten
+        time.sleep(1.2)
+        log.rename(tmp_path / "reducer.log.1")                           # rotated, like logrotate
+        with open(tmp_path / "reducer.log.1", "a") as old:
+            old.write("received action: C.lastOfTheOldFile\n")
+        log.write_text("received action: D.newFile\n")
+        time.sleep(1.2)
+        log.unlink()                                                     # deleted and created anew
+        time.sleep(0.3)
+        log.write_text("received action: E.recreated\n")
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        target.kill()
+        target.wait()
+    assert json.loads(out.splitlines()[-1])["actions_total"] == 6, out.splitlines()[-1]

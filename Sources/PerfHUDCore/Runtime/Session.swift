@@ -24,6 +24,7 @@ public final class Session {
     private var phases = PhaseHistory()
     private var actionLog: (descriptor: Int32, isPipe: Bool)?
     private var actionLogParser = ReducerLogParser()
+    private var lastActionLogCheck: UInt64 = 0
     private var outputLogParser = ReducerLogParser()
     private var pendingLog: [ActionLogEntry] = []
     private var pendingLogDropped = 0.0
@@ -239,10 +240,38 @@ public final class Session {
         }
     }
 
+    /// Follows `--actions-from FILE` like `tail -F`, twice a second: a file truncated under us is
+    /// read again from its start; one renamed away (rotation) or deleted and created anew is read
+    /// to its end, then the file now at the path is opened and read from its start. While nothing
+    /// is at the path, the open file is still followed.
+    private func followActionLogPath() {
+        let now = monotonicNanoseconds()
+        guard now &- lastActionLogCheck >= 500_000_000, let log = actionLog, let path = configuration.actionsFrom else { return }
+        lastActionLogCheck = now
+        var opened = stat()
+        guard fstat(log.descriptor, &opened) == 0 else { return }
+        if lseek(log.descriptor, 0, SEEK_CUR) > opened.st_size {     // truncated
+            lseek(log.descriptor, 0, SEEK_SET)
+            actionLogParser = ReducerLogParser()
+            readActionLog()
+            return
+        }
+        var named = stat()
+        guard stat(path, &named) == 0, named.st_mode & S_IFMT == S_IFREG,
+              named.st_ino != opened.st_ino || named.st_dev != opened.st_dev else { return }
+        let fresh = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fresh >= 0 else { return }
+        readActionLog()                                               // what the old file still had
+        close(log.descriptor)
+        actionLog = (fresh, false)
+        actionLogParser = ReducerLogParser()
+        readActionLog()
+    }
+
     // MARK: sampling and reports
 
     private func takeSample() {
-        if let log = actionLog, !log.isPipe { readActionLog() }
+        if let log = actionLog, !log.isPipe { readActionLog(); followActionLogPath() }
         let sample = sampler.sample()
         if receiver != nil { takeEvents(now: sample.monotonicNanoseconds, residentBytes: sample.residentBytes) }
         let report = store.record(sample, phase: phases.current?.id)
