@@ -41,15 +41,18 @@ extension Perfhud {
 
         @OptionGroup var options: CommonOptions
 
-        @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
+        @Argument(parsing: .captureForPassthrough, help: "The command and its arguments (after --, or after the options).")
         var command: [String] = []
 
+        /// The command without the `--` that may separate it from perfhud's options.
+        var program: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+
         func validate() throws {
-            guard !command.isEmpty else { throw ValidationError("no command given: perfhud run [options] -- CMD [ARGS]") }
+            guard !program.isEmpty else { throw ValidationError("no command given: perfhud run [options] [--] CMD [ARGS]") }
         }
 
         func run() throws {
-            let code = Session(target: .launch(command: command, ownsKeys: false), configuration: options.configuration()).run()
+            let code = Session(target: .launch(command: program, ownsKeys: false), configuration: options.configuration()).run()
             throw ArgumentParser.ExitCode(code)
         }
     }
@@ -81,6 +84,36 @@ extension Perfhud {
     }
 }
 
+extension Perfhud {
+    /// "unknown command 'atach': did you mean 'attach'?" when the first word is no subcommand but
+    /// close to one (at most two edits), instead of ArgumentParser's "2 unexpected arguments".
+    static func suggestedSubcommand(_ word: String?) -> String? {
+        guard let word, !word.hasPrefix("-") else { return nil }
+        let names = configuration.subcommands.filter { $0.configuration.shouldDisplay }
+            .compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() }
+        guard !names.contains(word) else { return nil }
+        let scored = names.map { ($0, distance(word, $0)) }.filter { $0.1 <= 2 }.sorted { $0.1 < $1.1 }
+        if let best = scored.first { return "unknown command '\(word)': did you mean '\(best.0)'?" }
+        return "unknown command '\(word)': the commands are \(names.joined(separator: ", "))"
+    }
+
+    /// Levenshtein distance, for a handful of short words.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                let current = row[j]
+                row[j] = Swift.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+}
+
 /// Entry point: parse errors are one line on stderr with exit 64, never a usage dump or a trace.
 @main
 enum Main {
@@ -92,8 +125,9 @@ enum Main {
             let code = Perfhud.exitCode(for: error)
             if code == .success || error is CleanExit { Perfhud.exit(withError: error) }
             if let exit = error as? ArgumentParser.ExitCode { Glibc.exit(exit.rawValue) }
-            let message = Perfhud.message(for: error)
+            var message = Perfhud.message(for: error)
                 .split(separator: "\n").first.map(String.init) ?? "invalid arguments"
+            if let suggestion = Perfhud.suggestedSubcommand(CommandLine.arguments.dropFirst().first) { message = suggestion }
             fputs("perfhud: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n", stderr)
             Glibc.exit(code.rawValue == 0 ? 64 : code.rawValue)
         }

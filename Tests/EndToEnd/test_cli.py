@@ -163,3 +163,19 @@ def test_count_means_n_reports_and_duration_ends_without_a_contradictory_row(com
     assert rows and rows[-1]["alive"] and "exit_signal" not in rows[-1], rows[-1:]
     times = [row["time"] for row in rows]
     assert len(times) == len(set(times)), "no row repeats the previous one"
+
+
+def test_run_takes_the_command_with_or_without_the_separator():
+    plain = perfhud("run", "--output", "json", "--count", "1", "echo", "without-separator", timeout=30)
+    assert plain.returncode == 0 and "without-separator" in plain.stderr, plain.stderr
+    separated = perfhud("run", "--output", "json", "--count", "1", "--", "echo", "-n", "with-separator", timeout=30)
+    assert separated.returncode == 0 and "with-separator" in separated.stderr and "-n" not in separated.stderr
+    nothing = perfhud("run")
+    assert nothing.returncode == 64 and nothing.stderr == "perfhud: no command given: perfhud run [options] [--] CMD [ARGS]\n"
+
+
+def test_a_misspelt_command_gets_a_suggestion():
+    typo = perfhud("atach", "1")
+    assert typo.returncode == 64 and typo.stderr == "perfhud: unknown command 'atach': did you mean 'attach'?\n"
+    unknown = perfhud("frobnicate")
+    assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, emit" in unknown.stderr
