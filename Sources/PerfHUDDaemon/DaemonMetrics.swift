@@ -47,11 +47,7 @@ public final class DaemonMetrics: @unchecked Sendable {
     /// The cumulative values last mirrored into counters, by metric (sampling thread only).
     private var mirrored: [String: Double] = [:]
     /// The process CPU mirror is advanced by scrapes, which may run concurrently.
-    private let processLock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
+    private let processLock = Mutex()
     private var processCPUMirrored = 0.0
 
     public init() {
@@ -202,9 +198,9 @@ public final class DaemonMetrics: @unchecked Sendable {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-        pthread_mutex_lock(processLock)
-        if cpu > processCPUMirrored { processCPU.increment(by: cpu - processCPUMirrored); processCPUMirrored = cpu }
-        pthread_mutex_unlock(processLock)
+        processLock.withLock {
+            if cpu > processCPUMirrored { processCPU.increment(by: cpu - processCPUMirrored); processCPUMirrored = cpu }
+        }
         if case .success(let file) = KeptOpenFile.open("/proc/self/statm") {
             if let statm = file.readStatm() {
                 processResident.set(to: Double(statm.residentPages * ProcessDirectory.pageSize))

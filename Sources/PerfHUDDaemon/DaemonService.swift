@@ -58,7 +58,7 @@ public final class DaemonService: @unchecked Sendable {
         aggregator.frameObserver = { [metrics] seconds, weight in metrics.recordFrame(seconds: seconds, weight: weight) }
         let capacity = Int(configuration.historyNanoseconds / max(1, configuration.tickNanoseconds))
         store = MetricsStore(pid: 0, capacity: max(2, capacity), startNanoseconds: monotonicNanoseconds())
-        log.setContext([(name: "PERFHUD_TARGET", value: configuration.selector.description)])
+        log.setContext(journalFields(pids: []))
     }
 
     /// Opens the event socket (before READY=1). The target may run as another user: the socket
@@ -240,10 +240,15 @@ public final class DaemonService: @unchecked Sendable {
         let pids = samplers.keys.sorted()
         receiver?.setTargets(pids)
         if let linkDirectory { receiver?.setLinks(pids.map { "\(linkDirectory)/\($0).sock" }) }
+        log.setContext(journalFields(pids: pids))
+    }
+
+    /// The structured fields of every journal entry: what is watched, and who it is now.
+    private func journalFields(pids: [Int32]) -> [(name: String, value: String)] {
         var fields = [(name: "PERFHUD_TARGET", value: configuration.selector.description)]
         if let first = pids.first { fields.append((name: "PERFHUD_TARGET_PID", value: String(first))) }
         if case .unit(let unit) = configuration.selector { fields.append((name: "PERFHUD_UNIT", value: unit)) }
-        log.setContext(fields)
+        return fields
     }
 
     /// Logs why the target is not there, once per reason.

@@ -1,3 +1,4 @@
+import PerfHUDCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,11 +17,7 @@ final class WeightedHistogram: @unchecked Sendable {
     private var counts: [Double]
     private var sum = 0.0
     private var total = 0.0
-    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
+    private let mutex = Mutex()
 
     init(name: String, help: String, bounds: [Double]) {
         self.name = name
@@ -29,24 +26,20 @@ final class WeightedHistogram: @unchecked Sendable {
         counts = [Double](repeating: 0, count: bounds.count)
     }
 
-    deinit { pthread_mutex_destroy(lock); lock.deallocate() }
-
     /// Adds `weight` observations of `value`. Non-finite or negative input is ignored: what is
     /// exposed stays finite.
     func record(_ value: Double, weight: Double) {
         guard value.isFinite, value >= 0, weight.isFinite, weight > 0 else { return }
-        pthread_mutex_lock(lock)
-        if let index = bounds.firstIndex(where: { value <= $0 }) { counts[index] += weight }
-        sum += value * weight
-        total += weight
-        pthread_mutex_unlock(lock)
+        mutex.withLock {
+            if let index = bounds.firstIndex(where: { value <= $0 }) { counts[index] += weight }
+            sum += value * weight
+            total += weight
+        }
     }
 
     /// Appends the histogram in the text exposition format.
     func emit(into buffer: inout [UInt8]) {
-        pthread_mutex_lock(lock)
-        let (snapshot, sum, total) = (counts, self.sum, self.total)
-        pthread_mutex_unlock(lock)
+        let (snapshot, sum, total) = mutex.withLock { (counts, self.sum, self.total) }
         var text = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         var cumulative = 0.0
         for (bound, count) in zip(bounds, snapshot) {

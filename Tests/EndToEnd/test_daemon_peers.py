@@ -62,6 +62,24 @@ def stops_within(process, seconds):
     return process.returncode == 0, time.monotonic() - started
 
 
+def assert_a_stalled_peer_stalls_nothing(tmp_path, destination, extra_args=(), **popen):
+    """A daemon whose notify socket or stderr reader stopped reading: sampling goes on (the
+    target's end shows), what could not be written is counted, and SIGTERM ends it within 2 s."""
+    target = subprocess.Popen(["sleep", "60"])
+    port = free_port()
+    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--metrics-listen", f"127.0.0.1:{port}",
+                               "--events", str(tmp_path / "e.sock"), "--tick", "100ms", *extra_args], **popen)
+    try:
+        assert wait_until(lambda: listening(port), timeout=15)
+        assert_goes_on(port, target, destination)
+        ok, took = stops_within(daemon, 2)
+        assert ok and took < 2, f"SIGTERM took {took:.1f} s"
+    finally:
+        target.kill()
+        if daemon.poll() is None:
+            daemon.kill()
+
+
 def assert_goes_on(port, target, destination):
     """Sampling goes on (the target's end shows), and what could not be written is counted."""
     assert wait_until(lambda: value(port, "perfhud_target_up") == 1, timeout=10)
@@ -79,21 +97,8 @@ def test_a_notify_socket_nobody_reads_stalls_nothing(tmp_path):
     sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sender.connect(notify_path)
     fill(sender)          # the queue is full before perfhud says READY=1; nobody reads it after
-    target = subprocess.Popen(["sleep", "60"])
-    port = free_port()
     environment = dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="100000")
-    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--metrics-listen", f"127.0.0.1:{port}",
-                               "--events", str(tmp_path / "e.sock"), "--tick", "100ms"],
-                              stderr=subprocess.DEVNULL, env=environment)
-    try:
-        assert wait_until(lambda: listening(port), timeout=15)
-        assert_goes_on(port, target, "systemd_notify")
-        ok, took = stops_within(daemon, 2)
-        assert ok and took < 2, f"SIGTERM took {took:.1f} s"
-    finally:
-        target.kill()
-        if daemon.poll() is None:
-            daemon.kill()
+    assert_a_stalled_peer_stalls_nothing(tmp_path, "systemd_notify", stderr=subprocess.DEVNULL, env=environment)
 
 
 @pytest.mark.parametrize("kind", ["pipe", "stream socket (a journal stream)"])
@@ -107,20 +112,7 @@ def test_a_log_reader_that_stopped_reading_stalls_nothing(tmp_path, kind):
         fill(writer_socket)
         writer_socket.setblocking(True)
         stderr = writer_socket.fileno()
-    target = subprocess.Popen(["sleep", "60"])
-    port = free_port()
-    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--metrics-listen", f"127.0.0.1:{port}",
-                               "--events", str(tmp_path / "e.sock"), "--tick", "100ms", "--log-interval", "200ms"],
-                              stderr=stderr)
-    try:
-        assert wait_until(lambda: listening(port), timeout=15)
-        assert_goes_on(port, target, "log")
-        ok, took = stops_within(daemon, 2)
-        assert ok and took < 2, f"SIGTERM took {took:.1f} s"
-    finally:
-        target.kill()
-        if daemon.poll() is None:
-            daemon.kill()
+    assert_a_stalled_peer_stalls_nothing(tmp_path, "log", ("--log-interval", "200ms"), stderr=stderr)
 
 
 def test_the_event_socket_is_also_named_after_the_target(tmp_path):

@@ -19,12 +19,8 @@ public final class DaemonLog: @unchecked Sendable {
     private let prefixed: Bool
     private var journal: JournalSocket?
     private let stream = NonBlockingWriter(descriptor: 2)
-    private let journalDrops = LockedCounter()
-    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
+    private var journalDrops = 0
+    private let mutex = Mutex()
     private var context: [(name: String, value: String)] = []
 
     public init() {
@@ -33,34 +29,26 @@ public final class DaemonLog: @unchecked Sendable {
         if let variable, Self.describesStandardError(variable) { journal = JournalSocket() }
     }
 
-    deinit { pthread_mutex_destroy(lock); lock.deallocate() }
-
     /// Lines that could not be written at once and were dropped.
-    public var dropped: Int { stream.dropped + journalDrops.value }
-
-    /// Whether entries go to journald's native socket.
-    public var usesJournalSocket: Bool {
-        pthread_mutex_lock(lock); defer { pthread_mutex_unlock(lock) }
-        return journal != nil
-    }
+    public var dropped: Int { stream.dropped + mutex.withLock { journalDrops } }
 
     /// Fields added to every later entry (the target's PID, the unit): journal only.
     public func setContext(_ fields: [(name: String, value: String)]) {
-        pthread_mutex_lock(lock); context = fields; pthread_mutex_unlock(lock)
+        mutex.withLock { context = fields }
     }
 
     public func log(_ level: Level, _ message: String) {
         let text = TerminalText.escaped(message, maxLength: 2000)
-        pthread_mutex_lock(lock)
-        if let socket = journal {
+        let handled: Bool = mutex.withLock {
+            guard let socket = journal else { return false }
             let fields = [("PRIORITY", String(level.rawValue)), ("SYSLOG_IDENTIFIER", "perfhud"), ("MESSAGE", text)] + context
             switch socket.send(fields) {
-            case .sent: pthread_mutex_unlock(lock); return
-            case .full: pthread_mutex_unlock(lock); journalDrops.increment(); return
-            case .unavailable: journal = nil   // the journal went away: stderr from now on
+            case .sent: return true
+            case .full: journalDrops += 1; return true
+            case .unavailable: journal = nil; return false   // the journal went away: stderr from now on
             }
         }
-        pthread_mutex_unlock(lock)
+        if handled { return }
         let line: String
         if prefixed {
             line = "<\(level.rawValue)>" + text + "\n"

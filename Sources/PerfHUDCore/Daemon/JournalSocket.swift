@@ -12,20 +12,11 @@ import Glibc
 public final class JournalSocket {
     static let path = "/run/systemd/journal/socket"
     private let socket: Int32
-    private var address = sockaddr_un()
-    private let addressLength: socklen_t
 
     /// nil when the journal's socket cannot be made (then the caller writes to stderr).
     public init?() {
         socket = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { return nil }
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(Self.path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
     }
 
     deinit { close(socket) }
@@ -36,12 +27,10 @@ public final class JournalSocket {
     /// journal to send to (use another destination).
     public func send(_ fields: [(name: String, value: String)]) -> Outcome {
         let entry = Self.encode(fields)
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { target in
-                entry.withUnsafeBytes { bytes in
-                    retryingInterrupts {
-                        sendto(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), target, addressLength)
-                    }
+        let result = EventReceiver.withAddress(Self.path) { target, length in
+            entry.withUnsafeBytes { bytes in
+                retryingInterrupts {
+                    sendto(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), target, length)
                 }
             }
         }

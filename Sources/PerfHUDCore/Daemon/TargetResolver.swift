@@ -69,14 +69,12 @@ public final class TargetResolver {
     /// The processes of a unit's control group, found in the control-group tree (see
     /// `UnitControlGroup`); the group's path is remembered until it goes away.
     func unitProcesses(_ unit: String) -> Result<[Int32], DaemonError> {
-        if let group = unitGroup, let pids = controlGroups.processes(in: group) {
-            return pids.isEmpty ? .failure(.init(description: "\(unit) has no processes")) : .success(pids)
+        var pids = unitGroup.flatMap(controlGroups.processes(in:))
+        if pids == nil {                         // not looked for yet, or the group went away
+            unitGroup = controlGroups.find(unit)
+            pids = unitGroup.flatMap(controlGroups.processes(in:))
         }
-        unitGroup = controlGroups.find(unit)
-        guard let group = unitGroup else { return .failure(.init(description: "\(unit) is not running")) }
-        guard let pids = controlGroups.processes(in: group), !pids.isEmpty else {
-            return .failure(.init(description: "\(unit) has no processes"))
-        }
-        return .success(pids)
+        guard let pids else { return .failure(.init(description: "\(unit) is not running")) }
+        return pids.isEmpty ? .failure(.init(description: "\(unit) has no processes")) : .success(pids)
     }
 }

@@ -15,12 +15,8 @@ public final class NonBlockingWriter: @unchecked Sendable {
     private let isSocket: Bool
     private let ownsDescriptor: Bool
     private var pending: [UInt8] = []
-    private let lock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
-    private let droppedLines = LockedCounter()
+    private var droppedLines = 0
+    private let mutex = Mutex()
 
     public init(descriptor: Int32) {
         var status = stat()
@@ -36,29 +32,25 @@ public final class NonBlockingWriter: @unchecked Sendable {
         }
     }
 
-    deinit {
-        if ownsDescriptor { close(descriptor) }
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
-    }
+    deinit { if ownsDescriptor { close(descriptor) } }
 
     /// Lines dropped because the reader was not keeping up (or had gone).
-    public var dropped: Int { droppedLines.value }
+    public var dropped: Int { mutex.withLock { droppedLines } }
 
     /// Writes `line` (which ends in a newline) now, or drops it. Returns whether it was written.
     @discardableResult
     public func write(_ line: [UInt8]) -> Bool {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        if !pending.isEmpty {
-            let written = send(pending)
-            pending.removeFirst(written)
-            if !pending.isEmpty { droppedLines.increment(); return false }
+        mutex.withLock {
+            if !pending.isEmpty {
+                let written = send(pending)
+                pending.removeFirst(written)
+                if !pending.isEmpty { droppedLines += 1; return false }
+            }
+            let written = send(line)
+            if written == 0 { droppedLines += 1; return false }
+            if written < line.count { pending = Array(line[written...]) }
+            return true
         }
-        let written = send(line)
-        if written == 0 { droppedLines.increment(); return false }
-        if written < line.count { pending = Array(line[written...]) }
-        return true
     }
 
     /// Bytes written from the front of `bytes`: 0 when nothing could be.
