@@ -55,7 +55,11 @@ let package = Package(
         ),
         .target(name: "PerfHUDClient"),
         .executableTarget(name: "perfhud-demo", dependencies: ["PerfHUDClient"]),
-        .testTarget(name: "PerfHUDCoreTests", dependencies: ["PerfHUDCore", "PerfHUDClient"]),
+        // Unit and in-process tests, one target per module. The client's tests send to the real
+        // receiver of the core (no stand-in); the end-to-end tests (Tests/EndToEnd) run the binary.
+        .testTarget(name: "PerfHUDCoreTests", dependencies: ["PerfHUDCore"]),
+        .testTarget(name: "PerfHUDClientTests", dependencies: ["PerfHUDClient", "PerfHUDCore"]),
+        .testTarget(name: "PerfHUDDaemonTests", dependencies: ["PerfHUDDaemon", "PerfHUDCore"]),
     ],
     swiftLanguageModes: [.v5]
 )

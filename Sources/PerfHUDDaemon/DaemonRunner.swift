@@ -16,7 +16,7 @@ import Glibc
 public enum DaemonRunner {
     /// - Returns: the exit code: 0 after a graceful stop, 69 when the port cannot be had, 73 when
     ///   the event socket cannot.
-    public static func run(configuration: DaemonConfiguration, resolver: TargetResolver) -> Int32 {
+    public static func run(configuration: DaemonConfiguration, resolver: TargetResolver) -> ExitStatus {
         let service = DaemonService(configuration: configuration, resolver: resolver)
         do {
             try service.openEventSocket()

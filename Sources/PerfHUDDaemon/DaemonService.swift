@@ -54,10 +54,9 @@ public final class DaemonService: @unchecked Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)   // a signal handler writes to it: never block there
         wake = (ends[0], ends[1])
-        aggregator = EventAggregator(configuration: configuration.events)
+        aggregator = EventAggregator(configuration: configuration.watch.events)
         aggregator.frameObserver = { [metrics] seconds, weight in metrics.recordFrame(seconds: seconds, weight: weight) }
-        let capacity = Int(configuration.historyNanoseconds / max(1, configuration.tickNanoseconds))
-        store = MetricsStore(pid: 0, capacity: max(2, capacity), startNanoseconds: monotonicNanoseconds())
+        store = MetricsStore(pid: 0, capacity: configuration.watch.historyCapacity, startNanoseconds: monotonicNanoseconds())
         log.setContext(journalFields(pids: []))
     }
 
@@ -66,7 +65,7 @@ public final class DaemonService: @unchecked Sendable {
     /// decides who may send.
     public func openEventSocket() throws {
         let path: String
-        if let chosen = configuration.eventsPath {
+        if let chosen = configuration.watch.eventsPath {
             path = chosen
         } else {
             let (defaultPath, warnings) = try EventReceiver.defaultPath(pid: getpid())
@@ -74,9 +73,9 @@ public final class DaemonService: @unchecked Sendable {
             path = defaultPath
             linkDirectory = String(defaultPath[..<defaultPath.lastIndex(of: "/")!])
         }
-        let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom ?? .target,
+        let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.watch.acceptFrom ?? .target,
                                        targetPID: 0, mode: 0o666)
-        if let udp = configuration.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
+        if let udp = configuration.watch.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
         opened.start()
         receiver = opened
     }
@@ -97,7 +96,7 @@ public final class DaemonService: @unchecked Sendable {
 
     /// Samples until `stop()`: blocking, on the calling thread.
     public func runLoop() {
-        let timer = TickTimer(intervalNanoseconds: configuration.tickNanoseconds)
+        let timer = TickTimer(intervalNanoseconds: configuration.watch.tickNanoseconds)
         discover(now: monotonicNanoseconds(), force: true)
         tick()
         while true {
@@ -153,7 +152,7 @@ public final class DaemonService: @unchecked Sendable {
         var combined: Sample? = nil
         for (pid, sampler) in samplers {
             let sample = sampler.sample()
-            guard sample.alive || (configuration.includeChildren && sample.processCount > 0) else {
+            guard sample.alive || (configuration.watch.includeChildren && sample.processCount > 0) else {
                 retire(pid)
                 continue
             }
@@ -211,11 +210,11 @@ public final class DaemonService: @unchecked Sendable {
             var changed = false
             for pid in pids where samplers[pid] == nil {
                 do {
-                    samplers[pid] = try ProcessSampler(pid: pid, includeChildren: configuration.includeChildren, directory: directory)
+                    samplers[pid] = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
                     changed = true
-                } catch let error as AttachError {
-                    noteReason(error.message)
-                } catch {}
+                } catch {
+                    noteReason((error as? PerfHUDError)?.message ?? "\(error)")
+                }
             }
             // --match and --unit: processes that no longer belong are let go.
             if case .pid = configuration.selector {} else {
@@ -231,7 +230,7 @@ public final class DaemonService: @unchecked Sendable {
                 notifier.notify("STATUS=\(status())")
             }
         case .failure(let reason):
-            if samplers.isEmpty { noteReason(reason.description) }
+            if samplers.isEmpty { noteReason(reason.message) }
         }
     }
 
@@ -263,7 +262,7 @@ public final class DaemonService: @unchecked Sendable {
         let current = Set(events.highFrequencyActions.filter { $0.rate > 0 }.map { $0.action })
         for action in current.subtracting(highFrequencyKnown) {
             let rate = events.highFrequencyActions.first { $0.action == action }?.rate ?? 0
-            log.warning("high-frequency action \(action): \(rate.clampedInt)/s (threshold \(configuration.events.actionThreshold.clampedInt)/s)")
+            log.warning("high-frequency action \(action): \(rate.clampedInt)/s (threshold \(configuration.watch.events.actionThreshold.clampedInt)/s)")
         }
         highFrequencyKnown = current
         guard let growth = MemoryGrowth.steadyGrowth(in: store.series) else { growthWarned = false; return }

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// `perfhud benchmark-sampler PID`: the cost of one sample of perfhud's own sampler, for
-/// `Benchmarks/compare.sh`, which runs the physical limit and libproc2 beside it.
+/// `Benchmarks/compare.py`, which runs the physical limit and libproc2 beside it.
 struct BenchmarkSampler: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "benchmark-sampler", abstract: "Time perfhud's sampler (for Benchmarks/).", shouldDisplay: false)

@@ -49,9 +49,7 @@ struct Emit: ParsableCommand {
             bytes.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, 0, address, length) }
         }
         if sent < 0 {
-            let error = SystemError.current
-            fputs("perfhud: cannot send to \(path): \(error)\n", stderr)
-            throw ArgumentParser.ExitCode(69)   // EX_UNAVAILABLE
+            throw PerfHUDError(.unavailable, "cannot send to \(path): \(SystemError.current)")
         }
     }
 }

@@ -20,7 +20,7 @@ extension Perfhud {
         @Argument(help: "The process to watch.")
         var pid: Int32
 
-        @OptionGroup var options: CommonOptions
+        @OptionGroup var options: HUDOptions
 
         func validate() throws {
             guard pid > 0 else { throw ValidationError("PID must be a positive number, got \(pid)") }
@@ -30,8 +30,7 @@ extension Perfhud {
         }
 
         func run() throws {
-            let code = Session(target: .attach(pid: pid), configuration: options.configuration()).run()
-            throw ArgumentParser.ExitCode(code)
+            try Perfhud.exit(with: Session(target: .attach(pid: pid), configuration: options.configuration()).run())
         }
     }
 
@@ -39,7 +38,7 @@ extension Perfhud {
         static let configuration = CommandConfiguration(
             abstract: "Launch a command on a pseudo-terminal under the HUD; exit with its status.")
 
-        @OptionGroup var options: CommonOptions
+        @OptionGroup var options: HUDOptions
 
         @Argument(parsing: .captureForPassthrough, help: "The command and its arguments (after --, or after the options).")
         var command: [String] = []
@@ -52,8 +51,7 @@ extension Perfhud {
         }
 
         func run() throws {
-            let code = Session(target: .launch(command: program, ownsKeys: false), configuration: options.configuration()).run()
-            throw ArgumentParser.ExitCode(code)
+            try Perfhud.exit(with: Session(target: .launch(command: program, ownsKeys: false), configuration: options.configuration()).run())
         }
     }
 
@@ -61,15 +59,14 @@ extension Perfhud {
         static let configuration = CommandConfiguration(
             abstract: "A bundled demo program under the HUD: CPU bursts, memory phases, output.")
 
-        @OptionGroup var options: CommonOptions
+        @OptionGroup var options: HUDOptions
 
         func run() throws {
             let program = demoProgramPath()
             guard access(program, X_OK) == 0 else {
-                throw ValidationError("the demo program is missing: \(program) (build it with `swift build`)")
+                throw PerfHUDError(.notFound, "the demo program is missing: \(program) (build it with `make build`)")
             }
-            let code = Session(target: .launch(command: [program], ownsKeys: true), configuration: options.configuration()).run()
-            throw ArgumentParser.ExitCode(code)
+            try Perfhud.exit(with: Session(target: .launch(command: [program], ownsKeys: true), configuration: options.configuration()).run())
         }
 
         /// `perfhud-demo` beside this executable.
@@ -85,6 +82,11 @@ extension Perfhud {
 }
 
 extension Perfhud {
+    /// Ends the command with `status` (through ArgumentParser, which exits with it).
+    static func exit(with status: ExitStatus) throws -> Never {
+        throw ArgumentParser.ExitCode(status.rawValue)
+    }
+
     /// "unknown command 'atach': did you mean 'attach'?" when the first word is no subcommand but
     /// close to one (at most two edits), instead of ArgumentParser's "2 unexpected arguments".
     static func suggestedSubcommand(_ word: String?) -> String? {
@@ -114,13 +116,16 @@ extension Perfhud {
     }
 }
 
-/// Entry point: parse errors are one line on stderr with exit 64, never a usage dump or a trace.
+/// Entry point: every failure is one line on stderr and a sysexits status — a `PerfHUDError` its
+/// own, a command line ArgumentParser cannot read 64 — never a usage dump or a trace.
 @main
 enum Main {
     static func main() {
         do {
             var command = try Perfhud.parseAsRoot()
             try command.run()
+        } catch let error as PerfHUDError {
+            fail(error.message, status: error.exitStatus)
         } catch {
             let code = Perfhud.exitCode(for: error)
             if code == .success || error is CleanExit { Perfhud.exit(withError: error) }
@@ -128,8 +133,13 @@ enum Main {
             var message = Perfhud.message(for: error)
                 .split(separator: "\n").first.map(String.init) ?? "invalid arguments"
             if let suggestion = Perfhud.suggestedSubcommand(CommandLine.arguments.dropFirst().first) { message = suggestion }
-            fputs("perfhud: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n", stderr)
-            Glibc.exit(code.rawValue == 0 ? 64 : code.rawValue)
+            fail(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message,
+                 status: code.rawValue == 0 ? ExitStatus.usage : ExitStatus(rawValue: code.rawValue))
         }
+    }
+
+    static func fail(_ message: String, status: ExitStatus) -> Never {
+        fputs("perfhud: \(message)\n", stderr)
+        Glibc.exit(status.rawValue)
     }
 }

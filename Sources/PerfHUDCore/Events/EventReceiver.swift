@@ -13,10 +13,6 @@ public enum AcceptPolicy: String, CaseIterable {
     case target
 }
 
-public struct EventSocketError: Error, CustomStringConvertible {
-    public var description: String
-}
-
 /// The event socket: a Unix datagram socket read by a dedicated thread in batches (recvmmsg),
 /// each datagram checked against its sender's credentials (SO_PASSCRED) and parsed into the
 /// aggregator. Optionally a UDP socket as well (`--statsd-udp`), read by the same thread.
@@ -45,25 +41,25 @@ public final class EventReceiver {
             do {
                 try preparePrivateDirectory(directory)
                 return (directory + "/\(pid).sock", warnings)
-            } catch let error as EventSocketError { warnings.append(error.description) }
+            } catch let error as PerfHUDError { warnings.append(error.message) }
         }
-        throw EventSocketError(description: warnings.joined(separator: "; "))
+        throw PerfHUDError(.cannotCreate, warnings.joined(separator: "; "))
     }
 
     /// Creates `directory` 0700, or checks that it is a real directory of ours that nobody else
     /// may enter: a socket in a directory others can write is a socket others can replace.
     static func preparePrivateDirectory(_ directory: String) throws {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw EventSocketError(description: "cannot create \(directory): \(SystemError.current)")
+            throw PerfHUDError(.cannotCreate, "cannot create \(directory): \(SystemError.current)")
         }
         var status = stat()
         guard lstat(directory, &status) == 0 else {
-            throw EventSocketError(description: "cannot inspect \(directory): \(SystemError.current)")
+            throw PerfHUDError(.cannotCreate, "cannot inspect \(directory): \(SystemError.current)")
         }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw EventSocketError(description: "refusing \(directory): not a directory") }
-        guard status.st_uid == geteuid() else { throw EventSocketError(description: "refusing \(directory): owned by another user") }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw PerfHUDError(.cannotCreate, "refusing \(directory): not a directory") }
+        guard status.st_uid == geteuid() else { throw PerfHUDError(.cannotCreate, "refusing \(directory): owned by another user") }
         guard status.st_mode & 0o077 == 0 else {
-            throw EventSocketError(description: "refusing \(directory): others may access it (mode \(String(status.st_mode & 0o777, radix: 8)))")
+            throw PerfHUDError(.cannotCreate, "refusing \(directory): others may access it (mode \(String(status.st_mode & 0o777, radix: 8)))")
         }
     }
 
@@ -75,17 +71,17 @@ public final class EventReceiver {
         self.path = path
         self.aggregator = aggregator
         filter = PeerFilter(policy: policy, targetPID: targetPID)
-        guard path.utf8.count < 108 else { throw EventSocketError(description: "socket path too long (108 bytes at most): \(path)") }
+        guard path.utf8.count < 108 else { throw PerfHUDError(.cannotCreate, "socket path too long (108 bytes at most): \(path)") }
         try Self.clearPath(path)
         socket = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw EventSocketError(description: "cannot create a socket: \(SystemError.current)") }
+        guard socket >= 0 else { throw PerfHUDError(.cannotCreate, "cannot create a socket: \(SystemError.current)") }
         let previousMask = umask(0o177)
         let bound = Self.withAddress(path) { bind(socket, $0, $1) }
         umask(previousMask)
         guard bound == 0 else {
             let error = SystemError.current
             close(socket)
-            throw EventSocketError(description: "cannot bind \(path): \(error)")
+            throw PerfHUDError(.cannotCreate, "cannot bind \(path): \(error)")
         }
         chmod(path, mode)
         _ = perfhud_enable_credentials(socket)
@@ -99,15 +95,15 @@ public final class EventReceiver {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         let type = status.st_mode & S_IFMT
-        if type == S_IFLNK { throw EventSocketError(description: "refusing \(path): it is a symbolic link") }
+        if type == S_IFLNK { throw PerfHUDError(.cannotCreate, "refusing \(path): it is a symbolic link") }
         guard type == S_IFSOCK, status.st_uid == geteuid() else {
-            throw EventSocketError(description: "refusing \(path): something that is not our socket is there")
+            throw PerfHUDError(.cannotCreate, "refusing \(path): something that is not our socket is there")
         }
         // A socket file with nobody bound to it refuses connections: stale, left by a crash.
         let probe = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(probe) }
         if withAddress(path, { connect(probe, $0, $1) }) == 0 {
-            throw EventSocketError(description: "\(path) is in use by another perfhud")
+            throw PerfHUDError(.cannotCreate, "\(path) is in use by another perfhud")
         }
         unlink(path)
     }
@@ -132,7 +128,7 @@ public final class EventReceiver {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw EventSocketError(description: "--statsd-udp wants an IPv4 address, got \(host)")
+            throw PerfHUDError(.cannotCreate, "--statsd-udp wants an IPv4 address, got \(host)")
         }
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let bound = withUnsafePointer(to: &address) {
@@ -141,7 +137,7 @@ public final class EventReceiver {
         guard bound == 0 else {
             let error = SystemError.current
             close(descriptor)
-            throw EventSocketError(description: "cannot listen on \(host):\(port): \(error)")
+            throw PerfHUDError(.cannotCreate, "cannot listen on \(host):\(port): \(error)")
         }
         udpSocket = descriptor
     }

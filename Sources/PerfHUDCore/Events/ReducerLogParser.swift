@@ -264,16 +264,4 @@ extension Substring {
         }
         return nil
     }
-
-    var trimmingTrailingSpaces: Substring {
-        var result = self
-        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
-        return result
-    }
-    var trimmingLeadingSpaces: Substring { drop(while: { $0 == " " || $0 == "\t" }) }
-}
-
-extension String {
-    var trimmingTrailingSpaces: Substring { self[...].trimmingTrailingSpaces }
-    var trimmingLeadingSpaces: Substring { self[...].trimmingLeadingSpaces }
 }

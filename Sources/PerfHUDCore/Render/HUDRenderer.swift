@@ -179,22 +179,6 @@ extension HUDRenderer {
 }
 
 /// SGR colours, or nothing with `--no-color` / `NO_COLOR`.
-struct Palette {
-    let enabled: Bool
-    func bold(_ text: String) -> String { enabled ? "\u{1B}[1m" + text + "\u{1B}[22m" : text }
-    func dim(_ text: String) -> String { enabled ? "\u{1B}[2m" + text + "\u{1B}[22m" : text }
-    func red(_ text: String) -> String { enabled ? "\u{1B}[31m" + text + "\u{1B}[39m" : text }
-    func yellow(_ text: String) -> String { enabled ? "\u{1B}[33m" + text + "\u{1B}[39m" : text }
-    func green(_ text: String) -> String { enabled ? "\u{1B}[32m" + text + "\u{1B}[39m" : text }
-    func cyan(_ text: String) -> String { enabled ? "\u{1B}[36m" + text + "\u{1B}[39m" : text }
-    func color(_ code: String, _ text: String) -> String { enabled ? "\u{1B}[\(code)m" + text + "\u{1B}[39m" : text }
-    /// The status line stands out by reverse video, which needs no colour.
-    func inverse(_ text: String) -> String { "\u{1B}[7m" + text + "\u{1B}[0m" }
-    func threshold(_ value: Double, warn: Double, alarm: Double, _ text: String) -> String {
-        value >= alarm ? red(text) : value >= warn ? yellow(text) : green(text)
-    }
-}
-
 extension String {
     func padded(toWidth width: Int) -> String {
         let missing = width - TerminalText.displayWidth(self)

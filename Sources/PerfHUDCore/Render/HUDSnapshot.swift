@@ -1,19 +1,3 @@
-/// How the target stands, as the HUD reports it.
-public enum TargetStatus: Equatable {
-    case running
-    /// Exited with a status code, or killed by a signal; both nil when it is not our child.
-    case exited(code: Int32?, signal: Int32?)
-
-    public var description: String {
-        switch self {
-        case .running: return "running"
-        case .exited(let code?, _): return "exited, status \(code)"
-        case .exited(_, let signal?): return "killed by signal \(signal)"
-        case .exited: return "exited"
-        }
-    }
-}
-
 /// Everything the HUD draws, frozen for one frame. Rendering is a pure function of this and the
 /// terminal size.
 public struct HUDSnapshot {
@@ -40,24 +24,4 @@ public struct HUDSnapshot {
         self.status = status
         self.elapsedSeconds = elapsedSeconds
     }
-}
-
-/// Where the HUD sits and how it looks.
-public struct HUDStyle: Equatable {
-    public enum Position: String, CaseIterable { case top, bottom }
-    public var position: Position
-    public var color: Bool
-    public var graphRows: Int
-
-    public init(position: Position = .top, color: Bool = true, graphRows: Int = 4) {
-        self.position = position
-        self.color = color
-        self.graphRows = graphRows
-    }
-}
-
-public struct TerminalSize: Equatable {
-    public var rows: Int
-    public var columns: Int
-    public init(rows: Int, columns: Int) { self.rows = rows; self.columns = columns }
 }

@@ -3,19 +3,6 @@ import CSystemShims
 import Glibc
 #endif
 
-/// Why a process cannot be attached to.
-public enum AttachError: Error, Equatable {
-    case noSuchProcess(pid: Int32)
-    case permissionDenied(pid: Int32, detail: String)
-
-    public var message: String {
-        switch self {
-        case .noSuchProcess(let pid): return "no process with PID \(pid)"
-        case .permissionDenied(let pid, let detail): return "may not read process \(pid): \(detail)"
-        }
-    }
-}
-
 /// The per-tick hot path: the process CPU clock plus `pread` on kept-open stat and statm.
 ///
 /// With `includeChildren`, descendants are discovered once a second through libproc2 and summed.
@@ -67,7 +54,7 @@ public final class ProcessSampler {
     private var rootGone = false
 
     /// Opens `/proc/PID/{stat,statm}` of `pid` and keeps them open.
-    /// - Throws: `AttachError.noSuchProcess` or `.permissionDenied`.
+    /// - Throws: `PerfHUDError` `.noInput` (no such process) or `.noPermission` (may not read it).
     public init(pid: Int32, includeChildren: Bool = false, directory: ProcessDirectory = ProcessDirectory()) throws {
         self.pid = pid
         self.includeChildren = includeChildren
@@ -79,8 +66,8 @@ public final class ProcessSampler {
             root = process
         case .failure(let error):
             buffer.deallocate()
-            if error == .noSuchFile || error == .noSuchProcess { throw AttachError.noSuchProcess(pid: pid) }
-            throw AttachError.permissionDenied(pid: pid, detail: error.description)
+            if error == .noSuchFile || error == .noSuchProcess { throw PerfHUDError(.noInput, "no process with PID \(pid)") }
+            throw PerfHUDError(.noPermission, "may not read process \(pid): \(error)")
         }
         startTicks = root.startTicks
         exitDescriptor = perfhud_pidfd_open(pid)

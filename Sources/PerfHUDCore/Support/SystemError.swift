@@ -20,7 +20,7 @@ public struct SystemError: Error, Equatable, CustomStringConvertible {
 
 /// Calls `body` until it does not fail with EINTR. Every blocking system call goes through here.
 @inline(__always)
-func retryingInterrupts<T: BinaryInteger>(_ body: () -> T) -> Result<T, SystemError> {
+public func retryingInterrupts<T: BinaryInteger>(_ body: () -> T) -> Result<T, SystemError> {
     while true {
         let result = body()
         if result >= 0 { return .success(result) }

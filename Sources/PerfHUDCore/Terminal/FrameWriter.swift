@@ -17,7 +17,7 @@ public struct FrameWriter {
         var out = ""
         for (index, line) in lines.enumerated() where index >= previous.count || previous[index] != line {
             out += ControlSequence.moveTo(row: firstRow + index) + ControlSequence.resetAttributes
-                + "\u{1B}[2K" + line + ControlSequence.resetAttributes
+                + ControlSequence.eraseLine + line + ControlSequence.resetAttributes
         }
         previous = lines
         previousFirstRow = firstRow

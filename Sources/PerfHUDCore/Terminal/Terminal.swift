@@ -119,20 +119,3 @@ public final class Terminal {
         crashRestoreBytes = Array(restoreSequence.utf8)
     }
 }
-
-/// Escape sequences, named.
-public enum ControlSequence {
-    public static let beginSynchronizedUpdate = "\u{1B}[?2026h"
-    public static let endSynchronizedUpdate = "\u{1B}[?2026l"
-    public static let hideCursor = "\u{1B}[?25l"
-    public static let showCursor = "\u{1B}[?25h"
-    public static let saveCursor = "\u{1B}7"
-    public static let restoreCursor = "\u{1B}8"
-    public static let resetScrollRegion = "\u{1B}[r"
-    public static let resetAttributes = "\u{1B}[0m"
-    public static let clearScreen = "\u{1B}[2J"
-    public static let leaveAlternateScreen = "\u{1B}[?1049l"
-
-    public static func moveTo(row: Int, column: Int = 1) -> String { "\u{1B}[\(row);\(column)H" }
-    public static func scrollRegion(top: Int, bottom: Int) -> String { "\u{1B}[\(top);\(bottom)r" }
-}

@@ -1,3 +1,4 @@
+import PerfHUDCore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import XCTest
+@testable import PerfHUDDaemon
 @testable import PerfHUDCore
 #if canImport(Glibc)
 import Glibc

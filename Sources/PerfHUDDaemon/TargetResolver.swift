@@ -1,3 +1,4 @@
+import PerfHUDCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,7 @@ public final class TargetResolver {
     private let controlGroups: UnitControlGroup
     private var unitGroup: String?
 
-    /// - Throws: a message when the pattern is not a valid extended regular expression.
+    /// - Throws: `PerfHUDError` `.usage` when the pattern is not a valid extended regular expression.
     public init(selector: DaemonConfiguration.Selector, directory: ProcessDirectory = ProcessDirectory(),
                 controlGroups: UnitControlGroup = UnitControlGroup()) throws {
         self.selector = selector
@@ -23,7 +24,7 @@ public final class TargetResolver {
             guard status == 0 else {
                 var message = [CChar](repeating: 0, count: 256)
                 regerror(status, &pattern, &message, message.count)
-                throw DaemonError(description: "invalid --match pattern /\(expression)/: \(String(cString: message))")
+                throw PerfHUDError(.usage, "invalid --match pattern /\(expression)/: \(String(cString: message))")
             }
             compiled = true
         }
@@ -32,27 +33,27 @@ public final class TargetResolver {
     deinit { if compiled { regfree(&pattern) } }
 
     /// The target's root PIDs, or why there are none now.
-    public func resolve() -> Result<[Int32], DaemonError> {
+    public func resolve() -> Result<[Int32], PerfHUDError> {
         switch selector {
         case .pid(let pid):
-            return Self.exists(pid) ? .success([pid]) : .failure(.init(description: "no process with PID \(pid)"))
+            return Self.exists(pid) ? .success([pid]) : .failure(PerfHUDError(.noInput, "no process with PID \(pid)"))
         case .pidfile(let path):
             let data: [UInt8]
             switch KeptOpenFile.contents(of: path, limit: 64) {
             case .success(let bytes): data = bytes
-            case .failure(let error): return .failure(.init(description: "cannot read \(path): \(error)"))
+            case .failure(let error): return .failure(PerfHUDError(.noInput, "cannot read \(path): \(error)"))
             }
             let text = String(decoding: data, as: UTF8.self)
             guard let pid = Int32(text.split(separator: "\n").first.map { String($0).trimmingTrailingSpaces } ?? ""), pid > 0 else {
-                return .failure(.init(description: "\(path) holds no PID"))
+                return .failure(PerfHUDError(.noInput, "\(path) holds no PID"))
             }
-            return Self.exists(pid) ? .success([pid]) : .failure(.init(description: "PID \(pid) from \(path) is not running"))
+            return Self.exists(pid) ? .success([pid]) : .failure(PerfHUDError(.noInput, "PID \(pid) from \(path) is not running"))
         case .match:
             let ourselves = getpid()
             let matches = directory.commandLines().filter { candidate in
                 candidate.pid != ourselves && regexec(&pattern, candidate.commandLine, 0, nil, 0) == 0
             }.map(\.pid)
-            return matches.isEmpty ? .failure(.init(description: "no process matches")) : .success(matches)
+            return matches.isEmpty ? .failure(PerfHUDError(.noInput, "no process matches")) : .success(matches)
         case .unit(let unit):
             return unitProcesses(unit)
         }
@@ -68,13 +69,13 @@ public final class TargetResolver {
 
     /// The processes of a unit's control group, found in the control-group tree (see
     /// `UnitControlGroup`); the group's path is remembered until it goes away.
-    func unitProcesses(_ unit: String) -> Result<[Int32], DaemonError> {
+    func unitProcesses(_ unit: String) -> Result<[Int32], PerfHUDError> {
         var pids = unitGroup.flatMap(controlGroups.processes(in:))
         if pids == nil {                         // not looked for yet, or the group went away
             unitGroup = controlGroups.find(unit)
             pids = unitGroup.flatMap(controlGroups.processes(in:))
         }
-        guard let pids else { return .failure(.init(description: "\(unit) is not running")) }
-        return pids.isEmpty ? .failure(.init(description: "\(unit) has no processes")) : .success(pids)
+        guard let pids else { return .failure(PerfHUDError(.noInput, "\(unit) is not running")) }
+        return pids.isEmpty ? .failure(PerfHUDError(.noInput, "\(unit) has no processes")) : .success(pids)
     }
 }

@@ -1,3 +1,5 @@
+import PerfHUDCore
+
 /// What `perfhud daemon` watches and how it reports.
 public struct DaemonConfiguration {
     public enum Selector: Equatable {
@@ -20,25 +22,17 @@ public struct DaemonConfiguration {
     }
 
     public var selector: Selector
-    public var includeChildren = false
-    public var tickNanoseconds: UInt64 = 1_000_000_000
-    public var historyNanoseconds: UInt64 = 600_000_000_000
+    /// What the HUD commands share: tick, history, children, the event stream.
+    public var watch: WatchConfiguration
     /// `--metrics-listen`.
     public var listenHost = "127.0.0.1"
     public var listenPort: UInt16 = 9469
     public var logIntervalNanoseconds: UInt64 = 60_000_000_000
     /// How often a missing target is looked for (and a `--match` scan repeated).
     public var discoveryNanoseconds: UInt64 = 2_000_000_000
-    public var eventsPath: String?
-    public var acceptFrom: AcceptPolicy?
-    public var events = EventConfiguration()
-    public var statsdUDP: (host: String, port: UInt16)?
 
-    public init(selector: Selector) { self.selector = selector }
-}
-
-/// A daemon problem with a message for the log (a target not there, a bad pattern).
-public struct DaemonError: Error, CustomStringConvertible {
-    public var description: String
-    public init(description: String) { self.description = description }
+    public init(selector: Selector, watch: WatchConfiguration) {
+        self.selector = selector
+        self.watch = watch
+    }
 }

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the program reports in one HUD session: the event socket and its aggregator, the phases
+/// entered so far, and actions read from the program's own output (`--actions-from-output`).
+final class SessionEvents {
+    let aggregator: EventAggregator
+    private(set) var receiver: EventReceiver?
+    /// The figures at the last tick; nil without an event socket (JSON then says null, not 0).
+    private(set) var snapshot: EventSnapshot?
+    private(set) var phases = PhaseHistory()
+    private var outputParser = ReducerLogParser()
+
+    /// A phase that ended, and the memory it kept (RSS at exit minus RSS at entry).
+    struct EndedPhase { var name: String; var keptBytes: Int64 }
+
+    init(configuration: EventConfiguration) {
+        aggregator = EventAggregator(configuration: configuration)
+    }
+
+    /// Opens the event socket. An explicit `--events` path or `--statsd-udp` address that cannot
+    /// be used is an error; trouble with the default path only costs the events, with a warning.
+    /// - Parameters:
+    ///   - pathPID: the PID the default path is named after.
+    ///   - targetPID: whose descendants may send (with `--accept-from target`).
+    ///   - warn: told each warning, one line each.
+    /// - Throws: `PerfHUDError` `.cannotCreate` (73).
+    func open(pathPID: Int32, targetPID: Int32, configuration: WatchConfiguration, warn: (String) -> Void) throws {
+        do {
+            var path = configuration.eventsPath ?? ""
+            if configuration.eventsPath == nil {
+                let (defaultPath, warnings) = try EventReceiver.defaultPath(pid: pathPID)
+                for warning in warnings { warn("\(warning); using \(defaultPath)") }
+                path = defaultPath
+            }
+            let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom, targetPID: targetPID)
+            if let udp = configuration.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
+            opened.start()
+            receiver = opened
+            snapshot = EventSnapshot()
+        } catch let error as PerfHUDError {
+            if configuration.eventsPath != nil || configuration.statsdUDP != nil { throw error }
+            warn("no event socket (\(error.message)); CPU and memory only")
+        }
+    }
+
+    /// A launched program is the target from now on. Unless `--events` named the path, the
+    /// socket is also linked under the program's own PID, so it can find it as an attached
+    /// program would.
+    func target(launchedPID pid: Int32, linkByPID: Bool) {
+        receiver?.setTarget(pid: pid)
+        if linkByPID, let path = receiver?.path {
+            let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            receiver?.addLink(directory + "/\(pid).sock")
+        }
+    }
+
+    /// Reads the target's RSS the moment a phase change arrives (on the receiving thread), so a
+    /// phase's memory is measured at its edge, not at the next tick.
+    func measurePhasesOf(pid: Int32) {
+        guard case .success(let statm) = KeptOpenFile.open("/proc/\(pid)/statm") else { return }
+        let pageSize = ProcessDirectory.pageSize
+        aggregator.residentProbe = { statm.readStatm().map { $0.residentPages * pageSize } }
+    }
+
+    /// Takes the phase changes since the last tick and the figures now.
+    /// - Returns: the phases that ended and what each kept, for a notice.
+    func tick(now: UInt64, startNanoseconds: UInt64, residentBytes: UInt64?) -> [EndedPhase] {
+        guard receiver != nil else { return [] }
+        var ended: [EndedPhase] = []
+        for change in aggregator.drainPhaseChanges() {
+            let time = Double(change.monotonicNanoseconds &- startNanoseconds) / 1e9
+            let leaving = phases.current
+            phases.enter(change.name, at: max(0, time), residentBytes: change.residentBytes ?? residentBytes)
+            if let leaving, let kept = phases.records.dropLast().last?.keptBytes {
+                ended.append(EndedPhase(name: leaving.name, keptBytes: kept))
+            }
+        }
+        snapshot = aggregator.snapshot(at: now)
+        return ended
+    }
+
+    /// Actions in what the program wrote (`--actions-from-output`).
+    func readActions(fromOutput bytes: ArraySlice<UInt8>) {
+        aggregator.addActions(outputParser.feed(bytes), at: monotonicNanoseconds())
+    }
+
+    func stop() { receiver?.stop() }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import PerfHUDCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options of the HUD commands (`attach`, `run`, `demo`): those shared with the daemon, then what
+/// is shown and when to stop.
+struct HUDOptions: ParsableArguments {
+    @OptionGroup var watch: WatchOptions
+
+    @Option(help: "hud, plain or json (default: hud on a terminal, plain otherwise).")
+    var output: SessionConfiguration.Output?
+
+    @Option(help: "With plain or json output, report this often instead of every tick.")
+    var reportEvery: DurationArgument?
+
+    @Option(help: "Stop after this long.")
+    var duration: DurationArgument?
+
+    @Option(help: "Stop after this many reports.")
+    var count: Int?
+
+    @Option(help: "Where the HUD sits: top or bottom.")
+    var position: HUDStyle.Position = .top
+
+    @Option(help: "Rows of the memory graph.")
+    var graphRows = 4
+
+    @Flag(help: "No colours (also when NO_COLOR is set).")
+    var noColor = false
+
+    @Option(help: "Read actions from a reducer log (TCA _printChanges output or JSON lines): a file, followed as it grows, or - for standard input.")
+    var actionsFrom: String?
+
+    @Flag(help: "With run: read actions from the program's own output (TCA _printChanges, JSON lines).")
+    var actionsFromOutput = false
+
+    @Option(help: .hidden)
+    var crashAfter: Int?
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let duration, duration.nanoseconds == 0 { throw ValidationError("--duration must be longer than 0") }
+        guard (0...20).contains(graphRows) else { throw ValidationError("--graph-rows must be between 0 and 20") }
+        if let reportEvery, reportEvery.nanoseconds < watch.tick?.nanoseconds ?? WatchOptions.hudTick {
+            throw ValidationError("--report-every must be at least one --tick")
+        }
+    }
+
+    /// The session's configuration: `watch` shared with the daemon, the rest from here.
+    func configuration() -> SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.watch = watch.configuration(defaultTick: WatchOptions.hudTick)
+        configuration.output = output ?? (isatty(STDOUT_FILENO) == 1 ? .hud : .plain)
+        if configuration.output == .hud && isatty(STDOUT_FILENO) != 1 { configuration.output = .plain }
+        configuration.reportEveryNanoseconds = reportEvery?.nanoseconds
+        configuration.durationNanoseconds = duration?.nanoseconds
+        configuration.count = count
+        let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
+        configuration.style = HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
+        configuration.crashAfterReports = crashAfter
+        configuration.actionsFrom = actionsFrom
+        configuration.actionsFromOutput = actionsFromOutput
+        return configuration
+    }
+}

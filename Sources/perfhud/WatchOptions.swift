@@ -1,0 +1,76 @@
+import ArgumentParser
+import PerfHUDCore
+
+/// Options of every command that watches a target — `attach`, `run`, `demo` and `daemon` —
+/// declared, validated and mapped to configuration here only, so a flag means the same everywhere.
+struct WatchOptions: ParsableArguments {
+    @Option(help: "Sampling interval, 1ms…10s (default: 100ms; daemon: 1s).")
+    var tick: DurationArgument?
+
+    @Option(help: "How much history the memory graph spans and the ring buffers keep.")
+    var history = DurationArgument(nanoseconds: 600_000_000_000)
+
+    @Flag(help: "Sum the target and all its descendants (discovered every second).")
+    var includeChildren = false
+
+    @Option(help: "The event socket's path (default: $XDG_RUNTIME_DIR/perfhud/PID.sock; daemon under systemd: $RUNTIME_DIRECTORY/events.sock).")
+    var events: String?
+
+    @Option(help: "Who may send events: any, same-user or target (default: the target, its descendants and your user; daemon: target).")
+    var acceptFrom: AcceptPolicy?
+
+    @Option(help: "Actions per second at which an action label is high-frequency.")
+    var actionThreshold: Double = 20
+
+    @Option(help: "The display's refresh rate in Hz: the frame budget is 1000 / refresh ms.")
+    var refresh: Double = 60
+
+    @Option(help: "A frame longer than this many budgets is janky.")
+    var jankFactor: Double = 1.5
+
+    @Option(help: "The window of the frame-time percentiles.")
+    var frameWindow = DurationArgument(nanoseconds: 10_000_000_000)
+
+    @Option(help: "Distinct action labels kept; the rest count as __other__.")
+    var maxActionLabels = 200
+
+    @Option(help: ArgumentHelp("Also listen for StatsD datagrams on UDP HOST:PORT (loopback unless you say otherwise).", valueName: "HOST:PORT"))
+    var statsdUdp: HostAndPort?
+
+    func validate() throws {
+        if let tick, !(1_000_000...10_000_000_000).contains(tick.nanoseconds) {
+            throw ValidationError("--tick must be between 1ms and 10s, got \(DurationText.format(nanoseconds: tick.nanoseconds))")
+        }
+        let shortestTick = tick?.nanoseconds ?? Self.hudTick
+        guard history.nanoseconds >= shortestTick else { throw ValidationError("--history must be at least one --tick") }
+        guard history.nanoseconds / shortestTick <= 10_000_000 else {
+            throw ValidationError("--history / --tick keeps more than 10 million samples; use a longer tick or a shorter history")
+        }
+        guard actionThreshold > 0, actionThreshold.isFinite else { throw ValidationError("--action-threshold must be a positive number") }
+        guard refresh >= 1, refresh <= 1000 else { throw ValidationError("--refresh must be between 1 and 1000 Hz") }
+        guard jankFactor >= 1, jankFactor.isFinite else { throw ValidationError("--jank-factor must be at least 1") }
+        guard (1...10_000).contains(maxActionLabels) else { throw ValidationError("--max-action-labels must be between 1 and 10000") }
+        if let events, events.isEmpty { throw ValidationError("--events wants a path") }
+    }
+
+    /// The HUD commands' tick; the daemon's is `daemonTick`.
+    static let hudTick: UInt64 = 100_000_000
+    static let daemonTick: UInt64 = 1_000_000_000
+
+    /// - Parameter defaultTick: the tick when `--tick` is not given.
+    func configuration(defaultTick: UInt64) -> WatchConfiguration {
+        var configuration = WatchConfiguration()
+        configuration.tickNanoseconds = tick?.nanoseconds ?? defaultTick
+        configuration.historyNanoseconds = max(history.nanoseconds, configuration.tickNanoseconds)
+        configuration.includeChildren = includeChildren
+        configuration.eventsPath = events
+        configuration.acceptFrom = acceptFrom
+        configuration.events.actionThreshold = actionThreshold
+        configuration.events.refreshHz = refresh
+        configuration.events.jankFactor = jankFactor
+        configuration.events.frameWindowSeconds = Double(frameWindow.nanoseconds) / 1e9
+        configuration.events.maxActionLabels = maxActionLabels
+        configuration.statsdUDP = statsdUdp.map { ($0.host, $0.port) }
+        return configuration
+    }
+}
