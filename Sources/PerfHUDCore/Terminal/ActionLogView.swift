@@ -22,7 +22,10 @@ struct ActionLogView {
     /// The bytes that show what is pending, at most `rows` lines of it.
     mutating func render(rows: Int, highFrequency: Set<String>, paint: Palette, now: UInt64) -> String {
         guard !pending.isEmpty else { return "" }
-        let limit = max(1, rows - 1)
+        // The area holds `rows` lines, one of them the cursor's after the last: `rows - 1` entries,
+        // or `rows - 2` and the line that counts the rest (else that line scrolls out unseen).
+        let fits = max(1, rows - 1)
+        let limit = pending.count > fits ? max(1, fits - 1) : fits
         var output = ""
         let hidden = pending.dropLast(limit).reduce(0) { $0 + $1.count } + pendingDropped
         if hidden > 0 {
