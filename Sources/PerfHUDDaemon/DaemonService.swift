@@ -35,12 +35,10 @@ public final class DaemonService: @unchecked Sendable {
     private var events = EventSnapshot()
     private var sampleDuration: Double = 0
     private var lastDiscovery: UInt64 = 0
-    private var lastReason = ""
+    private var warned = DaemonWarnings()
     private var wasUp = false
     private var lastSummary: UInt64 = 0
     private var lastWatchdog: UInt64 = 0
-    private var highFrequencyKnown = Set<String>()
-    private var growthWarned = false
     private let startedAt = monotonicNanoseconds()
     private let bootTime = ProcessDirectory.bootTime ?? 0
     private let ticksPerSecond = Double(ProcessDirectory.ticksPerSecond)
@@ -226,7 +224,7 @@ public final class DaemonService: @unchecked Sendable {
                 targetsChanged()
                 if !wasUp { log.notice("target is up: \(Self.listing(samplers.keys)) (\(TerminalText.escaped(commandName)))") }
                 wasUp = true
-                lastReason = ""
+                warned.targetFound()
                 notifier.notify("STATUS=\(status())")
             }
         case .failure(let reason):
@@ -252,24 +250,15 @@ public final class DaemonService: @unchecked Sendable {
 
     /// Logs why the target is not there, once per reason.
     private func noteReason(_ reason: String) {
-        guard reason != lastReason else { return }
-        lastReason = reason
+        guard warned.isNewReason(reason) else { return }
         log.notice("waiting for \(configuration.selector.description): \(reason)")
         notifier.notify("STATUS=\(status())")
     }
 
     private func warnings() {
-        let current = Set(events.highFrequencyActions.filter { $0.rate > 0 }.map { $0.action })
-        for action in current.subtracting(highFrequencyKnown) {
-            let rate = events.highFrequencyActions.first { $0.action == action }?.rate ?? 0
-            log.warning("high-frequency action \(action): \(rate.clampedInt)/s (threshold \(configuration.watch.events.actionThreshold.clampedInt)/s)")
+        for line in warned.check(events: events, series: store.series, threshold: configuration.watch.events.actionThreshold) {
+            log.warning(line)
         }
-        highFrequencyKnown = current
-        guard let growth = MemoryGrowth.steadyGrowth(in: store.series) else { growthWarned = false; return }
-        if !growthWarned {
-            log.warning("memory keeps growing: RSS \(Units.bytes(growth.current)), \(Units.signedBytes(growth.increase)) in 5 minutes")
-        }
-        growthWarned = true
     }
 
     static func sum(_ a: Sample, _ b: Sample) -> Sample {
@@ -296,7 +285,7 @@ public final class DaemonService: @unchecked Sendable {
 
     private func status() -> String {
         if samplers.isEmpty {
-            return "waiting for \(configuration.selector.description)" + (lastReason.isEmpty ? "" : ": \(lastReason)")
+            return "waiting for \(configuration.selector.description)" + (warned.reason.isEmpty ? "" : ": \(warned.reason)")
         }
         return "watching \(Self.listing(samplers.keys)) (\(TerminalText.escaped(commandName)))"
     }

@@ -1,3 +1,5 @@
+import PerfHUDCore
+
 /// Steady memory growth: a slope over minutes, not one spike.
 public enum MemoryGrowth {
     /// The lowest RSS of the last minute is higher than RSS five minutes ago by 10 % and at least
