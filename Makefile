@@ -3,7 +3,7 @@ SWIFT ?= swift
 CONFIG ?= release
 BIN := .build/$(CONFIG)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libproc2-dev pkg-config tmux procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container
+APT_PACKAGES := libproc2-dev pkg-config tmux htop vim less procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container
 PY_PACKAGES := pyte pytest psrecord datadog
 
 .PHONY: fuzz fuzz-replay demo test build deps deps-apt deps-python unit e2e benchmark clean install install-files manual package

@@ -19,8 +19,6 @@ int perfhud_open_pseudo_terminal(char *slave_path, size_t length) {
     return master;
 }
 
-short perfhud_posix_spawn_setsid(void) { return POSIX_SPAWN_SETSID; }
-
 struct perfhud_datagram_batch {
     unsigned int count;
     size_t size;

@@ -48,6 +48,11 @@ extension Perfhud {
 
         func validate() throws {
             guard !program.isEmpty else { throw ValidationError("no command given: perfhud run [options] [--] CMD [ARGS]") }
+            // Parsing stops at the first word that is not one of ours: an option-like one there
+            // (`--tik`) is a typo of ours, not a command to run.
+            if command.first != "--", let word = program.first, word.hasPrefix("-") {
+                throw ValidationError(Perfhud.unknownOption(word, of: Self.self))
+            }
         }
 
         func run() throws {
@@ -99,6 +104,47 @@ extension Perfhud {
         return "unknown command '\(word)': the commands are \(names.joined(separator: ", "))"
     }
 
+    /// The first option in `arguments` (those after the subcommand, up to `--`) that `command`
+    /// does not have, with a suggestion: ArgumentParser would otherwise blame the next word
+    /// (`attach --tik 100ms 1`: "The value '100ms' is invalid for '<pid>'").
+    static func unknownOption(in arguments: [String]) -> String? {
+        guard let name = arguments.first,
+              let command = configuration.subcommands.first(where: { $0._commandName == name }) else { return nil }
+        let known = longOptions(of: command)
+        for argument in arguments.dropFirst() {
+            if argument == "--" { break }
+            guard argument.hasPrefix("--") else { continue }
+            let option = String(argument.split(separator: "=", maxSplits: 1)[0])
+            if !known.contains(option) { return unknownOption(option, of: command) }
+        }
+        return nil
+    }
+
+    static func unknownOption(_ option: String, of command: ParsableCommand.Type) -> String {
+        let known = longOptions(of: command)
+        let scored = known.map { ($0, distance(option, $0)) }.filter { $0.1 <= 2 }.sorted { $0.1 < $1.1 }
+        if let best = scored.first { return "unknown option '\(option)': did you mean '\(best.0)'?" }
+        return "unknown option '\(option)' (perfhud \(command._commandName) --help lists them)"
+    }
+
+    /// Every `--name` the command takes, read off its own help: ArgumentParser has no public list.
+    static func longOptions(of command: ParsableCommand.Type) -> Set<String> {
+        var names: Set<String> = ["--help", "--version"]
+        let help = Array(command.helpMessage(includeHidden: true, columns: 10_000).utf8)
+        var index = 0
+        while index + 2 < help.count {
+            if help[index] == UInt8(ascii: "-"), help[index + 1] == UInt8(ascii: "-"), index == 0 || help[index - 1] != UInt8(ascii: "-") {
+                var end = index + 2
+                while end < help.count, help[end] == UInt8(ascii: "-") || (help[end] >= 0x61 && help[end] <= 0x7A) || (help[end] >= 0x30 && help[end] <= 0x39) { end += 1 }
+                if end > index + 2 { names.insert(String(decoding: help[index..<end], as: UTF8.self)) }
+                index = end
+            } else {
+                index += 1
+            }
+        }
+        return names
+    }
+
     /// Levenshtein distance, for a handful of short words.
     static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
@@ -132,7 +178,9 @@ enum Main {
             if let exit = error as? ArgumentParser.ExitCode { Glibc.exit(exit.rawValue) }
             var message = Perfhud.message(for: error)
                 .split(separator: "\n").first.map(String.init) ?? "invalid arguments"
-            if let suggestion = Perfhud.suggestedSubcommand(CommandLine.arguments.dropFirst().first) { message = suggestion }
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let suggestion = Perfhud.suggestedSubcommand(arguments.first) { message = suggestion }
+            else if let unknown = Perfhud.unknownOption(in: arguments) { message = unknown }
             fail(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message,
                  status: code.rawValue == 0 ? ExitStatus.usage : ExitStatus(rawValue: code.rawValue))
         }

@@ -179,3 +179,50 @@ def test_a_misspelt_command_gets_a_suggestion():
     assert typo.returncode == 64 and typo.stderr == "perfhud: unknown command 'atach': did you mean 'attach'?\n"
     unknown = perfhud("frobnicate")
     assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, emit" in unknown.stderr
+
+
+def test_a_misspelt_option_is_named_not_the_next_argument():
+    for args in (["attach", "--tik", "100ms", "1"], ["run", "--tik", "100ms", "--", "true"], ["run", "--tik=1s", "true"],
+                 ["daemon", "--pid", "1", "--tik", "1s"]):
+        result = perfhud(*args)
+        assert result.returncode == 64, (args, result.stderr)
+        assert one_line(result.stderr) == "perfhud: unknown option '--tik': did you mean '--tick'?", args
+    # A command's own options stay its own.
+    assert perfhud("run", "--output", "json", "--count", "1", "ls", "--all", "/").returncode == 0
+
+
+def test_the_command_name_follows_an_exec(tmp_path):
+    """A launcher that execs the real program (a shell shim, as Debian's python3 can be): the name
+    in the reports becomes the real program's within a tick of the exec."""
+    shim = tmp_path / "launcher"
+    shim.write_text("#!/bin/sh\nsleep 0.6\nexec sleep 5\n")
+    shim.chmod(0o755)
+    result = perfhud("run", "--output", "json", "--tick", "100ms", "--count", "20", "--", str(shim), timeout=30)
+    commands = [json.loads(line)["command"] for line in result.stdout.splitlines()]
+    assert len(commands) == 20, result.stderr
+    assert commands[0] == "launcher", commands
+    assert commands[-1] == "sleep", commands
+    switched = commands.index("sleep")
+    assert all(name == "sleep" for name in commands[switched:]), "once exec'd, it stays the new name"
+
+
+def kernel_thread():
+    """A kernel thread's PID and name (PF_KTHREAD in /proc/PID/stat's flags): kthreadd is PID 2."""
+    for pid in sorted(int(entry) for entry in os.listdir("/proc") if entry.isdigit()):
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        if int(stat[stat.rindex(")") + 2:].split()[6]) & 0x00200000:
+            return pid, name
+    pytest.skip("no kernel thread visible here")
+
+
+def test_a_kernel_thread_is_named_as_one_and_has_no_memory():
+    pid, name = kernel_thread()
+    result = perfhud("attach", str(pid), "--output", "json", "--count", "2", "--tick", "50ms")
+    assert result.returncode == 0, result.stderr
+    assert one_line(result.stderr).startswith(f"perfhud: warning: PID {pid} ({name}) is a kernel thread"), result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [row["rss_bytes"] for row in rows] == [None, None], "no RSS, not 0 B"

@@ -139,3 +139,56 @@ def test_escape_sequences_in_action_labels_are_shown_safely(tmux, tmp_path):
         assert_restored(tmux)
     finally:
         target.kill()
+
+
+def prompt_back(screen):
+    return any(line.startswith("bash-") and line.rstrip().endswith(("#", "$")) for line in screen)
+
+
+def suspend_and_resume(tmux, command, ready, what):
+    """Runs `command` under the HUD, waits until `ready(screen)`, presses Ctrl-Z, checks the shell
+    has the terminal back, then `fg` and waits until `ready` holds again without any resize."""
+    tmux.type(f"{PERFHUD} run -- {command}")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and ready(s), what)
+    tmux.key("C-z")
+    tmux.wait(lambda s: any("Stopped" in line for line in s), "the shell's Stopped message")
+    assert_restored(tmux)
+    tmux.type("clear; fg")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and ready(s), what + " repainted after fg", timeout=10)
+
+
+def test_htop_repaints_completely_after_ctrl_z_and_fg(tmux):
+    """htop handles SIGTSTP itself (ncurses): the key must reach it through its terminal, so it
+    stops itself, and on fg repaints its meters, header and F-key bar — not only the cells that
+    changed meanwhile."""
+    if not shutil.which("htop"):
+        pytest.skip("htop is installed by `make test`")
+    whole = lambda s: (any("Mem[" in line for line in s[6:12]) and any("Tasks:" in line for line in s[6:12])
+                       and any(line.startswith("F1Help") for line in s[-3:]))
+    suspend_and_resume(tmux, "htop", whole, "htop's meters and F-key bar")
+    tmux.key("F10")
+    tmux.wait(prompt_back, "htop quits")
+    time.sleep(0.5)
+    assert_restored(tmux)
+
+
+def test_less_repaints_after_ctrl_z_and_fg(tmux):
+    tmux.type("seq 1 500 > /tmp/perfhud-less-z.txt")
+    rows = lambda s: [line.strip() for line in s[6:20]] == [str(n) for n in range(1, 15)]
+    suspend_and_resume(tmux, "less /tmp/perfhud-less-z.txt", rows, "less's rows")
+    tmux.type("q", enter=False)
+    time.sleep(1)
+    assert_restored(tmux)
+
+
+def test_vim_stopping_itself_stops_the_session(tmux, tmp_path):
+    """vim reads Ctrl-Z as a key (its terminal is raw) and stops itself: perfhud follows, gives
+    the terminal back to the shell, and on fg vim shows its buffer again under the HUD."""
+    path = tmp_path / "notes.txt"
+    path.write_text("".join(f"note {n}\n" for n in range(1, 30)))
+    shown = lambda s: s[6].startswith("note 1") and s[7].startswith("note 2")
+    suspend_and_resume(tmux, f"vim -u NONE -i NONE -N {path}", shown, "vim's buffer")
+    tmux.type(":q!")
+    tmux.wait(prompt_back, "vim quits", timeout=10)
+    time.sleep(0.5)
+    assert_restored(tmux)

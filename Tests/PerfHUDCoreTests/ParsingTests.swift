@@ -18,6 +18,18 @@ final class ParsingTests: XCTestCase {
         XCTAssertEqual(stat?.threads, 7)
         XCTAssertEqual(stat?.startTicks, 98765)
         XCTAssertEqual(stat?.virtualBytes, 123456789)
+        XCTAssertEqual(stat?.flags, 4194560)
+        XCTAssertEqual(stat?.isKernelThread, false)
+    }
+
+    func testTheCommandNameHashTellsAnExecAndFlagsTellAKernelThread() {
+        func parse(_ comm: String, flags: Int = 4194560) -> ProcStat? {
+            withBytes("7 (\(comm)) S 1 7 7 0 -1 \(flags) 0 0 0 0 1 1 0 0 20 0 1 0 5 1000 10\n") { ProcParser.stat($0) }
+        }
+        XCTAssertEqual(parse("bash")?.commandNameHash, parse("bash")?.commandNameHash)
+        XCTAssertNotEqual(parse("bash")?.commandNameHash, parse("python3")?.commandNameHash, "an exec changes the name")
+        XCTAssertNotEqual(parse("a) (b")?.commandNameHash, parse("a")?.commandNameHash, "the whole name, up to the last parenthesis")
+        XCTAssertEqual(parse("kthreadd", flags: 0x208040)?.isKernelThread, true)
     }
 
     func testStatOfThisProcessMatchesItsPID() throws {

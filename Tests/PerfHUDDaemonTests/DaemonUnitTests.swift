@@ -21,6 +21,12 @@ final class DaemonUnitTests: XCTestCase {
         let status = withCStrings([marker, "30"]) { argv in posix_spawn(&pid, "/bin/sleep", nil, nil, argv, environ) }
         XCTAssertEqual(status, 0)
         children.append(pid)
+        // posix_spawn returns once the exec has begun; the command line is set a moment later.
+        for _ in 0..<400 {
+            if case .success(let bytes) = KeptOpenFile.contents(of: "/proc/\(pid)/cmdline", limit: 4096),
+               String(decoding: bytes, as: UTF8.self).hasPrefix(marker) { break }
+            usleep(2500)
+        }
         return pid
     }
 

@@ -1,5 +1,5 @@
 // Wrappers for variadic C functions (ioctl, syscall) that Swift cannot call directly, and the
-// Linux headers the Glibc module does not export (timerfd, signalfd). No logic here.
+// Linux headers the Glibc module does not export (timerfd, signalfd).
 #ifndef PERFHUD_CSYSTEMSHIMS_H
 #define PERFHUD_CSYSTEMSHIMS_H
 #include <sys/ioctl.h>
@@ -37,17 +37,23 @@ static inline int perfhud_pidfd_open(int pid) {
 #endif
 }
 
-/// The corresponding C call is `open(path, flags)`: `open` is variadic in C.
-static inline int perfhud_open(const char *path, int flags) {
-    return open(path, flags);
-}
 /// The pseudo-terminal calls glibc declares only under _GNU_SOURCE / _XOPEN_SOURCE, which the
 /// Swift Glibc module is not built with: `posix_openpt`, `grantpt`, `unlockpt`, `ptsname_r`.
 /// Returns the master descriptor (close-on-exec) and writes the slave's path, or -1 with errno.
 int perfhud_open_pseudo_terminal(char *slave_path, size_t length);
 
-/// POSIX_SPAWN_SETSID (glibc 2.26+), a _GNU_SOURCE constant.
-short perfhud_posix_spawn_setsid(void);
+/// Launches `path` as a shell launches a job, on the pseudo-terminal `tty_path`: a session leader
+/// (a fork of perfhud that execs nothing) makes the terminal its controlling terminal and runs the
+/// program in a process group of its own, in the foreground. The program's group then has a parent
+/// in its session outside the group, so it is not orphaned, and SIGTSTP stops it as on a login
+/// terminal: the kernel discards SIGTSTP, SIGTTIN and SIGTTOU for an orphaned group, which a
+/// session leader's own group is — Ctrl-Z did nothing to vim or htop launched directly as one.
+/// The leader mirrors the program: it stops when the program stops, continues it when continued,
+/// and ends as it ends (exit status, or the same signal).
+/// Returns the leader's PID (-1 with errno if it cannot fork); `program_pid` gets the program's,
+/// `exec_error` the errno of a failed exec (0 when the program runs).
+pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[], const char *tty_path,
+                        pid_t *program_pid, int *exec_error);
 /// A batch of datagrams for recvmmsg(2) with each sender's credentials (SCM_CREDENTIALS).
 /// `struct mmsghdr` and `struct ucred` exist only under _GNU_SOURCE, which the Swift Glibc module
 /// lacks, so the buffers live on the C side and Swift reads them through these accessors.

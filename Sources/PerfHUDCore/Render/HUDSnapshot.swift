@@ -25,3 +25,15 @@ public struct HUDSnapshot {
         self.elapsedSeconds = elapsedSeconds
     }
 }
+
+extension HUDSnapshot {
+    /// The frame of a session: the store's latest report and series, its settings, its events.
+    init(pid: Int32, commandName: String, store: MetricsStore, watch: WatchConfiguration, status: TargetStatus,
+         elapsedSeconds: Double, events: EventSnapshot?, phases: PhaseHistory) {
+        self.init(pid: pid, commandName: commandName, report: store.latest, series: store.series,
+                  tickNanoseconds: watch.tickNanoseconds, historySeconds: Double(watch.historyNanoseconds) / 1e9,
+                  status: status, elapsedSeconds: elapsedSeconds)
+        self.events = events
+        self.phases = phases
+    }
+}

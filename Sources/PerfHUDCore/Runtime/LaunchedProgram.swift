@@ -3,11 +3,16 @@ import CSystemShims
 import Glibc
 #endif
 
-/// A program perfhud launched (`run`, `demo`) on a new pseudo-terminal, as its session leader with
-/// that terminal as its controlling terminal: its colours and line buffering behave as on the
-/// user's terminal. Owns the program's whole life here: spawn, keys in, output out, stop, status.
+/// A program perfhud launched (`run`, `demo`) on a new pseudo-terminal, as a shell launches a job:
+/// in the foreground process group of a session whose controlling terminal is that pseudo-terminal
+/// (see `perfhud_spawn_job`). Its colours and line buffering behave as on the user's terminal, and
+/// Ctrl-Z stops it as it would there. Owns the program's whole life: spawn, keys in, output out,
+/// stop, status.
 public final class LaunchedProgram {
+    /// The program: what is sampled and signalled (its process group).
     public let pid: pid_t
+    /// The session leader perfhud waits for: it mirrors the program's stops and its end.
+    private let leader: pid_t
     /// The pseudo-terminal's master side: the program's output is read here, keys written here.
     public let master: Int32
     /// False once every holder of the program's terminal has closed it (EIO) or it was drained
@@ -15,10 +20,12 @@ public final class LaunchedProgram {
     public private(set) var outputOpen = true
 
     /// Launches `command` (searched in PATH) with `size` and the terminal settings `settings`.
-    /// The corresponding C calls are `posix_openpt` and `posix_spawnp` (POSIX_SPAWN_SETSID).
     /// - Throws: `PerfHUDError` `.notFound` (127) when there is no such command, `.cannotRun`
     ///   (126) when it cannot be executed or no pseudo-terminal can be had.
     public init(command: [String], size: TerminalSize, settings: termios?, environment: [String: String] = [:]) throws {
+        guard let path = Self.resolve(command[0]) else {
+            throw PerfHUDError(.notFound, "cannot run \(TerminalText.escaped(command[0])): \(SystemError.noSuchFile)")
+        }
         var nameBuffer = [CChar](repeating: 0, count: 256)
         master = perfhud_open_pseudo_terminal(&nameBuffer, nameBuffer.count)
         guard master >= 0 else {
@@ -33,26 +40,6 @@ public final class LaunchedProgram {
             close(slave)
         }
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, perfhud_posix_spawn_setsid() | Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in SignalChannel.handled + [SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // After setsid, opening the terminal without O_NOCTTY makes it the controlling terminal.
-        posix_spawn_file_actions_addopen(&actions, 0, slavePath, O_RDWR, 0)
-        posix_spawn_file_actions_adddup2(&actions, 0, 1)
-        posix_spawn_file_actions_adddup2(&actions, 0, 2)
-
         var variables: [String] = []
         var index = 0
         while let entry = environ[index] {
@@ -63,19 +50,36 @@ public final class LaunchedProgram {
         }
         variables += environment.map { "\($0.key)=\($0.value)" }
 
-        var launched = pid_t()
-        let status = withCStrings(command) { argv in
+        var program: pid_t = -1
+        var execError: Int32 = 0
+        let launched = withCStrings(command) { argv in
             withCStrings(variables) { envp in
-                posix_spawnp(&launched, command[0], &actions, &attributes, argv, envp)
+                perfhud_spawn_job(path, argv, envp, slavePath, &program, &execError)
             }
         }
-        guard status == 0 else {
+        guard launched > 0, program > 0, execError == 0 else {
+            let error = launched <= 0 ? SystemError.current : SystemError(execError == 0 ? ECHILD : execError)
+            if launched > 0 { var status: Int32 = 0; waitpid(launched, &status, 0) }
             close(master)
-            let error = SystemError(status)
             throw PerfHUDError(error == .noSuchFile ? .notFound : .cannotRun,
                                "cannot run \(TerminalText.escaped(command[0])): \(error)")
         }
-        pid = launched
+        leader = launched
+        pid = program
+    }
+
+    /// `name` as the shell finds it: itself when it holds a slash, else the first executable file
+    /// of that name in PATH (a directory or a file without the x bit is passed over, as execvp does).
+    static func resolve(_ name: String) -> String? {
+        if name.isEmpty { return nil }
+        if name.contains("/") { return name }
+        let searchPath = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
+            var status = stat()
+            if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
     }
 
     deinit { close(master) }
@@ -106,11 +110,12 @@ public final class LaunchedProgram {
         }
     }
 
-    /// The program's state now, without waiting (unless `blocking`). An ended program is reaped.
+    /// The program's state now, without waiting (unless `blocking`), as its session leader
+    /// mirrors it. An ended program is reaped.
     public func poll(blocking: Bool = false) -> State {
         var status: Int32 = 0
-        let result = waitpid(pid, &status, (blocking ? 0 : WNOHANG) | WUNTRACED)
-        guard result == pid else { return .running }
+        let result = waitpid(leader, &status, (blocking ? 0 : WNOHANG) | WUNTRACED)
+        guard result == leader else { return .running }
         // WIFEXITED and friends are function-like macros Swift cannot import.
         let low = status & 0x7F
         if low == 0 { return .exited((status >> 8) & 0xFF) }
@@ -118,9 +123,11 @@ public final class LaunchedProgram {
         return .killed(low)
     }
 
-    /// Sends `signal` to the program's process group (it leads its own session), as a terminal would.
+    /// Sends `signal` to the program's process group, as a terminal would. SIGCONT goes to the
+    /// session leader too, which stopped when the program stopped.
     public func signal(_ signal: Int32) {
         if kill(-pid, signal) != 0 { kill(pid, signal) }
+        if signal == SIGCONT { kill(leader, SIGCONT) }
     }
 
     /// Ends the program as a polite supervisor does: SIGTERM, two seconds' grace (a stopped
@@ -143,11 +150,12 @@ public final class LaunchedProgram {
 
     // MARK: terminal
 
-    /// Whether the program's terminal turns `byte` into a suspend signal (ISIG with VSUSP).
-    public func suspendsOn(_ byte: UInt8) -> Bool {
-        var settings = termios()
-        guard tcgetattr(master, &settings) == 0, settings.c_lflag & tcflag_t(ISIG) != 0 else { return false }
-        return withUnsafeBytes(of: settings.c_cc) { $0[Int(VSUSP)] == byte && byte != 0 }
+    /// Whether the program (its session leader, which mirrors it) is stopped now. A stop that
+    /// `poll` reported may have been undone since (perfhud continued it): the kernel is asked.
+    public var isStopped: Bool {
+        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(leader)/stat", limit: 4096),
+              let stat = data.withUnsafeBytes({ ProcParser.stat($0) }) else { return false }
+        return stat.state == UInt8(ascii: "T")
     }
 
     public func resize(_ size: TerminalSize) {
@@ -179,6 +187,15 @@ public final class LaunchedProgram {
         if count < 0 && (errno == EINTR || errno == EAGAIN) { return .nothing }
         outputOpen = false
         return .closed
+    }
+
+    /// Reads what the program has written so far without waiting for more (what it wrote before
+    /// it stopped: a full-screen program leaving its screen).
+    public func readPendingOutput(into buffer: inout [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {
+        var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+        while outputOpen, Glibc.poll(&descriptor, 1, 0) > 0, case .bytes(let count) = readOutput(into: &buffer) {
+            body(buffer[0..<count])
+        }
     }
 
     /// Reads what the program wrote before it ended, so that its last lines are not lost.

@@ -13,7 +13,9 @@ public final class Session {
     private let target: SessionTarget
     private let standardOutput = Terminal()
     private let standardError = Terminal(input: STDIN_FILENO, output: STDERR_FILENO)
+    /// The HUD (`--output hud`), or the plain/JSON rows.
     private let screen: Screen?
+    private let reportWriter: ReportWriter?
     private let events: SessionEvents
     /// The HUD reads keys itself (attach, demo) instead of passing them to a program (run).
     private let ownsKeys: Bool
@@ -22,10 +24,11 @@ public final class Session {
     private var sampler: ProcessSampler!
     private var store: MetricsStore!
     private var commandName = ""
+    private var commandNameChanges = 0
+    private let directory = ProcessDirectory()
     private var status = TargetStatus.running
 
     private var reports = 0
-    private var lastReport: UInt64 = 0
     private var startedAt: UInt64 = 0
     private var finished = false
     private var exitStatus = ExitStatus.success
@@ -41,6 +44,9 @@ public final class Session {
         events = SessionEvents(configuration: configuration.watch.events)
         if case .launch(_, let owns) = target { ownsKeys = owns } else { ownsKeys = true }
         screen = configuration.output == .hud ? Screen(device: standardOutput, style: configuration.style, ownsKeys: ownsKeys) : nil
+        reportWriter = screen != nil ? nil : ReportWriter(format: configuration.output, output: standardOutput,
+                                                          tickNanoseconds: configuration.watch.tickNanoseconds,
+                                                          everyNanoseconds: configuration.reportEveryNanoseconds)
     }
 
     /// Runs until the target ends, the user quits, or `--duration` / `--count` is reached.
@@ -64,7 +70,8 @@ public final class Session {
         var slots = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 6)
         slots[signalSlot].fd = signals.descriptor
         slots[tickSlot].fd = timer.descriptor
-        let readsKeys = watchesKeys
+        // Keys are read by the HUD itself only on a terminal; in `run` always, to pass them on.
+        let readsKeys = ownsKeys ? screen != nil && Terminal.isTerminal(STDIN_FILENO) : true
         while !finished {
             slots[keySlot].fd = keysOpen && readsKeys ? STDIN_FILENO : -1
             slots[outputSlot].fd = program.map { $0.outputOpen ? $0.master : -1 } ?? -1
@@ -88,16 +95,10 @@ public final class Session {
         return exitStatus
     }
 
-    /// Whether keys are read: by the HUD itself only on a terminal; in `run` always, to pass them on.
-    private var watchesKeys: Bool {
-        ownsKeys ? screen != nil && Terminal.isTerminal(STDIN_FILENO) : true
-    }
-
     // MARK: start
 
     /// Attaches or launches, opens the event socket and the action log, takes the terminal.
     private func start() throws {
-        let directory = ProcessDirectory()
         let warn = { (text: String) in self.standardError.write("perfhud: warning: \(text)\n") }
         let pid: Int32
         switch target {
@@ -107,11 +108,9 @@ public final class Session {
             try events.open(pathPID: pid, targetPID: pid, configuration: configuration.watch, warn: warn)
         case .launch(let command, _):
             try events.open(pathPID: getpid(), targetPID: getpid(), configuration: configuration.watch, warn: warn)
-            var settings = termios()
-            let haveSettings = Terminal.isTerminal(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &settings) == 0
-            let size = screen?.programSize ?? standardOutput.size() ?? TerminalSize(rows: 24, columns: 80)
-            let environment = events.receiver.map { ["PERFHUD_SOCKET": $0.path] } ?? [:]
-            let launched = try LaunchedProgram(command: command, size: size, settings: haveSettings ? settings : nil, environment: environment)
+            let launched = try LaunchedProgram(command: command, size: screen?.programSize ?? standardOutput.size() ?? TerminalSize(rows: 24, columns: 80),
+                                               settings: Terminal.settings(of: STDIN_FILENO),
+                                               environment: events.receiver.map { ["PERFHUD_SOCKET": $0.path] } ?? [:])
             program = launched
             pid = launched.pid
             events.target(launchedPID: pid, linkByPID: configuration.watch.eventsPath == nil)
@@ -123,6 +122,8 @@ public final class Session {
             if case .launch(let command, _) = target { return String(command[0].split(separator: "/").last ?? "") }
             return "?"
         }()
+        let kernelThread = sampler.isKernelThread ? "PID \(pid) (\(TerminalText.escaped(commandName))) is a kernel thread: its CPU time is shown; it has no memory of its own (RSS n/a)" : nil
+        if let kernelThread, screen == nil { warn(kernelThread) }
         if let path = configuration.actionsFrom {
             actionLog = try ActionLogFollower(path: path)
             if path == "-" { keysOpen = false }   // standard input carries the log, not keys
@@ -137,6 +138,7 @@ public final class Session {
             screen.notice("command line: " + TerminalText.escaped(description.commandLine, maxLength: 400))
             screen.notice("press q to quit")
         }
+        if let kernelThread { screen.notice(kernelThread) }
     }
 
     // MARK: sampling and reports
@@ -145,6 +147,10 @@ public final class Session {
         actionLog?.tick(into: events.aggregator)
         let sample = sampler.sample()
         let now = sample.monotonicNanoseconds
+        if sampler.commandNameChanges != commandNameChanges {     // an exec: the name follows it
+            commandNameChanges = sampler.commandNameChanges
+            commandName = directory.describe(pid: sampler.pid)?.commandName ?? commandName
+        }
         for ended in events.tick(now: now, startNanoseconds: store.startNanoseconds, residentBytes: sample.residentBytes) {
             screen?.notice("phase \(TerminalText.escaped(ended.name)) ended, kept \(Units.bytes(Double(ended.keptBytes)))", kind: .phase)
         }
@@ -154,38 +160,21 @@ public final class Session {
         }
         let report = store.record(sample, phase: events.phases.current?.id)
         if !sample.alive && status == .running && program == nil { targetEnded(.exited(code: nil, signal: nil)) }
-        reports += 1
         if let screen {
             screen.invalidate()
-        } else {
-            let every = configuration.reportEveryNanoseconds ?? configuration.watch.tickNanoseconds
-            if reports == 1 || now &- lastReport + configuration.watch.tickNanoseconds / 2 >= every {
-                lastReport = now
-                emit(report)
-            } else { reports -= 1 }
+            reports += 1
+        } else if let reportWriter, reportWriter.offer(report, at: now, commandName: commandName, status: status, events: events.snapshot) {
+            reports += 1
+            if reportWriter.readerGone { finished = true }
         }
         if let crash = configuration.crashAfterReports, reports >= crash { fatalError("crash requested by --crash-after") }
         if let count = configuration.count, reports >= count { stop() }
         if let duration = configuration.durationNanoseconds, now &- startedAt >= duration { stop() }
     }
 
-    /// One plain or JSON report on standard output; a closed reader ends the session.
-    private func emit(_ report: Report) {
-        let line = configuration.output == .json
-            ? ReportFormatter.json(report, commandName: commandName, status: status, events: events.snapshot)
-            : ReportFormatter.plain(report, commandName: commandName, status: status, events: events.snapshot)
-        standardOutput.write(line + "\n")
-        if standardOutput.isClosed { finished = true }
-    }
-
     private func hudSnapshot() -> HUDSnapshot {
-        var snapshot = HUDSnapshot(pid: sampler.pid, commandName: commandName, report: store.latest, series: store.series,
-                                   tickNanoseconds: configuration.watch.tickNanoseconds,
-                                   historySeconds: Double(configuration.watch.historyNanoseconds) / 1e9, status: status,
-                                   elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9)
-        snapshot.events = events.snapshot
-        snapshot.phases = events.phases
-        return snapshot
+        HUDSnapshot(pid: sampler.pid, commandName: commandName, store: store, watch: configuration.watch, status: status,
+                    elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9, events: events.snapshot, phases: events.phases)
     }
 
     // MARK: the end
@@ -212,7 +201,9 @@ public final class Session {
         // The program's own end gets a last row saying how it ended; an end that `--count` or
         // `--duration` made (we sent the SIGTERM) does not: N rows mean N, and the last row stays
         // the last sample rather than a repeat of it with "exit_signal": 15.
-        else if reports > 0, !stoppedByUs, let latest = store.latest { emit(latest) }
+        else if reports > 0, !stoppedByUs, let latest = store.latest {
+            reportWriter?.write(latest, commandName: commandName, status: status, events: events.snapshot)
+        }
         finished = true
     }
 
@@ -243,9 +234,11 @@ public final class Session {
             if state.hasEnded {
                 drainProgramOutput()
                 programEnded(state)
+            } else if state == .stopped && program.isStopped {
+                suspend(programStoppedItself: true)
             }
         case SIGTSTP:
-            suspend()
+            suspend(programStoppedItself: false)
         case SIGCONT:
             break
         default: // SIGINT, SIGTERM, SIGHUP, SIGQUIT
@@ -271,9 +264,9 @@ public final class Session {
             if keys.contains(UInt8(ascii: "q")) || keys.contains(UInt8(ascii: "Q")) { stop() }
             return
         }
-        guard let program else { return }
-        if let screen, keys.count == 1, program.suspendsOn(keys[0]) { suspend(); return }
-        program.forward(keys: screen?.translateInput(keys) ?? keys)
+        // Ctrl-Z too: the program's terminal turns it into SIGTSTP (or the program reads it, as
+        // vim does), the program stops itself, and perfhud follows (see `suspend`).
+        program?.forward(keys: screen?.translateInput(keys) ?? keys)
     }
 
     private func readProgramOutput() {
@@ -301,9 +294,18 @@ public final class Session {
         program?.resize(size)
     }
 
-    /// Ctrl-Z: give the terminal back, stop (with the program), and take it again on `fg`.
-    private func suspend() {
-        program?.signal(SIGSTOP)
+    /// Ctrl-Z. Either the program stopped itself (its terminal turned the key into SIGTSTP, or it
+    /// read the key and stopped, as vim does) and perfhud follows it, or perfhud was stopped
+    /// (SIGTSTP: `demo`, plain output) and stops the program with it. The terminal goes back to
+    /// the shell; on `fg` perfhud takes it again and continues the program, which repaints: a
+    /// program that handles SIGTSTP (ncurses) does so itself; one stopped by SIGSTOP is sent
+    /// SIGWINCH, at which full-screen programs redraw.
+    private func suspend(programStoppedItself: Bool) {
+        if programStoppedItself {
+            program?.readPendingOutput(into: &readBuffer) { showProgramOutput($0) }   // it left its screen
+        } else {
+            program?.signal(SIGSTOP)
+        }
         screen?.restore()
         raise(SIGSTOP)           // not blockable: the shell sees us stopped; SIGCONT resumes here
         if let screen {
@@ -311,5 +313,6 @@ public final class Session {
             program?.resize(screen.programSize)
         }
         program?.signal(SIGCONT)
+        if !programStoppedItself { program?.signal(SIGWINCH) }
     }
 }

@@ -1,7 +1,10 @@
 /// The fields of `/proc/PID/stat` the sampler uses (proc(5) numbering in comments).
 public struct ProcStat: Equatable {
+    /// A hash of the command name (2, `comm`): it changes at exec, and comparing it costs nothing.
+    public var commandNameHash: UInt64 // 2
     public var state: UInt8            // 3
     public var parentPID: Int32        // 4
+    public var flags: UInt64           // 9 (PF_* flags)
     public var userTicks: UInt64       // 14 utime
     public var systemTicks: UInt64     // 15 stime
     public var childrenUserTicks: UInt64    // 16 cutime: reaped children
@@ -10,6 +13,9 @@ public struct ProcStat: Equatable {
     public var threads: Int            // 20 num_threads
     public var startTicks: UInt64      // 22 starttime, clock ticks after boot
     public var virtualBytes: UInt64    // 23 vsize
+
+    /// PF_KTHREAD: a kernel thread, with CPU time but no memory of its own.
+    public var isKernelThread: Bool { flags & 0x0020_0000 != 0 }
 }
 
 /// The first two fields of `/proc/PID/statm`, in pages.
@@ -23,9 +29,12 @@ public enum ProcParser {
     /// Parses a `/proc/PID/stat` line. The command name (field 2) may contain spaces and
     /// parentheses, so fields are counted from the *last* `)`.
     public static func stat(_ bytes: UnsafeRawBufferPointer) -> ProcStat? {
-        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
-        var result = ProcStat(state: 0, parentPID: 0, userTicks: 0, systemTicks: 0, childrenUserTicks: 0, childrenSystemTicks: 0,
-                              threads: 0, startTicks: 0, virtualBytes: 0)
+        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")),
+              let open = bytes.firstIndex(of: UInt8(ascii: "(")), open < close else { return nil }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325      // FNV-1a over comm (at most 15 bytes)
+        for index in (open + 1)..<close { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3 }
+        var result = ProcStat(commandNameHash: hash, state: 0, parentPID: 0, flags: 0, userTicks: 0, systemTicks: 0,
+                              childrenUserTicks: 0, childrenSystemTicks: 0, threads: 0, startTicks: 0, virtualBytes: 0)
         var field = 2            // the field we are in; the space after `)` starts field 3
         var value: UInt64 = 0
         var inNumber = false
@@ -37,6 +46,7 @@ public enum ProcParser {
                 if inNumber || field == 3 {
                     switch field {
                     case 4: result.parentPID = Int32(truncatingIfNeeded: value)
+                    case 9: result.flags = value
                     case 14: result.userTicks = value
                     case 15: result.systemTicks = value
                     case 16: result.childrenUserTicks = value

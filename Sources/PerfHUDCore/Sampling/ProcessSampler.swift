@@ -13,14 +13,18 @@ public final class ProcessSampler {
     final class TrackedProcess {
         let pid: Int32
         let startTicks: UInt64
+        let isKernelThread: Bool
+        var commandNameHash: UInt64
         let stat: KeptOpenFile
         let statm: KeptOpenFile
         var smapsRollup: KeptOpenFile?
         let cpuClock: clockid_t?
 
-        init(pid: Int32, startTicks: UInt64, stat: KeptOpenFile, statm: KeptOpenFile) {
+        init(pid: Int32, fields: ProcStat, stat: KeptOpenFile, statm: KeptOpenFile) {
             self.pid = pid
-            self.startTicks = startTicks
+            startTicks = fields.startTicks
+            isKernelThread = fields.isKernelThread
+            commandNameHash = fields.commandNameHash
             self.stat = stat
             self.statm = statm
             var clock = clockid_t()
@@ -39,6 +43,11 @@ public final class ProcessSampler {
     public let includeChildren: Bool
     /// Readable when the root process has exited (Linux 5.3+), for the event loop; -1 if absent.
     public let exitDescriptor: Int32
+    /// The target is a kernel thread: it has CPU time but no memory (its RSS is unknown, not 0).
+    public var isKernelThread: Bool { root.isKernelThread }
+    /// How often the target's command name changed (an exec): a caller that shows the name looks
+    /// it up again when this moves. Noticed from the stat line every sample reads anyway.
+    public private(set) var commandNameChanges = 0
 
     private var root: TrackedProcess
     private var descendants: [Int32: TrackedProcess] = [:]
@@ -99,7 +108,7 @@ public final class ProcessSampler {
         }
         switch parsed {
         case .success(let fields):
-            return .success(TrackedProcess(pid: pid, startTicks: fields.startTicks, stat: stat, statm: statm))
+            return .success(TrackedProcess(pid: pid, fields: fields, stat: stat, statm: statm))
         case .failure(let error):
             stat.close(); statm.close()
             return .failure(error)
@@ -123,6 +132,10 @@ public final class ProcessSampler {
             }
             if process === root {
                 rootReading = true
+                if reading.stat.commandNameHash != root.commandNameHash {
+                    root.commandNameHash = reading.stat.commandNameHash
+                    commandNameChanges += 1
+                }
                 sample.alive = reading.stat.state != UInt8(ascii: "Z") && reading.stat.state != UInt8(ascii: "X")
             }
             cpu &+= reading.cpuNanoseconds
@@ -153,8 +166,8 @@ public final class ProcessSampler {
         sample.cpuNanoseconds = monotonic.cpu
         sample.userTicks = monotonic.user
         sample.systemTicks = monotonic.system
-        sample.residentBytes = resident
-        sample.virtualBytes = virtual
+        sample.residentBytes = root.isKernelThread ? nil : resident
+        sample.virtualBytes = root.isKernelThread ? nil : virtual
         sample.threads = threads
         sample.proportionalBytes = proportionalSetSize(now: now)
         return sample

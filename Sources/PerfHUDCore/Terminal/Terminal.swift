@@ -37,6 +37,12 @@ public final class Terminal {
 
     public static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 
+    /// The settings of the terminal at `descriptor`; nil when it is not one.
+    public static func settings(of descriptor: Int32) -> termios? {
+        var settings = termios()
+        return isTerminal(descriptor) && tcgetattr(descriptor, &settings) == 0 ? settings : nil
+    }
+
     public func size() -> TerminalSize? {
         var rows: UInt16 = 0, columns: UInt16 = 0
         guard perfhud_get_window_size(output, &rows, &columns) == 0, rows > 0, columns > 0 else { return nil }
