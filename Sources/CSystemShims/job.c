@@ -76,17 +76,22 @@ static void lead(pid_t program) {
 }
 
 pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[], const char *tty_path,
-                        pid_t *program_pid, int *exec_error) {
-    int report[2];
+                        pid_t *program_pid, int *exec_error, int *release) {
+    int report[2], hold[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
+    if (pipe2(hold, O_CLOEXEC) != 0) {
+        close(report[0]); close(report[1]);
+        return -1;
+    }
     pid_t leader = fork();
     if (leader < 0) {
         int saved = errno;
-        close(report[0]); close(report[1]);
+        close(report[0]); close(report[1]); close(hold[0]); close(hold[1]);
         errno = saved;
         return -1;
     }
     if (leader == 0) {
+        close(hold[1]);
         // The session leader: a new session whose controlling terminal is the pseudo-terminal.
         setsid();
         int tty = open(tty_path, O_RDWR);
@@ -114,6 +119,11 @@ pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[]
             if (tty >= 0) tcsetpgrp(tty, program);
         }
         write_all(report[1], &program, sizeof program);
+        close(report[1]);       // perfhud reads to end-of-file: the program's exec closes the other copy
+        // Do not reap the program before perfhud has opened its /proc files (it closes `release`):
+        // a program that ends at once stays a zombie until then, as a direct child would.
+        char byte;
+        while (read(hold[0], &byte, 1) < 0 && errno == EINTR) {}
         // Keep nothing of perfhud's: not its terminal, not its sockets, not the pipe (EOF then
         // tells perfhud the program has exec'd or failed).
         int keep_none = (int)syscall(SYS_close_range, 0, ~0U, 0);
@@ -122,6 +132,8 @@ pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[]
         lead(program);
     }
     close(report[1]);
+    close(hold[0]);
+    *release = hold[1];
     *program_pid = -1;
     *exec_error = 0;
     ssize_t got = 0;

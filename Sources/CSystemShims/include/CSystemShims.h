@@ -51,9 +51,11 @@ int perfhud_open_pseudo_terminal(char *slave_path, size_t length);
 /// The leader mirrors the program: it stops when the program stops, continues it when continued,
 /// and ends as it ends (exit status, or the same signal).
 /// Returns the leader's PID (-1 with errno if it cannot fork); `program_pid` gets the program's,
-/// `exec_error` the errno of a failed exec (0 when the program runs).
+/// `exec_error` the errno of a failed exec (0 when the program runs), `release` a descriptor to
+/// close once perfhud watches the program: the leader reaps nothing before (a program that ends at
+/// once stays a zombie whose /proc files can still be opened, as a direct child's would).
 pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[], const char *tty_path,
-                        pid_t *program_pid, int *exec_error);
+                        pid_t *program_pid, int *exec_error, int *release);
 /// A batch of datagrams for recvmmsg(2) with each sender's credentials (SCM_CREDENTIALS).
 /// `struct mmsghdr` and `struct ucred` exist only under _GNU_SOURCE, which the Swift Glibc module
 /// lacks, so the buffers live on the C side and Swift reads them through these accessors.

@@ -13,6 +13,8 @@ public final class LaunchedProgram {
     public let pid: pid_t
     /// The session leader perfhud waits for: it mirrors the program's stops and its end.
     private let leader: pid_t
+    /// Closed by `watched()`: until then the leader reaps nothing.
+    private var hold: Int32 = -1
     /// The pseudo-terminal's master side: the program's output is read here, keys written here.
     public let master: Int32
     /// False once every holder of the program's terminal has closed it (EIO) or it was drained
@@ -52,11 +54,13 @@ public final class LaunchedProgram {
 
         var program: pid_t = -1
         var execError: Int32 = 0
+        var hold: Int32 = -1
         let launched = withCStrings(command) { argv in
             withCStrings(variables) { envp in
-                perfhud_spawn_job(path, argv, envp, slavePath, &program, &execError)
+                perfhud_spawn_job(path, argv, envp, slavePath, &program, &execError, &hold)
             }
         }
+        if launched > 0, hold >= 0, program <= 0 || execError != 0 { close(hold) }
         guard launched > 0, program > 0, execError == 0 else {
             let error = launched <= 0 ? SystemError.current : SystemError(execError == 0 ? ECHILD : execError)
             if launched > 0 { var status: Int32 = 0; waitpid(launched, &status, 0) }
@@ -66,6 +70,12 @@ public final class LaunchedProgram {
         }
         leader = launched
         pid = program
+        self.hold = hold
+    }
+
+    /// perfhud has opened the program's /proc files: from now on its end may be reaped.
+    public func watched() {
+        if hold >= 0 { close(hold); hold = -1 }
     }
 
     /// `name` as the shell finds it: itself when it holds a slash, else the first executable file
@@ -82,7 +92,10 @@ public final class LaunchedProgram {
         return nil
     }
 
-    deinit { close(master) }
+    deinit {
+        watched()
+        close(master)
+    }
 
     // MARK: status
 

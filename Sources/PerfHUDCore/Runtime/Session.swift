@@ -116,6 +116,7 @@ public final class Session {
             events.target(launchedPID: pid, linkByPID: configuration.watch.eventsPath == nil)
         }
         sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
+        program?.watched()
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
         commandName = description?.commandName ?? {
