@@ -1,6 +1,9 @@
 import XCTest
 @testable import PerfHUDClient
 @testable import PerfHUDCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 10, point 1: labels keep every enum case at every depth, as TCA's `.actionLabels` printer
 /// writes them. Held to TCA's own text (Tests/Fixtures/tca, see its README): both printers' output
@@ -148,6 +151,30 @@ final class TCALabelTests: XCTestCase {
             Form.Action.binding(BindingAction(value: "Hello")),
         ]
         XCTAssertEqual(navigation.map(label), Self.navigationLabels)
+    }
+
+    /// The client sends a label as a tag; TCA's labels hold commas (`index:, action:`), which a
+    /// tag list splits on: they must arrive whole through the real socket and aggregator.
+    func testClientLabelsWithCommasArriveWholeThroughTheSocket() throws {
+        let directory = "/tmp/perfhud-tca-label-test-\(getpid())"
+        mkdir(directory, 0o700)
+        defer { rmdir(directory) }
+        let aggregator = EventAggregator()
+        let receiver = try EventReceiver(path: directory + "/s.sock", aggregator: aggregator, policy: .sameUser, targetPID: getpid())
+        receiver.start()
+        defer { receiver.stop() }
+        let client = PerfHUD(socketPath: receiver.path)
+        let reduce = client.reducer { (state: inout Int, action: DebugTests.Action) in state += 1 }
+        var state = 0
+        reduce(&state, .screenA(.row(index: 1, action: .textChanged(query: "Hi"))))
+        reduce(&state, .action2(true, 1, "Blob"))
+        client.action("a,b")            // outside parentheses a comma would end the tag: replaced
+        client.flush()
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while aggregator.snapshot(at: monotonicNanoseconds()).actionsTotal < 3 && monotonicNanoseconds() < deadline { usleep(10_000) }
+        let labels = Set(aggregator.actionTotals().map { $0.label.replacingOccurrences(of: "TCALabelTests.", with: "") })
+        XCTAssertEqual(labels, ["DebugTests.Action.screenA(.row(index:, action: .textChanged(query:)))",
+                                "DebugTests.Action.action2(_:, _:, _:)", "a;b"])
     }
 
     indirect enum List { case end, node(Int, List) }
