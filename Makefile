@@ -4,7 +4,7 @@ CONFIG ?= release
 BIN := .build/$(CONFIG)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libproc2-dev pkg-config tmux htop vim less procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container
-PY_PACKAGES := pyte pytest psrecord datadog
+PY_PACKAGES := pyte pytest psrecord datadog statsd
 
 .PHONY: fuzz fuzz-replay demo test build deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
 
@@ -54,7 +54,7 @@ deps-apt:
 	fi
 
 deps-python:
-	@python3 -c "import pyte, pytest, datadog" 2>/dev/null && command -v psrecord >/dev/null || \
+	@python3 -c "import pyte, pytest, datadog, statsd" 2>/dev/null && command -v psrecord >/dev/null || \
 	  python3 -m pip install -q $(PY_PACKAGES) 2>/dev/null || \
 	  python3 -m pip install -q --break-system-packages $(PY_PACKAGES)
 

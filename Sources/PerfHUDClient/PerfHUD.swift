@@ -171,9 +171,14 @@ public final class PerfHUD: @unchecked Sendable {
         if let base = bytes.baseAddress, bytes.count > 0 {
             memcpy(cursor, base, bytes.count)
             // Characters that would end a tag, a section or a line are replaced: the label stays one.
+            // A comma inside parentheses does not end a tag (perfhud's parser keeps it), and TCA's
+            // labels have them there (`.row(index:, action: .tapped)`): those stay.
+            var depth = 0
             for index in 0..<bytes.count {
                 switch cursor[index] {
-                case UInt8(ascii: ","): cursor[index] = UInt8(ascii: ";")
+                case UInt8(ascii: "("): depth += 1
+                case UInt8(ascii: ")"): if depth > 0 { depth -= 1 }
+                case UInt8(ascii: ","): if depth == 0 { cursor[index] = UInt8(ascii: ";") }
                 case UInt8(ascii: "|"): cursor[index] = UInt8(ascii: "/")
                 case UInt8(ascii: "\n"), UInt8(ascii: "\r"): cursor[index] = UInt8(ascii: " ")
                 default: break

@@ -58,7 +58,7 @@ final class ReducerLogParserTests: XCTestCase {
 
         """
         XCTAssertEqual(labels(text), ["AppFeature.Action.counter(.incrementButtonTapped)",
-                                      "Feature.Action.slider(.changed(_:))", "Feature.Action.save(_:)",
+                                      "Feature.Action.slider(.changed)", "Feature.Action.save",
                                       "Feature.Action.moved(x:, y:)"])
     }
 
@@ -111,7 +111,7 @@ final class ReducerLogParserTests: XCTestCase {
     }
 
     func testWellFormedLabelsAreUnchangedByTheBounds() {
-        XCTAssertEqual(ReducerLogParser.label(fromDump: "Feature.Action.slider(.changed(0.5))"), "Feature.Action.slider(.changed(_:))")
+        XCTAssertEqual(ReducerLogParser.label(fromDump: "Feature.Action.slider(.changed(0.5))"), "Feature.Action.slider(.changed)")
         XCTAssertEqual(ReducerLogParser.label(fromDump: "A.Action.moved(x: 1, y: [2, 3], \"a)\")"), "A.Action.moved(x:, y:, _:)")
     }
 
@@ -120,6 +120,6 @@ final class ReducerLogParserTests: XCTestCase {
         var whole = ReducerLogParser()
         let expected = whole.feed(Array(text.utf8))
         for chunk in 1...9 { XCTAssertEqual(labels(text, chunk: chunk), expected, "pieces of \(chunk) bytes") }
-        XCTAssertEqual(expected, ["B.c(.d(_:))", "J"])
+        XCTAssertEqual(expected, ["B.c(.d)", "J"])
     }
 }

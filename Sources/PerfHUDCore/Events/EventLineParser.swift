@@ -7,9 +7,13 @@ import Glibc
 ///     perfhud.action:1|c|#action:Counter.incrementTapped
 ///     perfhud.frame:16.7|ms          (also |h and |d; packed: 16.7:16.9:33.4|d)
 ///     perfhud.phase:1|c|#phase:DrawingScreen
+///     perfhud.action.Counter.incrementTapped:1|c     plain StatsD: the label in the name
+///     perfhud.phase.DrawingScreen:1|c
 ///
-/// A client namespace prefix is allowed (`myapp.perfhud.action`); sample rates (`|@0.5`) scale
-/// counts. The parser allocates nothing: labels are slices of the datagram, handed to a sink.
+/// A client namespace prefix is allowed (`myapp.perfhud.action`, `myapp.perfhud.action.X`);
+/// sample rates (`|@0.5`) scale counts. DogStatsD events (`_e{…}`) and service checks (`_sc|…`)
+/// are well-formed lines that are not perfhud's: ignored, like other metrics. The parser
+/// allocates nothing: labels are slices of the datagram, handed to a sink.
 public enum EventKind: Equatable { case action, frame, phase }
 
 public protocol EventSink {
@@ -74,13 +78,15 @@ public enum EventLineParser {
     }
 
     static func parseLine<Sink: EventSink>(_ line: UnsafeRawBufferPointer, into sink: inout Sink) {
+        if hasPrefix(line, "_e{") { if isDogStatsDEvent(line) { sink.ignored() } else { sink.malformed() }; return }
+        if hasPrefix(line, "_sc|") { if isServiceCheck(line) { sink.ignored() } else { sink.malformed() }; return }
         // name:values|type[|@rate][|#tags]
         guard let colon = find(UInt8(ascii: ":"), in: line, from: 0), colon > 0,
               let pipe = find(UInt8(ascii: "|"), in: line, from: colon + 1), pipe > colon + 1 else {
             sink.malformed(); return
         }
         let name = slice(line, 0, colon)
-        let values = slice(line, colon + 1, pipe)
+        var values = slice(line, colon + 1, pipe)
         // Sections after the type: |type|@rate|#tags|…
         var type = UnsafeRawBufferPointer(start: nil, count: 0)
         var rate = 1.0
@@ -108,17 +114,28 @@ public enum EventLineParser {
         }
         guard !type.isEmpty else { sink.malformed(); return }
         let kind: EventKind
+        // Plain StatsD (no tags): the label is the rest of the name.
+        var labelInName: UnsafeRawBufferPointer? = nil
         if hasNameSuffix(name, "perfhud.action") { kind = .action }
         else if hasNameSuffix(name, "perfhud.frame") { kind = .frame }
         else if hasNameSuffix(name, "perfhud.phase") { kind = .phase }
-        else {
+        else if let (found, labelStart) = labelledName(line, before: colon) {
+            // A label may hold ':' (TCA's `moved(x:, y:)`) but never '|': the count is after the
+            // last ':' before the first '|'.
+            var lastColon = pipe - 1
+            while lastColon > labelStart, line[lastColon] != UInt8(ascii: ":") { lastColon -= 1 }
+            guard lastColon > labelStart else { sink.malformed(); return }     // an empty label
+            kind = found
+            values = slice(line, lastColon + 1, pipe)
+            labelInName = slice(line, labelStart, lastColon)
+        } else {
             guard isKnownType(type), !values.isEmpty else { sink.malformed(); return }
             sink.ignored(); return
         }
         switch kind {
         case .action, .phase:
             guard equals(type, "c"), let value = number(values), value >= 0, value <= maximumCount else { sink.malformed(); return }
-            guard let label = tag(kind == .action ? "action:" : "phase:", in: tags), !label.isEmpty else {
+            guard let label = labelInName ?? tag(kind == .action ? "action:" : "phase:", in: tags), !label.isEmpty else {
                 sink.malformed(); return
             }
             if kind == .action { sink.action(label: label, count: value / rate) } else { sink.phase(name: label) }
@@ -157,19 +174,82 @@ public enum EventLineParser {
         return memcmp(base + offset, suffix.utf8Start, length) == 0
     }
 
-    /// The value of tag `key` (e.g. `action:`) among comma-separated tags.
+    /// The value of tag `key` (e.g. `action:`) among comma-separated tags. A comma inside
+    /// parentheses does not end a tag: TCA's labels hold them (`moved(x:, y:)`), and the Swift
+    /// client and `perfhud emit` send labels as tags. (DogStatsD itself has no commas in tag
+    /// values; other tags hold no parentheses, so they split as before.)
     static func tag(_ key: StaticString, in tags: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard let base = tags.baseAddress else { return nil }
         let length = key.utf8CodeUnitCount
         var start = 0
         while start < tags.count {
-            let end = find(UInt8(ascii: ","), in: tags, from: start) ?? tags.count
+            var end = start
+            var depth = 0
+            while end < tags.count {
+                let byte = tags[end]
+                if byte == UInt8(ascii: "(") { depth += 1 }
+                else if byte == UInt8(ascii: ")") { if depth > 0 { depth -= 1 } }
+                else if byte == UInt8(ascii: ",") && depth == 0 { break }
+                end += 1
+            }
             if end - start >= length && memcmp(base + start, key.utf8Start, length) == 0 {
                 return slice(tags, start + length, end)
             }
             start = end + 1
         }
         return nil
+    }
+
+    /// `perfhud.action.LABEL` or `perfhud.phase.NAME` in the name, at its start or after a
+    /// namespace's dot: the kind and where the label starts. Looked for only in `line[..<before]`,
+    /// the part before the first ':' (a namespace holds none), and only once the tagged names
+    /// did not match, so tagged lines cost nothing more.
+    static func labelledName(_ line: UnsafeRawBufferPointer, before end: Int) -> (EventKind, Int)? {
+        guard let base = line.baseAddress else { return nil }
+        let action: StaticString = "perfhud.action."
+        let phase: StaticString = "perfhud.phase."
+        var start = 0
+        while start < end {
+            if start == 0 || line[start - 1] == UInt8(ascii: ".") {
+                if end - start >= action.utf8CodeUnitCount && memcmp(base + start, action.utf8Start, action.utf8CodeUnitCount) == 0 {
+                    return (.action, start + action.utf8CodeUnitCount)
+                }
+                if end - start >= phase.utf8CodeUnitCount && memcmp(base + start, phase.utf8Start, phase.utf8CodeUnitCount) == 0 {
+                    return (.phase, start + phase.utf8CodeUnitCount)
+                }
+            }
+            start += 1
+        }
+        return nil
+    }
+
+    @inline(__always)
+    static func hasPrefix(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool {
+        guard bytes.count >= prefix.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
+        return memcmp(base, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+    }
+
+    /// A DogStatsD event, `_e{TITLE_LENGTH,TEXT_LENGTH}:title|text[|…]`: the two lengths and the
+    /// `}:` are checked, the rest is not read.
+    static func isDogStatsDEvent(_ line: UnsafeRawBufferPointer) -> Bool {
+        var index = 3   // past "_e{"
+        func digits() -> Bool {
+            let start = index
+            while index < line.count, index - start < 10, line[index] >= 0x30 && line[index] <= 0x39 { index += 1 }
+            return index > start
+        }
+        guard digits(), index < line.count, line[index] == UInt8(ascii: ",") else { return false }
+        index += 1
+        guard digits(), index + 1 < line.count, line[index] == UInt8(ascii: "}"), line[index + 1] == UInt8(ascii: ":") else { return false }
+        return true
+    }
+
+    /// A DogStatsD service check, `_sc|name|status[|…]` with a status of 0 to 3.
+    static func isServiceCheck(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard let nameEnd = find(UInt8(ascii: "|"), in: line, from: 4), nameEnd > 4, nameEnd + 1 < line.count else { return false }
+        let status = line[nameEnd + 1]
+        guard status >= UInt8(ascii: "0") && status <= UInt8(ascii: "3") else { return false }
+        return nameEnd + 2 == line.count || line[nameEnd + 2] == UInt8(ascii: "|")
     }
 
     static func isKnownType(_ type: UnsafeRawBufferPointer) -> Bool {

@@ -139,6 +139,10 @@ public final class EventReceiver {
             close(descriptor)
             throw PerfHUDError(.cannotCreate, "cannot listen on \(host):\(port): \(error)")
         }
+        // As for the Unix socket: the default 208 KiB held too few of a StatsD client's burst
+        // (PyPI statsd's pipeline lost ~10 % of 20,000 lines in 512-byte datagrams without it).
+        var size: Int32 = 4 << 20
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         udpSocket = descriptor
     }
 

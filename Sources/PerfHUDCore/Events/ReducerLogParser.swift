@@ -1,7 +1,7 @@
 /// Reads reducer logs as text and finds the actions in them:
 ///
 /// - The Composable Architecture's `_printChanges()` with the `.actionLabels` printer, one line:
-///   `received action: Feature.Action.slider(.changed(_:))`
+///   `received action: DebugTests.Action.screenA(.row(index:, action: .textChanged(query:)))`
 /// - `_printChanges()` with the default `.customDump` printer, where the action follows on the
 ///   next, indented line(s), then a state diff or `(No state changes)`:
 ///
@@ -13,8 +13,9 @@
 ///
 /// - JSON lines: `{"action": "Feature.Action.buttonTapped", …}`
 ///
-/// Every action is reduced to its label, as `.actionLabels` prints it: associated values dropped,
-/// `.changed(0.5)` → `.changed(_:)`. Incremental: feed it bytes as they come.
+/// Every action is reduced to its label, as `.actionLabels` prints it: cases kept at every depth,
+/// other payloads dropped (`.changed(0.5)` → `.changed`, `.moved(x: 1, y: 2)` → `.moved(x:, y:)`);
+/// see `label(fromDump:)`. Incremental: feed it bytes as they come.
 public struct ReducerLogParser {
     private var partial: [UInt8] = []
     private var dump: [String]? = nil      // lines of a multi-line action being collected
@@ -95,13 +96,24 @@ public struct ReducerLogParser {
     /// memory without bound).
     public static let maximumDumpBytes = 65536
 
-    /// `Feature.Action.slider(.changed(0.5))` → `Feature.Action.slider(.changed(_:))`; nil when
-    /// the text is not a well-formed case path (unbalanced, a stray `]`, nested deeper than
-    /// `maximumDepth`).
+    /// The label of an action as TCA's `.actionLabels` printer (`debugCaseOutput`) writes it, from
+    /// its `.customDump` text or from a label: nil when the text is not a well-formed case path
+    /// (unbalanced, a stray `]`, nested deeper than `maximumDepth`).
+    ///
+    /// TCA's rules, which both forms of one action must agree on (Tests/Fixtures/tca):
+    /// - every enum case is kept, at every depth: `.screenA(.row(index:, action: .tapped))`;
+    /// - a payload that is not a case is reduced to its label, `label:`, or `_:` when unlabelled
+    ///   among several: `.moved(x:, y:)`, `.action2(_:, _:, _:)`, `.pair(_: .a, _:)`;
+    /// - a sole unlabelled payload that is not a case leaves no parentheses at all:
+    ///   `.changed(0.5)` → `.changed`, `.saved(Item(…))` → `.saved` (TCA prints no `(_:)`, since
+    ///   Swift reflects such a payload as the value itself, not as a one-element tuple);
+    /// - TCA's `BindingAction` is a struct that dumps as `.set(\State.text, "x")`: a value, not a case.
     ///
     /// The rules that keep it bounded whatever the input: every step of every loop consumes at
-    /// least one character or stops; nesting is counted; the label is appended to one buffer,
-    /// never copied per level, so the work is linear in the text.
+    /// least one character or stops; nesting is counted; the label is appended to one buffer. The
+    /// one edit not at its end, the `_: ` put before an unlabelled case once a second argument
+    /// shows it was not alone, moves only that argument's label: the work stays linear in the
+    /// text times `maximumDepth`.
     public static func label(fromDump text: String) -> String? {
         let scalars = Array(text.filter { $0 != "\n" })
         guard !scalars.isEmpty else { return nil }
@@ -125,34 +137,84 @@ public struct ReducerLogParser {
         index += 1   // past "("
         output.append("(")
         var arguments = 0
+        // The first argument when it has no label: written bare until a second argument shows
+        // whether TCA would call it `_:` (one of several) or leave it alone (the only payload).
+        var firstUnlabelled = false
+        var firstIsCase = false
+        var firstMark = 0
         while true {
-            while index < text.count, text[index] == " " { index += 1 }
+            while index < text.count, text[index] == " " || text[index] == "\t" { index += 1 }
             guard index < text.count else { return false }        // "(" never closed
             if text[index] == ")" { index += 1; break }
             let before = index
+            if arguments == 1 && firstUnlabelled {
+                if firstIsCase {
+                    output.insert(contentsOf: "_: ", at: output.utf8.index(output.startIndex, offsetBy: firstMark))
+                } else {
+                    output.append("_:")
+                }
+            }
             if arguments > 0 { output.append(", ") }
-            if text[index] == "." {
+            let label = argumentLabel(text, &index)
+            while index < text.count, text[index] == " " || text[index] == "\t" { index += 1 }
+            let isCase = index < text.count && text[index] == "." && !isBindingAction(text, index)
+            if let label {
+                output.append(label)
+                output.append(isCase ? ": " : ":")
+            } else if arguments > 0 {
+                output.append(isCase ? "_: " : "_:")
+            } else {
+                firstUnlabelled = true
+                firstIsCase = isCase
+                firstMark = output.utf8.count
+            }
+            if isCase {
                 guard parseCase(text, &index, into: &output, depth: depth + 1) else { return false }   // a nested case path
             } else {
-                output.append(argumentLabel(text, &index))
+                skipValue(text, &index)
             }
             arguments += 1
-            while index < text.count, text[index] == " " { index += 1 }
+            while index < text.count, text[index] == " " || text[index] == "\t" { index += 1 }
             if index < text.count, text[index] == "," { index += 1 }
             // Nothing consumed (a stray "]" where a value should be): malformed, not a loop.
             guard index > before else { return false }
+        }
+        if arguments == 1 && firstUnlabelled && !firstIsCase {
+            output.removeLast()      // the "(": a sole payload that is not a case leaves nothing
+            return true
         }
         output.append(")")
         return true
     }
 
-    /// Skips one value (balanced brackets, quoted strings) and returns its label: `x:` or `_:`.
-    private static func argumentLabel(_ text: [Character], _ index: inout Int) -> String {
-        var label = ""
+    /// The label before a value (`x` of `x: 1`, `_` of `_:`), consumed with its colon; nil (and
+    /// nothing consumed) when the value has none.
+    private static func argumentLabel(_ text: [Character], _ index: inout Int) -> String? {
         var probe = index
-        while probe < text.count, text[probe].isLetter || text[probe].isNumber || text[probe] == "_" { label.append(text[probe]); probe += 1 }
-        let labelled = !label.isEmpty && probe < text.count && text[probe] == ":" && !(label.first!.isNumber)
-        if labelled { index = probe + 1 }
+        while probe < text.count, text[probe].isLetter || text[probe].isNumber || text[probe] == "_" { probe += 1 }
+        guard probe > index, probe < text.count, text[probe] == ":", !text[index].isNumber else { return nil }
+        let label = String(text[index..<probe])
+        index = probe + 1
+        return label
+    }
+
+    /// TCA's `BindingAction` dumps as `.set(\State.text, "x")` (or, where a key path has no
+    /// description, `.set(WritableKeyPath<State, String>, "x")`, as TCA 0.50's DebugTests show):
+    /// a struct, which `.actionLabels` prints as nothing (`Form.Action.binding`), though its dump
+    /// looks like a case.
+    private static func isBindingAction(_ text: [Character], _ index: Int) -> Bool {
+        let prefix: [Character] = [".", "s", "e", "t", "("]
+        guard index + prefix.count < text.count, Array(text[index..<(index + prefix.count)]) == prefix else { return false }
+        var probe = index + prefix.count
+        while probe < text.count, text[probe] == " " { probe += 1 }
+        guard probe < text.count else { return false }
+        if text[probe] == "\\" { return true }
+        let word = text[probe...].prefix(40).prefix(while: { $0.isLetter })
+        return String(word).hasSuffix("KeyPath") && probe + word.count < text.count && text[probe + word.count] == "<"
+    }
+
+    /// Skips one value: balanced brackets, quoted strings.
+    private static func skipValue(_ text: [Character], _ index: inout Int) {
         var depth = 0
         var inString = false
         while index < text.count {
@@ -171,7 +233,6 @@ public struct ReducerLogParser {
             }
             index += 1
         }
-        return (labelled ? label : "_") + ":"
     }
 
     /// The `"action"` string member of a JSON object, unescaped; nil when there is none.
