@@ -20,7 +20,7 @@ struct BenchmarkClient: ParsableCommand {
         let client = PerfHUD(socketPath: events)
         var elapsed: UInt64 = 0
         var done = 0
-        let label = "Feature.Action.slider(.changed(_:))"
+        let label = "Feature.Action.slider(.changed)"
         while done < iterations {
             let start = monotonicNanoseconds()
             for _ in 0..<burst { client.action(label) }

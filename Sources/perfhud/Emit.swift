@@ -27,8 +27,8 @@ struct Emit: ParsableCommand {
             }
         }
         guard !value.isEmpty else { throw ValidationError("\(kind.rawValue) wants a value") }
-        guard !value.contains("\n") && !value.contains("|") && !(kind != .frame && value.contains(",")) else {
-            throw ValidationError("\(kind.rawValue) names cannot contain newlines, '|' or ','")
+        guard !value.contains("\n") && !value.contains("|") else {
+            throw ValidationError("\(kind.rawValue) names cannot contain newlines or '|'")
         }
     }
 
@@ -38,9 +38,10 @@ struct Emit: ParsableCommand {
         }
         let line: String
         switch kind {
-        case .action: line = "perfhud.action:1|c|#action:\(value)"
+        // Labels in the metric name, where commas and colons are theirs (`moved(x:, y:)`).
+        case .action: line = "perfhud.action.\(value):1|c"
         case .frame: line = "perfhud.frame:\(value)|ms"
-        case .phase: line = "perfhud.phase:1|c|#phase:\(value)"
+        case .phase: line = "perfhud.phase.\(value):1|c"
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(descriptor) }

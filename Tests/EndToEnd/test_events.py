@@ -344,3 +344,18 @@ def test_actions_from_follows_a_log_that_is_truncated_rotated_or_recreated(tmp_p
         target.kill()
         target.wait()
     assert json.loads(out.splitlines()[-1])["actions_total"] == 6, out.splitlines()[-1]
+
+
+def test_emit_sends_tca_labels_whole_from_a_shell_script():
+    """`perfhud emit` from a script run under perfhud: labels with commas and colons (TCA's
+    `moved(x:, y:)`) arrive as written, the phase too."""
+    label = "Feature.Action.moved(x:, y:)"
+    script = f"for i in 1 2 3 4 5; do {PERFHUD} emit action '{label}'; done; {PERFHUD} emit phase Gallery; sleep 1.2"
+    result = perfhud("run", "--output", "json", "--tick", "100ms", "--action-threshold", "1", "--", "sh", "-c", script, timeout=30)
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows[-1]["actions_total"] == 5 and rows[-1]["events_malformed"] == 0, rows[-1]
+    assert rows[-1]["phase"] == "Gallery"
+    assert any(entry["action"] == label for row in rows for entry in row["high_frequency_actions"]), rows[-1]
+    refused = perfhud("emit", "action", "a|b", "--events", "/nonexistent")
+    assert refused.returncode == 64 and "cannot contain newlines or '|'" in refused.stderr

@@ -90,7 +90,7 @@ extension RenderingTests {
         var events = EventSnapshot()
         events.framesTotal = 100; events.fps = 59; events.frameP99 = 30; events.jankyFrames = 3
         events.actionsTotal = 500; events.actionsPerSecond = 120
-        events.highFrequencyActions = [.init(action: "Editor.Action.slider(.changed(_:))", rate: 120, peak: 121)]
+        events.highFrequencyActions = [.init(action: "Editor.Action.slider(.changed)", rate: 120, peak: 121)]
         snapshot.events = events
         let line = HUDRenderer.render(snapshot, size: TerminalSize(rows: 24, columns: 80), style: HUDStyle(color: false))[0]
         XCTAssertTrue(line.contains("PID 4242") && line.contains("CPU") && line.contains("RSS"), line)

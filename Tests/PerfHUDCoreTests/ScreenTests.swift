@@ -123,15 +123,15 @@ final class ScreenTests: XCTestCase {
     func testRepeatedActionsFoldIntoOneLineAndTheRestIsCounted() {
         let (screen, terminal) = makeScreen(rows: 12, ownsKeys: true)
         screen.setUp()
-        let slider = ActionLogEntry(label: "Feature.Action.slider(.changed(_:))", count: 1)
-        screen.showActionLog([slider, slider, slider], dropped: 0, highFrequency: ["Feature.Action.slider(.changed(_:))"])
-        XCTAssertEqual(terminal.line(6), "Feature.Action.slider(.changed(_:)) ×3 (high-frequency)")
+        let slider = ActionLogEntry(label: "Feature.Action.slider(.changed)", count: 1)
+        screen.showActionLog([slider, slider, slider], dropped: 0, highFrequency: ["Feature.Action.slider(.changed)"])
+        XCTAssertEqual(terminal.line(6), "Feature.Action.slider(.changed) ×3 (high-frequency)")
         XCTAssertEqual(terminal.line(7), "")
         screen.showActionLog([slider], dropped: 0, highFrequency: [])
-        XCTAssertEqual(terminal.line(6), "Feature.Action.slider(.changed(_:)) ×4", "rewritten in place, not a new line")
+        XCTAssertEqual(terminal.line(6), "Feature.Action.slider(.changed) ×4", "rewritten in place, not a new line")
         screen.notice("something else")
         screen.showActionLog([slider], dropped: 0, highFrequency: [])
-        XCTAssertEqual(terminal.line(8), "Feature.Action.slider(.changed(_:))", "after another line the count starts again")
+        XCTAssertEqual(terminal.line(8), "Feature.Action.slider(.changed)", "after another line the count starts again")
 
         let many = (0..<50).map { ActionLogEntry(label: "A\($0)", count: 1) }
         screen.showActionLog(many, dropped: 7, highFrequency: [])
