@@ -8,22 +8,10 @@ from conftest import PERFHUD, ROOT
 
 FIXTURES = ROOT / "Tests" / "Fixtures" / "tca"
 
-# TCA's DebugTests.testDebugCaseOutput asserts exactly these.
-DEBUG_TESTS = [
-    "DebugTests.Action.action1(_:, label:)",
-    "DebugTests.Action.action2(_:, _:, _:)",
-    "DebugTests.Action.screenA(.row(index:, action: .tapped))",
-    "DebugTests.Action.screenA(.row(index:, action: .textChanged(query:)))",
-]
-NAVIGATION = [
-    "AppFeature.Action.path(.element(id:, action: .detail(.delegate(.saved))))",
-    "AppFeature.Action.path(.element(id:, action: .detail(.titleChanged)))",
-    "AppFeature.Action.path(.popFrom(id:))",
-    "AppFeature.Action.path(.push(id:, state:))",
-    "AppFeature.Action.slider(.changed)",
-    "AppFeature.Action.moved(x:, y:)",
-    "Form.Action.binding",
-]
+# The labels TCA gives these actions, one a line (debugtests: its DebugTests.testDebugCaseOutput
+# assertions); the Swift tests read the same files.
+DEBUG_TESTS = (FIXTURES / "debugtests.labels.txt").read_text().splitlines()
+NAVIGATION = (FIXTURES / "navigation.labels.txt").read_text().splitlines()
 DOCS = ["AppFeature.Action.syncUpsList(.addSyncUpButtonTapped)", "AppFeature.Action.syncUpsList(.onDelete)"]
 
 

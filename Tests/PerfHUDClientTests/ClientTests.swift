@@ -38,14 +38,8 @@ final class ClientTests: XCTestCase {
     /// Many threads, one socket: every line arrives (the receiver keeps up at this rate), and the
     /// reducer helper reports each action's label.
     func testActionsFromManyThreadsArriveWithoutLoss() throws {
-        let directory = "/tmp/perfhud-client-test-\(getpid())"
-        mkdir(directory, 0o700)
-        defer { rmdir(directory) }
-        let aggregator = EventAggregator()
-        let receiver = try EventReceiver(path: directory + "/s.sock", aggregator: aggregator, policy: .sameUser, targetPID: getpid())
-        receiver.start()
-        defer { receiver.stop() }
-        let client = PerfHUD(socketPath: receiver.path)
+        let (client, aggregator, receiver) = try LiveReceiver.open(named: "client")
+        defer { receiver.close() }
         let reduce = client.reducer { (state: inout Int, action: Feature.Action) -> Int in state += 1; return state }
         let threads = 4, perThread = 5000
         DispatchQueue.concurrentPerform(iterations: threads) { _ in

@@ -25,38 +25,32 @@ final class TCALabelTests: XCTestCase {
         return (result, parser.malformed)
     }
 
-    /// TCA's DebugTests.testDebugCaseOutput, its four assertions.
-    static let debugTestsLabels = [
-        "DebugTests.Action.action1(_:, label:)",
-        "DebugTests.Action.action2(_:, _:, _:)",
-        "DebugTests.Action.screenA(.row(index:, action: .tapped))",
-        "DebugTests.Action.screenA(.row(index:, action: .textChanged(query:)))",
-    ]
+    /// The labels TCA gives these actions, one a line (debugtests: its DebugTests'
+    /// testDebugCaseOutput assertions). The end-to-end test reads the same files.
+    private static func expected(_ name: String) -> [String] {
+        let text = (try? String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+    static let debugTestsLabels = expected("debugtests.labels.txt")
+    static let navigationLabels = expected("navigation.labels.txt")
 
-    static let navigationLabels = [
-        "AppFeature.Action.path(.element(id:, action: .detail(.delegate(.saved))))",
-        "AppFeature.Action.path(.element(id:, action: .detail(.titleChanged)))",
-        "AppFeature.Action.path(.popFrom(id:))",
-        "AppFeature.Action.path(.push(id:, state:))",
-        "AppFeature.Action.slider(.changed)",
-        "AppFeature.Action.moved(x:, y:)",
-        "Form.Action.binding",
-    ]
+    /// Both printers' text of the same actions (`NAME.actionLabels.txt`, `NAME.customDump.txt`)
+    /// gives `labels`, and nothing is malformed.
+    private func assertBothForms(_ name: String, give labels: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        for form in ["actionLabels", "customDump"] {
+            let read = try self.labels(ofFixture: "\(name).\(form).txt")
+            XCTAssertEqual(read.labels, labels, form, file: file, line: line)
+            XCTAssertEqual(read.malformed, 0, form, file: file, line: line)
+        }
+    }
 
     func testTCAsDebugTestsInBothPrinterFormsGiveTCAsLabels() throws {
-        let oneLine = try labels(ofFixture: "debugtests.actionLabels.txt")
-        let dumped = try labels(ofFixture: "debugtests.customDump.txt")
-        XCTAssertEqual(oneLine.labels, Self.debugTestsLabels)
-        XCTAssertEqual(dumped.labels, Self.debugTestsLabels)
-        XCTAssertEqual(oneLine.malformed + dumped.malformed, 0)
+        XCTAssertEqual(Self.debugTestsLabels.count, 4)
+        try assertBothForms("debugtests", give: Self.debugTestsLabels)
     }
 
     func testNavigationStackBindingAndPayloadsInBothFormsGiveTheSameLabels() throws {
-        let oneLine = try labels(ofFixture: "navigation.actionLabels.txt")
-        let dumped = try labels(ofFixture: "navigation.customDump.txt")
-        XCTAssertEqual(oneLine.labels, Self.navigationLabels)
-        XCTAssertEqual(dumped.labels, Self.navigationLabels)
-        XCTAssertEqual(oneLine.malformed + dumped.malformed, 0)
+        try assertBothForms("navigation", give: Self.navigationLabels)
     }
 
     func testTCAsDocumentationDumps() throws {
@@ -156,14 +150,8 @@ final class TCALabelTests: XCTestCase {
     /// The client sends a label as a tag; TCA's labels hold commas (`index:, action:`), which a
     /// tag list splits on: they must arrive whole through the real socket and aggregator.
     func testClientLabelsWithCommasArriveWholeThroughTheSocket() throws {
-        let directory = "/tmp/perfhud-tca-label-test-\(getpid())"
-        mkdir(directory, 0o700)
-        defer { rmdir(directory) }
-        let aggregator = EventAggregator()
-        let receiver = try EventReceiver(path: directory + "/s.sock", aggregator: aggregator, policy: .sameUser, targetPID: getpid())
-        receiver.start()
-        defer { receiver.stop() }
-        let client = PerfHUD(socketPath: receiver.path)
+        let (client, aggregator, receiver) = try LiveReceiver.open(named: "tca-labels")
+        defer { receiver.close() }
         let reduce = client.reducer { (state: inout Int, action: DebugTests.Action) in state += 1 }
         var state = 0
         reduce(&state, .screenA(.row(index: 1, action: .textChanged(query: "Hi"))))
