@@ -17,7 +17,13 @@
   6. perfhud daemon against Debian's prometheus-process-exporter watching the same process: CPU
      per scrape, CPU per second between scrapes, RSS; /metrics render time with 200 action labels.
 
-Usage: Benchmarks/compare.py [--quick] [--events-only]   (PERFHUD_BIN selects the build)
+  7. With --against DIR (another build's directory, e.g. the previous commit's): instructions,
+     counted by callgrind on stripped copies (stable on a noisy machine), per sample of the sampler,
+     per report of the whole session loop (attach and run), and per event line ingested, for this
+     build and that one side by side, as ratios. For changes that claim not to cost anything.
+
+Usage: Benchmarks/compare.py [--quick] [--events-only] [--daemon-only] [--against DIR]
+       (PERFHUD_BIN selects the build)
 """
 import fcntl
 import json
@@ -43,6 +49,7 @@ PERFHUD = str(BIN / "perfhud")
 QUICK = "--quick" in sys.argv
 EVENTS_ONLY = "--events-only" in sys.argv
 DAEMON_ONLY = "--daemon-only" in sys.argv
+AGAINST = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
 RUNS = 3 if QUICK else 5
 SECONDS = 5 if QUICK else 15
 
@@ -342,6 +349,9 @@ def memory_growth(pid):
 def main():
     if not os.access(PERFHUD, os.X_OK):
         sys.exit(f"build first: {PERFHUD} is missing (make build)")
+    if AGAINST:
+        instruction_section(AGAINST)
+        return
     if EVENTS_ONLY:
         events_sections()
         return
@@ -465,6 +475,74 @@ def events_sections():
     cost, dropped, noop = client_cost()
     print("\n## 5. PerfHUDClient action() in the calling thread (bursts of 1000, median of runs)")
     print(f"  with perfhud receiving: {cost:6.1f} ns per call ({dropped} dropped); without PERFHUD_SOCKET: {noop:4.1f} ns")
+
+
+def callgrind_instructions(argv, during=None):
+    """Instructions (Ir) the command executes under callgrind; `during(process)` runs while it does
+    and ends it. Debug info is stripped first: valgrind 3.19 cannot read Swift 6's."""
+    with tempfile.TemporaryDirectory() as directory:
+        out = os.path.join(directory, "callgrind.out")
+        process = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if during:
+            during(process)
+        process.wait(timeout=600)
+        for line in open(out):
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    raise RuntimeError("no callgrind totals for " + " ".join(argv))
+
+
+def instruction_section(baseline_dir):
+    builds = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for name, source in (("this build", BIN), ("baseline", pathlib.Path(baseline_dir))):
+            stripped = os.path.join(directory, name.replace(" ", "-"))
+            subprocess.run(["strip", "--strip-debug", "-o", stripped, str(source / "perfhud")], check=True)
+            builds[name] = stripped
+        target = subprocess.Popen(["sleep", "3600"])
+        rows = []
+        try:
+            for name, binary in builds.items():
+                few, many = 2_000, 10_000
+                sampler = (callgrind_instructions([binary, "benchmark-sampler", str(target.pid), "--iterations", str(many)])
+                           - callgrind_instructions([binary, "benchmark-sampler", str(target.pid), "--iterations", str(few)])) / (many - few)
+                reports = {}
+                for command, tail in (("attach", [str(target.pid)]), ("run", ["--", "sleep", "60"])):
+                    counts = [callgrind_instructions([binary, command, *(tail if command == "attach" else []), "--output", "json",
+                                                      "--tick", "1ms", "--count", str(n), *(tail if command == "run" else [])])
+                              for n in (500, 2500)]
+                    reports[command] = (counts[1] - counts[0]) / 2000
+                ingest = ingest_instructions(binary, target.pid, directory)
+                rows.append((name, sampler, reports["attach"], reports["run"], ingest))
+        finally:
+            target.kill()
+    print("## 7. instructions (callgrind, stripped binaries), this build against " + baseline_dir)
+    print(f"  {'':12s} {'per sample (sampler)':>22s} {'per report (attach)':>20s} {'per report (run)':>18s} {'per event line':>16s}")
+    for name, *values in rows:
+        print(f"  {name:12s} " + " ".join(f"{value:>{width}.0f}" for value, width in zip(values, (22, 20, 18, 16))))
+    ours, theirs = rows[0][1:], rows[1][1:]
+    print(f"  {'this/baseline':12s} " + " ".join(f"{a / b:>{width}.3f}x" for a, b, width in zip(ours, theirs, (21, 19, 17, 15))))
+
+
+def ingest_instructions(binary, pid, directory):
+    """Instructions per event line: perfhud attach receiving 32-line datagrams (blocking sends, so
+    none is lost), minus the same run receiving none; a 10 s tick keeps sampling out of it."""
+    path = os.path.join(directory, "ingest.sock")
+    datagram = b"\n".join(b"perfhud.action:1|c|#action:Feature.Action.slider(.changed)" if i % 2 else b"perfhud.frame:16.7|ms"
+                          for i in range(32))
+    def send(count):
+        def during(process):
+            wait_for_path(path, timeout=60)
+            sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            for _ in range(count):
+                sender.sendto(datagram, path)
+            time.sleep(2)
+            process.send_signal(signal.SIGTERM)
+        return during
+    argv = [binary, "attach", str(pid), "--events", path, "--output", "json", "--tick", "10s"]
+    counts = [callgrind_instructions(argv, send(n)) for n in (0, 2000)]
+    return (counts[1] - counts[0]) / (2000 * 32)
 
 
 if __name__ == "__main__":
