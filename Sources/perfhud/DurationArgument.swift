@@ -28,3 +28,4 @@ struct HostAndPort: ExpressibleByArgument {
 extension SessionConfiguration.Output: ExpressibleByArgument {}
 extension HUDStyle.Position: ExpressibleByArgument {}
 extension AcceptPolicy: ExpressibleByArgument {}
+extension FrameMode: ExpressibleByArgument {}

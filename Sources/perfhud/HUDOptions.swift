@@ -36,12 +36,21 @@ struct HUDOptions: ParsableArguments {
     @Flag(help: "With run: read actions from the program's own output (TCA _printChanges, JSON lines).")
     var actionsFromOutput = false
 
+    @Option(help: "With run: where the program's frames come from: auto (its events, else its OpenGL/Vulkan presents, else its terminal output), gl, vulkan, tty, events or none.")
+    var frames: FrameMode = .auto
+
+    @Option(help: "With run: the quiet that ends a burst of a terminal program's output (one frame) when it does not use synchronized output.")
+    var frameGap = DurationArgument(nanoseconds: 8_000_000)
+
     @Option(help: .hidden)
     var crashAfter: Int?
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let duration, duration.nanoseconds == 0 { throw ValidationError("--duration must be longer than 0") }
+        guard frameGap.nanoseconds >= 1_000_000, frameGap.nanoseconds < 1_000_000_000 else {
+            throw ValidationError("--frame-gap must be between 1ms and 1s")
+        }
         guard (0...20).contains(graphRows) else { throw ValidationError("--graph-rows must be between 0 and 20") }
         if let reportEvery, reportEvery.nanoseconds < watch.tick?.nanoseconds ?? WatchOptions.hudTick {
             throw ValidationError("--report-every must be at least one --tick")
@@ -62,6 +71,8 @@ struct HUDOptions: ParsableArguments {
         configuration.crashAfterReports = crashAfter
         configuration.actionsFrom = actionsFrom
         configuration.actionsFromOutput = actionsFromOutput
+        configuration.frames = frames
+        configuration.frameGapNanoseconds = frameGap.nanoseconds
         return configuration
     }
 }

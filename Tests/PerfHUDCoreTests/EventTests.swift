@@ -5,7 +5,9 @@ import XCTest
 struct RecordingSink: EventSink {
     var events: [String] = []
     mutating func action(label: UnsafeRawBufferPointer, count: Double) { events.append("action \(String(decoding: label, as: UTF8.self)) \(count)") }
-    mutating func frame(milliseconds: Double, count: Double) { events.append("frame \(milliseconds) \(count)") }
+    mutating func frame(milliseconds: Double, count: Double, source: FrameSource) {
+        events.append("frame \(milliseconds) \(count)" + (source == .events ? "" : " \(source.rawValue)"))
+    }
     mutating func phase(name: UnsafeRawBufferPointer) { events.append("phase \(String(decoding: name, as: UTF8.self))") }
     mutating func ignored() { events.append("ignored") }
     mutating func malformed() { events.append("malformed") }

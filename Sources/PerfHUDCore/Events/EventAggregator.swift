@@ -36,6 +36,11 @@ public struct EventSnapshot: Equatable {
     public var jankyFrames: Double = 0
     public var droppedFrames: Double = 0
     public var framesTotal: Double = 0
+    /// Where the frames shown come from; nil before the first.
+    public var frameSource: FrameSource?
+    /// Key-to-screen latency of a program perfhud runs (see `TerminalFrames`); nil before a key.
+    public var inputLatencyP50: Double?
+    public var inputLatencyP99: Double?
     public var actionsPerSecond: Double = 0
     public var actionsTotal: Double = 0
     public var highFrequencyActions: [HighFrequencyAction] = []
@@ -162,6 +167,7 @@ public final class EventAggregator: @unchecked Sendable {
         var framesTotal = 0.0
         var janky = 0.0
         var dropped = 0.0
+        var frameSource: FrameSource?
         var phase: String?
         var phaseChanges: [PhaseChange] = []
         /// The log as (label index, count); names are looked up when it is drained.
@@ -222,7 +228,15 @@ public final class EventAggregator: @unchecked Sendable {
             }
         }
 
-        public mutating func frame(milliseconds: Double, count: Double) {
+        public mutating func frame(milliseconds: Double, count: Double, source: FrameSource) {
+            // One source at a time: a higher-ranked one replaces what a lower one counted (the
+            // same frames seen twice, from their output and their presents, must not add up).
+            if let current = frameSource, source.rank < current.rank || (source.rank == current.rank && source != current) { return }
+            if let current = frameSource, source.rank > current.rank {
+                frameTimes.removeAll(); frameDurations.removeAll(); allFrames = BucketCounter()
+                framesTotal = 0; janky = 0; dropped = 0
+            }
+            frameSource = source
             frameTimes.append(now)
             frameDurations.append(milliseconds)
             allFrames.add(count, bucket: bucket)
@@ -239,6 +253,14 @@ public final class EventAggregator: @unchecked Sendable {
             if phaseChanges.count < 1024 {
                 phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now, residentBytes: residentProbe?()))
             }
+        }
+    }
+
+    /// A frame perfhud measured itself (a terminal program's update), ended at `time`.
+    public func addFrame(milliseconds: Double, source: FrameSource, at time: UInt64) {
+        withLock { ingest in
+            ingest.setTime(time)
+            ingest.frame(milliseconds: milliseconds, count: 1, source: source)
         }
     }
 
@@ -269,6 +291,7 @@ public final class EventAggregator: @unchecked Sendable {
             snapshot.actionsTotal = state.actionsTotal
             snapshot.actionsPerSecond = state.allActions.lastSecond(current: current)
             snapshot.framesTotal = state.framesTotal
+            snapshot.frameSource = state.frameSource
             snapshot.fps = state.allFrames.lastSecond(current: current)
             snapshot.jankyFrames = state.janky
             snapshot.droppedFrames = state.dropped

@@ -19,7 +19,7 @@ public enum EventKind: Equatable { case action, frame, phase }
 public protocol EventSink {
     /// `label` is valid only during the call.
     mutating func action(label: UnsafeRawBufferPointer, count: Double)
-    mutating func frame(milliseconds: Double, count: Double)
+    mutating func frame(milliseconds: Double, count: Double, source: FrameSource)
     mutating func phase(name: UnsafeRawBufferPointer)
     /// A well-formed metric that is not perfhud's.
     mutating func ignored()
@@ -142,12 +142,14 @@ public enum EventLineParser {
         case .frame:
             guard equals(type, "ms") || equals(type, "h") || equals(type, "d") else { sink.malformed(); return }
             let weight = 1 / rate
+            // perfhud's own hooks tag their frames (`#source:gl`); the program's carry no source.
+            let source = tags.count == 0 ? FrameSource.events : FrameSource(tag: tag("source:", in: tags))
             // The common case: one value.
             if find(UInt8(ascii: ":"), in: values, from: 0) == nil {
                 guard let milliseconds = number(values), milliseconds >= 0, milliseconds < maximumFrameMilliseconds else {
                     sink.malformed(); return
                 }
-                sink.frame(milliseconds: milliseconds, count: weight)
+                sink.frame(milliseconds: milliseconds, count: weight, source: source)
                 return
             }
             // Packed values (DogStatsD 1.1): 16.7:16.9:33.4. All must parse, or the line is dropped.
@@ -160,7 +162,7 @@ public enum EventLineParser {
                 parsed.append(milliseconds)
                 valueStart = valueEnd + 1
             }
-            for milliseconds in parsed { sink.frame(milliseconds: milliseconds, count: weight) }
+            for milliseconds in parsed { sink.frame(milliseconds: milliseconds, count: weight, source: source) }
         }
     }
 

@@ -8,7 +8,7 @@ public enum ReportFormatter {
     public static let eventKeys: [StaticString] = [
         "fps", "frame_p50_ms", "frame_p95_ms", "frame_p99_ms", "fps_1pct_low", "janky_frames", "dropped_frames",
         "actions_per_second", "high_frequency_actions", "phase", "events_received", "events_malformed",
-        "events_rejected",
+        "events_rejected", "frame_source", "input_latency_p50_ms", "input_latency_p99_ms",
     ]
 
     /// One JSON object, no newline. Built as UTF-8 bytes in one buffer: a report may be written
@@ -59,6 +59,9 @@ public enum ReportFormatter {
             field("events_ignored", String(events.ignored))
             field("frames_total", number(events.framesTotal))
             field("actions_total", number(events.actionsTotal))
+            field("frame_source", events.frameSource.map { quoted($0.rawValue) } ?? "null")
+            field("input_latency_p50_ms", number(events.inputLatencyP50, decimals: 3))
+            field("input_latency_p99_ms", number(events.inputLatencyP99, decimals: 3))
         } else {
             for key in eventKeys { field(key, "null") }
         }

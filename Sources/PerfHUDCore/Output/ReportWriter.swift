@@ -7,11 +7,11 @@ final class ReportWriter {
     private let everyNanoseconds: UInt64
     private var last: UInt64?
 
-    init(format: SessionConfiguration.Output, output: Terminal, tickNanoseconds: UInt64, everyNanoseconds: UInt64?) {
-        self.format = format
+    init(configuration: SessionConfiguration, output: Terminal) {
+        format = configuration.output
         self.output = output
-        self.tickNanoseconds = tickNanoseconds
-        self.everyNanoseconds = everyNanoseconds ?? tickNanoseconds
+        tickNanoseconds = configuration.watch.tickNanoseconds
+        everyNanoseconds = configuration.reportEveryNanoseconds ?? tickNanoseconds
     }
 
     var readerGone: Bool { output.isClosed }

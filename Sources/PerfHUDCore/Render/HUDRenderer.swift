@@ -70,12 +70,18 @@ public enum HUDRenderer {
         if let events = snapshot.events, snapshot.status == .running {
             if events.hasFrames {
                 var text = "FPS " + ReportFormatter.number(events.fps, decimals: 0)
+                if let source = events.frameSource, source != .events { text += paint.dim(" " + source.rawValue) }
                 if let p99 = events.frameP99 {
                     let budget = 1000 / max(1, events.refreshHz)
                     text += " p99 " + paint.threshold(p99 / budget * 100, warn: 101, alarm: 150, ReportFormatter.number(p99, decimals: 1) + "ms")
                 }
                 text += " jank " + (events.jankyFrames > 0 ? paint.yellow(ReportFormatter.number(events.jankyFrames, decimals: 0)) : "0")
                 segments.append((2, text))
+            } else if let note = snapshot.framesNote {
+                segments.append((4, paint.dim(note)))
+            }
+            if let p50 = events.inputLatencyP50, let p99 = events.inputLatencyP99 {
+                segments.append((3, "key→screen " + ReportFormatter.number(p50, decimals: 0) + "/" + ReportFormatter.number(p99, decimals: 0) + "ms"))
             }
             if events.hasActions {
                 segments.append((3, "act " + ReportFormatter.number(events.actionsPerSecond, decimals: 0) + "/s"))

@@ -12,6 +12,8 @@ public struct HUDSnapshot {
     /// What the program reported; nil without an event socket.
     public var events: EventSnapshot?
     public var phases = PhaseHistory()
+    /// Said in place of the frame figures while there are none (attach: "frames not reported").
+    public var framesNote: String?
 
     public init(pid: Int32, commandName: String, report: Report?, series: TimeSeries, tickNanoseconds: UInt64,
                 historySeconds: Double, status: TargetStatus, elapsedSeconds: Double) {

@@ -23,9 +23,8 @@ public final class Session {
     private var actionLog: ActionLogFollower?
     private var sampler: ProcessSampler!
     private var store: MetricsStore!
-    private var commandName = ""
-    private var commandNameChanges = 0
-    private let directory = ProcessDirectory()
+    /// The target's name as it is now (it follows an exec), or what was launched.
+    private var commandName: String { sampler.commandName ?? target.launchedName }
     private var status = TargetStatus.running
 
     private var reports = 0
@@ -44,9 +43,7 @@ public final class Session {
         events = SessionEvents(configuration: configuration.watch.events)
         if case .launch(_, let owns) = target { ownsKeys = owns } else { ownsKeys = true }
         screen = configuration.output == .hud ? Screen(device: standardOutput, style: configuration.style, ownsKeys: ownsKeys) : nil
-        reportWriter = screen != nil ? nil : ReportWriter(format: configuration.output, output: standardOutput,
-                                                          tickNanoseconds: configuration.watch.tickNanoseconds,
-                                                          everyNanoseconds: configuration.reportEveryNanoseconds)
+        reportWriter = screen != nil ? nil : ReportWriter(configuration: configuration, output: standardOutput)
     }
 
     /// Runs until the target ends, the user quits, or `--duration` / `--count` is reached.
@@ -95,8 +92,6 @@ public final class Session {
         return exitStatus
     }
 
-    // MARK: start
-
     /// Attaches or launches, opens the event socket and the action log, takes the terminal.
     private func start() throws {
         let warn = { (text: String) in self.standardError.write("perfhud: warning: \(text)\n") }
@@ -108,21 +103,17 @@ public final class Session {
             try events.open(pathPID: pid, targetPID: pid, configuration: configuration.watch, warn: warn)
         case .launch(let command, _):
             try events.open(pathPID: getpid(), targetPID: getpid(), configuration: configuration.watch, warn: warn)
-            let launched = try LaunchedProgram(command: command, size: screen?.programSize ?? standardOutput.size() ?? TerminalSize(rows: 24, columns: 80),
-                                               settings: Terminal.settings(of: STDIN_FILENO),
-                                               environment: events.receiver.map { ["PERFHUD_SOCKET": $0.path] } ?? [:])
+            let launched = try ProgramLauncher.launch(command, isRun: !ownsKeys, configuration: configuration, events: events,
+                                                      size: screen?.programSize ?? standardOutput.size() ?? TerminalSize(rows: 24, columns: 80),
+                                                      drawsHUD: screen != nil, keyboard: standardError, warn: warn)
             program = launched
             pid = launched.pid
-            events.target(launchedPID: pid, linkByPID: configuration.watch.eventsPath == nil)
         }
+        let directory = ProcessDirectory()
         sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
         program?.watched()
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
-        commandName = description?.commandName ?? {
-            if case .launch(let command, _) = target { return String(command[0].split(separator: "/").last ?? "") }
-            return "?"
-        }()
         let kernelThread = sampler.isKernelThread ? "PID \(pid) (\(TerminalText.escaped(commandName))) is a kernel thread: its CPU time is shown; it has no memory of its own (RSS n/a)" : nil
         if let kernelThread, screen == nil { warn(kernelThread) }
         if let path = configuration.actionsFrom {
@@ -131,14 +122,15 @@ public final class Session {
         }
         store = MetricsStore(pid: pid, capacity: configuration.watch.historyCapacity, startNanoseconds: monotonicNanoseconds())
         guard let screen else { return }
-        screen.snapshot = { [unowned self] in hudSnapshot() }
+        screen.snapshot = { [unowned self] in
+            var snapshot = HUDSnapshot(pid: pid, commandName: commandName, store: store, watch: configuration.watch, status: status,
+                                       elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9, events: events.snapshot, phases: events.phases)
+            if case .attach = target { snapshot.framesNote = "frames not reported" }   // nothing can be injected
+            return snapshot
+        }
         screen.targetRunning = { [unowned self] in status == .running }
         screen.setUp()
-        if case .attach = target, let description {
-            screen.notice("attached to PID \(pid) (\(TerminalText.escaped(description.commandName))), user \(TerminalText.escaped(description.user))")
-            screen.notice("command line: " + TerminalText.escaped(description.commandLine, maxLength: 400))
-            screen.notice("press q to quit")
-        }
+        if case .attach = target, let description { screen.noticeAttached(to: description) }
         if let kernelThread { screen.notice(kernelThread) }
     }
 
@@ -148,10 +140,6 @@ public final class Session {
         actionLog?.tick(into: events.aggregator)
         let sample = sampler.sample()
         let now = sample.monotonicNanoseconds
-        if sampler.commandNameChanges != commandNameChanges {     // an exec: the name follows it
-            commandNameChanges = sampler.commandNameChanges
-            commandName = directory.describe(pid: sampler.pid)?.commandName ?? commandName
-        }
         for ended in events.tick(now: now, startNanoseconds: store.startNanoseconds, residentBytes: sample.residentBytes) {
             screen?.notice("phase \(TerminalText.escaped(ended.name)) ended, kept \(Units.bytes(Double(ended.keptBytes)))", kind: .phase)
         }
@@ -173,20 +161,13 @@ public final class Session {
         if let duration = configuration.durationNanoseconds, now &- startedAt >= duration { stop() }
     }
 
-    private func hudSnapshot() -> HUDSnapshot {
-        HUDSnapshot(pid: sampler.pid, commandName: commandName, store: store, watch: configuration.watch, status: status,
-                    elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9, events: events.snapshot, phases: events.phases)
-    }
-
-    // MARK: the end
-
     /// Stops at the user's request or at `--duration` / `--count`; a launched program is ended.
     private func stop() {
         guard !finished else { return }
         if let program, status == .running {
             stoppedByUs = true
             let state = program.stop()
-            drainProgramOutput()
+            readProgramOutput(draining: true)
             programEnded(state)
         }
         finished = true
@@ -216,6 +197,7 @@ public final class Session {
 
     private func finish() {
         events.stop()
+        standardError.restoreInput()
         if let screen {
             if status == .running { store.record(sampler.sample()) }
             screen.drawFinalFrame()
@@ -233,15 +215,14 @@ public final class Session {
             guard let program else { return }
             let state = program.poll()
             if state.hasEnded {
-                drainProgramOutput()
+                readProgramOutput(draining: true)
                 programEnded(state)
             } else if state == .stopped && program.isStopped {
                 suspend(programStoppedItself: true)
             }
         case SIGTSTP:
             suspend(programStoppedItself: false)
-        case SIGCONT:
-            break
+        case SIGCONT: break
         default: // SIGINT, SIGTERM, SIGHUP, SIGQUIT
             if signal == SIGHUP { keysOpen = false }   // the terminal is gone
             if let program, !ownsKeys {
@@ -267,11 +248,14 @@ public final class Session {
         }
         // Ctrl-Z too: the program's terminal turns it into SIGTSTP (or the program reads it, as
         // vim does), the program stops itself, and perfhud follows (see `suspend`).
+        events.keySent()
         program?.forward(keys: screen?.translateInput(keys) ?? keys)
     }
 
-    private func readProgramOutput() {
+    /// What the program wrote; `draining` after its end: all of it, so its last lines are not lost.
+    private func readProgramOutput(draining: Bool = false) {
         guard let program else { return }
+        if draining { return program.drainOutput(into: &readBuffer) { showProgramOutput($0) } }
         switch program.readOutput(into: &readBuffer) {
         case .bytes(let count): showProgramOutput(readBuffer[0..<count])
         case .nothing: break
@@ -279,15 +263,11 @@ public final class Session {
         }
     }
 
-    private func drainProgramOutput() {
-        program?.drainOutput(into: &readBuffer) { showProgramOutput($0) }
-    }
-
     private func showProgramOutput(_ bytes: ArraySlice<UInt8>) {
-        if configuration.actionsFromOutput { events.readActions(fromOutput: bytes) }
+        events.programWrote(bytes, readActions: configuration.actionsFromOutput)
         // Plain and JSON own standard output: the program's output goes to standard error.
         guard let screen else { standardError.write(Array(bytes)); return }
-        screen.showProgramOutput(bytes)
+        if screen.showProgramOutput(bytes) { program?.forward(keys: Array(ControlSequence.synchronizedOutputSupported.utf8)) }
     }
 
     private func relayout() {
@@ -295,12 +275,9 @@ public final class Session {
         program?.resize(size)
     }
 
-    /// Ctrl-Z. Either the program stopped itself (its terminal turned the key into SIGTSTP, or it
-    /// read the key and stopped, as vim does) and perfhud follows it, or perfhud was stopped
-    /// (SIGTSTP: `demo`, plain output) and stops the program with it. The terminal goes back to
-    /// the shell; on `fg` perfhud takes it again and continues the program, which repaints: a
-    /// program that handles SIGTSTP (ncurses) does so itself; one stopped by SIGSTOP is sent
-    /// SIGWINCH, at which full-screen programs redraw.
+    /// Ctrl-Z: the program stopped itself (SIGTSTP from its terminal, or vim's own) and perfhud
+    /// follows, or perfhud was stopped (SIGTSTP) and stops the program too. On `fg` the program is
+    /// continued and repaints: itself after SIGTSTP (ncurses), on SIGWINCH after SIGSTOP.
     private func suspend(programStoppedItself: Bool) {
         if programStoppedItself {
             program?.readPendingOutput(into: &readBuffer) { showProgramOutput($0) }   // it left its screen
@@ -308,7 +285,9 @@ public final class Session {
             program?.signal(SIGSTOP)
         }
         screen?.restore()
+        standardError.restoreInput()
         raise(SIGSTOP)           // not blockable: the shell sees us stopped; SIGCONT resumes here
+        standardError.reenter()
         if let screen {
             screen.resume()
             program?.resize(screen.programSize)

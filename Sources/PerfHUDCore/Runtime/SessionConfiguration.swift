@@ -14,10 +14,29 @@ public struct SessionConfiguration {
     public var actionsFrom: String?
     /// `--actions-from-output` (run): read actions from the program's own output.
     public var actionsFromOutput = false
+    /// `--frames` (run): where frames of the program come from.
+    public var frames = FrameMode.auto
+    /// `--frame-gap`: the quiet that ends an output burst of a terminal program (one frame).
+    public var frameGapNanoseconds: UInt64 = 8_000_000
     /// Test hook: crash on purpose after this many reports, to test the crash restore path.
     public var crashAfterReports: Int?
 
     public init() {}
+}
+
+/// `--frames`: which frames of a program perfhud runs are measured.
+public enum FrameMode: String, CaseIterable {
+    /// Every source: the program's events, the OpenGL and Vulkan hooks, its terminal output.
+    case auto
+    case gl, vulkan, tty
+    /// The program's own `perfhud.frame` events only: nothing injected, the output not read for frames.
+    case events
+    /// Nothing injected and the output not read for frames (what the program sends still counts).
+    case none
+
+    public var injectsGL: Bool { self == .auto || self == .gl }
+    public var injectsVulkan: Bool { self == .auto || self == .vulkan }
+    public var readsTerminal: Bool { self == .auto || self == .tty }
 }
 
 /// What a session watches.
@@ -26,4 +45,10 @@ public enum SessionTarget {
     /// Launch on a pseudo-terminal. `ownsKeys`: the HUD reads keys itself (`q` quits, Ctrl-C
     /// stops) instead of passing them to the program — the demo.
     case launch(command: [String], ownsKeys: Bool)
+
+    /// The launched command's name, until the process's own can be read.
+    var launchedName: String {
+        if case .launch(let command, _) = self { return String(command[0].split(separator: "/").last ?? "") }
+        return "?"
+    }
 }

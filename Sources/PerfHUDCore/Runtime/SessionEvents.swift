@@ -11,6 +11,9 @@ final class SessionEvents {
     private(set) var snapshot: EventSnapshot?
     private(set) var phases = PhaseHistory()
     private var outputParser = ReducerLogParser()
+    /// Frames and key latency from the program's terminal output (`run`, `--frames auto|tty`).
+    private var terminalFrames: TerminalFrames?
+    private var latencies = LatencyWindow()
 
     /// A phase that ended, and the memory it kept (RSS at exit minus RSS at entry).
     struct EndedPhase { var name: String; var keptBytes: Int64 }
@@ -67,6 +70,7 @@ final class SessionEvents {
     /// Takes the phase changes since the last tick and the figures now.
     /// - Returns: the phases that ended and what each kept, for a notice.
     func tick(now: UInt64, startNanoseconds: UInt64, residentBytes: UInt64?) -> [EndedPhase] {
+        if let result = terminalFrames?.tick(at: now) { record(result) }
         guard receiver != nil else { return [] }
         var ended: [EndedPhase] = []
         for change in aggregator.drainPhaseChanges() {
@@ -77,13 +81,32 @@ final class SessionEvents {
                 ended.append(EndedPhase(name: leaving.name, keptBytes: kept))
             }
         }
-        snapshot = aggregator.snapshot(at: now)
+        var current = aggregator.snapshot(at: now)
+        current.inputLatencyP50 = latencies.percentile(50)
+        current.inputLatencyP99 = latencies.percentile(99)
+        snapshot = current
         return ended
     }
 
-    /// Actions in what the program wrote (`--actions-from-output`).
-    func readActions(fromOutput bytes: ArraySlice<UInt8>) {
-        aggregator.addActions(outputParser.feed(bytes), at: monotonicNanoseconds())
+    /// Reads frames (and key-to-screen latency) from the program's terminal output from now on.
+    func readFrames(fromTerminalOutputWithGap gap: UInt64) { terminalFrames = TerminalFrames(quietNanoseconds: gap) }
+
+    /// What the program wrote to its terminal: its frames, and its actions with `readActions`
+    /// (`--actions-from-output`).
+    func programWrote(_ bytes: ArraySlice<UInt8>, readActions: Bool) {
+        let now = monotonicNanoseconds()
+        if readActions { aggregator.addActions(outputParser.feed(bytes), at: now) }
+        if let result = terminalFrames?.output(bytes, at: now) { record(result) }
+    }
+
+    /// A key was sent to the program: the next frame answers it.
+    func keySent() { terminalFrames?.keySent(at: monotonicNanoseconds()) }
+
+    private func record(_ result: (frames: [TerminalFrames.Frame], latencies: [Double])) {
+        for frame in result.frames {
+            if let milliseconds = frame.milliseconds { aggregator.addFrame(milliseconds: milliseconds, source: .tty, at: frame.end) }
+        }
+        for latency in result.latencies { latencies.add(latency) }
     }
 
     func stop() { receiver?.stop() }

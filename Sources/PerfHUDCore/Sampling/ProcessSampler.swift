@@ -48,6 +48,8 @@ public final class ProcessSampler {
     /// How often the target's command name changed (an exec): a caller that shows the name looks
     /// it up again when this moves. Noticed from the stat line every sample reads anyway.
     public private(set) var commandNameChanges = 0
+    /// The target's command name, looked up again after each exec; nil where it cannot be read.
+    public private(set) var commandName: String?
 
     private var root: TrackedProcess
     private var descendants: [Int32: TrackedProcess] = [:]
@@ -80,6 +82,7 @@ public final class ProcessSampler {
         }
         startTicks = root.startTicks
         exitDescriptor = perfhud_pidfd_open(pid)
+        commandName = directory.describe(pid: pid)?.commandName
         if includeChildren { discoverDescendants(now: monotonicNanoseconds()) }
     }
 
@@ -132,9 +135,10 @@ public final class ProcessSampler {
             }
             if process === root {
                 rootReading = true
-                if reading.stat.commandNameHash != root.commandNameHash {
+                if reading.stat.commandNameHash != root.commandNameHash {   // an exec: the name follows it
                     root.commandNameHash = reading.stat.commandNameHash
                     commandNameChanges += 1
+                    commandName = directory.describe(pid: pid)?.commandName ?? commandName
                 }
                 sample.alive = reading.stat.state != UInt8(ascii: "Z") && reading.stat.state != UInt8(ascii: "X")
             }

@@ -17,6 +17,9 @@ public enum ControlSequence {
     public static let eraseLine = "\u{1B}[2K"
     /// One line up, same column.
     public static let cursorUp = "\u{1B}[A"
+    /// DECRPM: synchronized output (mode 2026) is supported and off now — the answer to a program's
+    /// `CSI ? 2026 $ p`.
+    public static let synchronizedOutputSupported = "\u{1B}[?2026;2$y"
     public static let enterAlternateScreen = "\u{1B}[?1049h"
     public static let leaveAlternateScreen = "\u{1B}[?1049l"
 

@@ -17,6 +17,9 @@ public struct ProgramOutputTranslator {
         public static let hudDamaged = Effects(rawValue: 1)
         /// The program reset the terminal (RIS, DECSTR): set the scroll region again.
         public static let terminalReset = Effects(rawValue: 2)
+        /// The program asked whether synchronized output is supported (DECRQM `CSI ? 2026 $ p`):
+        /// held back from the terminal, to be answered by perfhud, which draws every frame in it.
+        public static let synchronizedOutputQueried = Effects(rawValue: 4)
     }
 
     private enum State { case ground, escape, escapeIntermediate, controlSequence, string, stringEscape }
@@ -96,6 +99,7 @@ public struct ProgramOutputTranslator {
         let isPrivate = body.first.map { $0 >= 0x3C && $0 <= 0x3F } ?? false
         let hasIntermediate = body.contains { $0 >= 0x20 && $0 <= 0x2F }
         if hasIntermediate {
+            if isPrivate, final == UInt8(ascii: "p"), Array(body) == Array("?2026$".utf8) { return .synchronizedOutputQueried }
             output += pending
             // DECSTR (CSI ! p) resets the scroll region.
             return final == UInt8(ascii: "p") && body.contains(UInt8(ascii: "!")) ? [.terminalReset, .hudDamaged] : []

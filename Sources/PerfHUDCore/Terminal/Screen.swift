@@ -130,7 +130,9 @@ public final class Screen {
 
     /// The program's output, moved into its area, with a pending HUD frame when the output ends
     /// at a boundary; one write, in synchronized output.
-    public func showProgramOutput(_ bytes: ArraySlice<UInt8>) {
+    /// - Returns: whether the program asked if synchronized output is supported (the caller answers).
+    @discardableResult
+    public func showProgramOutput(_ bytes: ArraySlice<UInt8>) -> Bool {
         actionLog.interrupt()
         var output: [UInt8] = Array(ControlSequence.beginSynchronizedUpdate.utf8)
         output.reserveCapacity(bytes.count + 512)
@@ -143,6 +145,7 @@ public final class Screen {
         if hudDirty && translator.isAtBoundary { output += Array(hudBytes(force: false).utf8) }
         output += Array(ControlSequence.endSynchronizedUpdate.utf8)
         device.write(output)
+        return effects.contains(.synchronizedOutputQueried)
     }
 
     /// Keys for the program, with mouse positions moved from screen rows to the program's rows.
@@ -157,6 +160,13 @@ public final class Screen {
         actionLog.interrupt()
         let styled = kind == .phase ? Palette(enabled: style.color).cyan("perfhud: " + text) : "perfhud: " + text
         device.write(Array((ControlSequence.faint + styled + ControlSequence.resetAttributes + "\r\n").utf8))
+    }
+
+    /// What `attach` says first: whom it watches, and how to quit.
+    public func noticeAttached(to process: ProcessDescription) {
+        notice("attached to PID \(process.pid) (\(TerminalText.escaped(process.commandName))), user \(TerminalText.escaped(process.user))")
+        notice("command line: " + TerminalText.escaped(process.commandLine, maxLength: 400))
+        notice("press q to quit")
     }
 
     /// Actions as log lines (see `ActionLogView`); held back while the program's output stops

@@ -28,6 +28,7 @@ public final class Terminal {
     public let input: Int32
     public let output: Int32
     private var saved: termios?
+    private var enteredMode: InputMode?
     private(set) public var isClosed = false
 
     public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {
@@ -54,6 +55,7 @@ public final class Terminal {
         var settings = termios()
         guard isatty(input) == 1, tcgetattr(input, &settings) == 0 else { return }
         if saved == nil { saved = settings }
+        enteredMode = mode
         var changed = saved!
         switch mode {
         case .keys:
@@ -66,6 +68,11 @@ public final class Terminal {
             cc[Int(VTIME)] = 0
         }
         _ = tcsetattr(input, TCSANOW, &changed)
+    }
+
+    /// Enters the last mode again (after a suspension), if `enter` was called.
+    public func reenter() {
+        if let mode = enteredMode { enter(mode) }
     }
 
     /// Puts the input settings back as they were before `enter`.
