@@ -21,11 +21,10 @@ public enum FrameSource: String, CaseIterable, Sendable {
 
     /// The `source:` tag of a frame line (`#source:gl`); anything else is the program's own.
     init(tag: UnsafeRawBufferPointer?) {
+        // Compared as bytes: no String per frame line.
         guard let tag else { self = .events; return }
-        switch String(decoding: tag, as: UTF8.self) {
-        case "gl": self = .gl
-        case "vulkan": self = .vulkan
-        default: self = .events
-        }
+        if tag.elementsEqual("gl".utf8) { self = .gl }
+        else if tag.elementsEqual("vulkan".utf8) { self = .vulkan }
+        else { self = .events }
     }
 }

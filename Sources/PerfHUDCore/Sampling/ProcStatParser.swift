@@ -29,16 +29,23 @@ public enum ProcParser {
     /// Parses a `/proc/PID/stat` line. The command name (field 2) may contain spaces and
     /// parentheses, so fields are counted from the *last* `)`.
     public static func stat(_ bytes: UnsafeRawBufferPointer) -> ProcStat? {
-        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")),
-              let open = bytes.firstIndex(of: UInt8(ascii: "(")), open < close else { return nil }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325      // FNV-1a over comm (at most 15 bytes)
-        for index in (open + 1)..<close { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3 }
+        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")), let base = bytes.baseAddress else { return nil }
+        // FNV-1a over comm (at most 15 bytes after "PID ("), on raw bytes: this runs every tick.
+        var open = 0
+        while open < close && base.load(fromByteOffset: open, as: UInt8.self) != UInt8(ascii: "(") { open += 1 }
+        guard open < close else { return nil }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var index = open + 1
+        while index < close {
+            hash = (hash ^ UInt64(base.load(fromByteOffset: index, as: UInt8.self))) &* 0x100_0000_01b3
+            index += 1
+        }
         var result = ProcStat(commandNameHash: hash, state: 0, parentPID: 0, flags: 0, userTicks: 0, systemTicks: 0,
                               childrenUserTicks: 0, childrenSystemTicks: 0, threads: 0, startTicks: 0, virtualBytes: 0)
         var field = 2            // the field we are in; the space after `)` starts field 3
         var value: UInt64 = 0
         var inNumber = false
-        var index = close + 1
+        index = close + 1
         let end = bytes.count
         while index <= end {
             let byte: UInt8 = index < end ? bytes[index] : UInt8(ascii: " ")
