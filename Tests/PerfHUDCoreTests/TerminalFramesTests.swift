@@ -1,0 +1,85 @@
+import XCTest
+@testable import PerfHUDCore
+
+/// Frames read from a terminal program's output, and which source of frames is shown.
+final class TerminalFramesTests: XCTestCase {
+    private let ms: UInt64 = 1_000_000
+    private let begin = Array("\u{1B}[?2026h".utf8), end = Array("\u{1B}[?2026l".utf8)
+
+    func testSynchronizedUpdatesAreFramesTimedFromEndToEnd() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        var ended: [TerminalFrames.Frame] = []
+        for (index, at) in [100, 117, 133, 183, 200].enumerated() {
+            ended += frames.output(begin + Array("frame \(index)".utf8) + end, at: UInt64(at) * ms).frames
+        }
+        XCTAssertTrue(frames.usesSynchronizedOutput)
+        XCTAssertEqual(ended.map(\.milliseconds), [nil, 17, 16, 50, 17], "the first only starts the clock")
+    }
+
+    func testAnUpdateSplitAcrossReadsAndSequencesCutAnywhereAreOneFrame() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        let stream = begin + Array("a".utf8) + end + begin + Array("b".utf8) + end
+        var count = 0
+        for (offset, byte) in stream.enumerated() { count += frames.output([byte], at: UInt64(offset) * ms).frames.count }
+        XCTAssertEqual(count, 2)
+    }
+
+    func testWithoutSynchronizedOutputABurstEndsInQuiet() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        XCTAssertEqual(frames.output(Array("top of a frame".utf8), at: 100 * ms).frames, [])
+        XCTAssertEqual(frames.output(Array("rest of it".utf8), at: 104 * ms).frames, [], "4 ms later: the same burst")
+        XCTAssertEqual(frames.tick(at: 110 * ms).frames, [], "6 ms of quiet is not yet the end")
+        XCTAssertEqual(frames.tick(at: 113 * ms).frames, [TerminalFrames.Frame(end: 104 * ms, milliseconds: nil)],
+                       "it ended at its last byte")
+        XCTAssertEqual(frames.output(Array("next".utf8), at: 120 * ms).frames, [])
+        XCTAssertEqual(frames.output(Array("and next".utf8), at: 140 * ms).frames, [TerminalFrames.Frame(end: 120 * ms, milliseconds: 16)])
+    }
+
+    func testAPauseOfASecondIsIdleNotALongFrame() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        _ = frames.output(begin + end, at: 0)
+        XCTAssertEqual(frames.output(begin + end, at: 1500 * ms).frames.map(\.milliseconds), [nil])
+        XCTAssertEqual(frames.output(begin + end, at: 1516 * ms).frames.map(\.milliseconds), [16])
+    }
+
+    func testEachKeyWaitsForTheNextFrame() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        frames.keySent(at: 10 * ms)
+        frames.keySent(at: 30 * ms)
+        XCTAssertEqual(frames.output(begin + end, at: 50 * ms).latencies, [40, 20])
+        frames.keySent(at: 60 * ms)
+        XCTAssertEqual(frames.output(begin, at: 70 * ms).latencies, [], "an update not yet ended answers nothing")
+        XCTAssertEqual(frames.output(end, at: 75 * ms).latencies, [15])
+    }
+
+    func testLatencyPercentilesAreNearestRank() {
+        var window = LatencyWindow()
+        XCTAssertNil(window.percentile(50))
+        for value in 1...100 { window.add(Double(value)) }
+        XCTAssertEqual(window.percentile(50), 50)
+        XCTAssertEqual(window.percentile(99), 99)
+    }
+
+    func testTheHighestRankedSourceIsShownAndReplacesWhatALowerOneCounted() {
+        let aggregator = EventAggregator()
+        let t0: UInt64 = 1_000_000 * ms          // monotonic time is uptime: well past the 10 s window
+        for step in 1...5 { aggregator.addFrame(milliseconds: 100, source: .tty, at: t0 + UInt64(step) * 100 * ms) }
+        XCTAssertEqual(aggregator.snapshot(at: t0 + 600 * ms).frameSource, .tty)
+        XCTAssertEqual(aggregator.snapshot(at: t0 + 600 * ms).framesTotal, 5)
+        aggregator.addFrame(milliseconds: 16, source: .gl, at: t0 + 700 * ms)
+        aggregator.addFrame(milliseconds: 33, source: .tty, at: t0 + 710 * ms)     // the same frames, seen twice: dropped
+        let shown = aggregator.snapshot(at: t0 + 720 * ms)
+        XCTAssertEqual(shown.frameSource, .gl)
+        XCTAssertEqual(shown.framesTotal, 1, "gl's frames only")
+        XCTAssertEqual(shown.frameP99, 16)
+        aggregator.addFrame(milliseconds: 20, source: .vulkan, at: t0 + 730 * ms)
+        XCTAssertEqual(aggregator.snapshot(at: t0 + 740 * ms).framesTotal, 1, "a second hook of the same rank does not add up")
+    }
+
+    func testHookFramesCarryTheirSourceAndTheProgramsWin() {
+        var sink = RecordingSink()
+        let lines = "perfhud.frame:16.7|ms|#source:gl\nperfhud.frame:16.7|ms|#source:vulkan\nperfhud.frame:16.7|ms\nperfhud.frame:5|ms|#source:other"
+        Array(lines.utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &sink) }
+        XCTAssertEqual(sink.events, ["frame 16.7 1.0 gl", "frame 16.7 1.0 vulkan", "frame 16.7 1.0", "frame 5.0 1.0"])
+    }
+}
