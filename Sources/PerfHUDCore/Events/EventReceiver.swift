@@ -213,8 +213,11 @@ public final class EventReceiver {
         while true {
             for index in descriptors.indices { descriptors[index].revents = 0 }
             if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 && errno != EINTR { return }
-            if descriptors[0].revents != 0 { return }
-            for (index, checksCredentials) in [(1, true), (2, false)] where descriptors[index].revents != 0 {
+            // Asked to stop: what is queued still counts (a program's last frames, sent as it
+            // exits, belong in the last report).
+            let stopping = descriptors[0].revents != 0
+            for (index, checksCredentials) in [(1, true), (2, false)] where stopping || descriptors[index].revents != 0 {
+                guard descriptors[index].fd >= 0 else { continue }
                 while true {
                     let received = perfhud_batch_receive(descriptors[index].fd, batch)
                     if received <= 0 { break }
@@ -243,6 +246,7 @@ public final class EventReceiver {
                     if received < Int32(capacity) { break }
                 }
             }
+            if stopping { return }
         }
     }
 }

@@ -25,7 +25,7 @@ enum FrameHooks {
 
     /// The variables that load the hooks `mode` asks for into the program (and its children):
     /// LD_PRELOAD gains the GL hook (what the user preloads stays, after it); the Vulkan layer is
-    /// implicit, found through the loader's layer path and enabled by PERFHUD_VULKAN=1 only.
+    /// added to the loader's layer path and enabled for this program only.
     static func environment(for mode: FrameMode, warn: (String) -> Void) -> [String: String] {
         guard mode.injectsGL || mode.injectsVulkan else { return [:] }
         guard let directory = directory() else {
@@ -33,20 +33,24 @@ enum FrameHooks {
             return [:]
         }
         var environment: [String: String] = [:]
-        if mode.injectsGL {
-            let existing = getenv("LD_PRELOAD").map { String(cString: $0) } ?? ""
-            environment["LD_PRELOAD"] = directory + "/" + glLibrary + (existing.isEmpty ? "" : ":" + existing)
-        }
+        if mode.injectsGL { environment["LD_PRELOAD"] = appending(directory + "/" + glLibrary, to: "LD_PRELOAD") }
         if mode.injectsVulkan, access(directory + "/" + vulkanManifest, R_OK) == 0 {
-            for variable in vulkanLayerPathVariables {
-                let existing = getenv(variable).map { String(cString: $0) } ?? ""
-                environment[variable] = directory + (existing.isEmpty ? "" : ":" + existing)
-            }
+            // Debian 12's loader (1.3.239) reads no implicit-layer path from the environment, and a
+            // layer found through VK_ADD_LAYER_PATH is explicit: it is also named in
+            // VK_INSTANCE_LAYERS (VK_LAYER_PATH would replace the user's own layer paths). Newer
+            // loaders take VK_ADD_IMPLICIT_LAYER_PATH, where PERFHUD_VULKAN=1 enables it.
+            for variable in ["VK_ADD_LAYER_PATH", "VK_ADD_IMPLICIT_LAYER_PATH"] { environment[variable] = appending(directory, to: variable) }
+            environment["VK_INSTANCE_LAYERS"] = appending(vulkanLayerName, to: "VK_INSTANCE_LAYERS")
             environment["PERFHUD_VULKAN"] = "1"
         }
         return environment
     }
 
-    /// Where the Vulkan loader looks for extra implicit layers.
-    static let vulkanLayerPathVariables = ["VK_ADD_IMPLICIT_LAYER_PATH"]
+    static let vulkanLayerName = "VK_LAYER_PERFHUD_frames"
+
+    /// `value`, then what the user's `variable` already holds (`:`-separated): theirs stays.
+    private static func appending(_ value: String, to variable: String) -> String {
+        let existing = getenv(variable).map { String(cString: $0) } ?? ""
+        return existing.isEmpty ? value : value + ":" + existing
+    }
 }

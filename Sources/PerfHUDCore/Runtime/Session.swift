@@ -176,6 +176,7 @@ public final class Session {
     private func targetEnded(_ newStatus: TargetStatus) {
         guard status == .running else { return }
         status = newStatus
+        events.stop()           // what the program sent as it ended counts in the last report
         if let screen {
             screen.invalidate()
             screen.notice("PID \(sampler.pid) (\(TerminalText.escaped(commandName))) \(newStatus.description)")

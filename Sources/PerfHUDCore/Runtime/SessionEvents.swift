@@ -81,10 +81,7 @@ final class SessionEvents {
                 ended.append(EndedPhase(name: leaving.name, keptBytes: kept))
             }
         }
-        var current = aggregator.snapshot(at: now)
-        current.inputLatencyP50 = latencies.percentile(50)
-        current.inputLatencyP99 = latencies.percentile(99)
-        snapshot = current
+        refresh(at: now)
         return ended
     }
 
@@ -109,5 +106,18 @@ final class SessionEvents {
         for latency in result.latencies { latencies.add(latency) }
     }
 
-    func stop() { receiver?.stop() }
+    /// Stops the socket; what was queued is counted first, and the figures taken again.
+    func stop() {
+        guard let receiver else { return }
+        receiver.stop()
+        self.receiver = nil
+        refresh(at: monotonicNanoseconds())
+    }
+
+    private func refresh(at now: UInt64) {
+        var current = aggregator.snapshot(at: now)
+        current.inputLatencyP50 = latencies.percentile(50)
+        current.inputLatencyP99 = latencies.percentile(99)
+        snapshot = current
+    }
 }
