@@ -615,7 +615,7 @@ def frames_section():
         print(f"  {name:34s} median {medians[name]:9.1f} FPS   ({', '.join(f'{v:.0f}' for v in values)})")
     without, with_hook = medians["without the hook"], medians["with LD_PRELOAD=libperfhud-gl.so"]
     print(f"  frames perfhud received from the hooked runs: {received}")
-    print(f"  FPS with / without = {with_hook / without:.3f}; frame time +{(without / with_hook - 1) * 100:.1f} % "
+    print(f"  FPS with / without = {with_hook / without:.3f}; frame time {(without / with_hook - 1) * 100:+.1f} % "
           f"(goal: <= 5 %)")
 
 
