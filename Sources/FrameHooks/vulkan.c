@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -158,10 +159,19 @@ static void forget_swapchain(VkSwapchainKHR handle) {
     }
 }
 
+/* The loader honours the manifest's disable_environment only for implicit layers; enabled as an
+ * explicit layer (VK_INSTANCE_LAYERS, as on Debian 12's loader), the layer checks it itself and then
+ * only forwards. */
+static int disabled;
+__attribute__((constructor)) static void read_disable(void) {
+    const char *value = getenv("PERFHUD_VULKAN_DISABLE");
+    disabled = value && !strcmp(value, "1");
+}
+
 static VkResult layer_QueuePresentKHR(VkQueue queue, const void *info) {
     struct device_entry *device = find_device(queue);
     if (!device) return VK_ERROR_INITIALIZATION_FAILED;
-    if (perfhud_active()) {
+    if (perfhud_active() && !disabled) {
         const struct VkPresentInfoKHR *present = info;
         for (uint32_t i = 0; i < present->swapchainCount; i++) {
             struct perfhud_clock *clock = swapchain_clock(present->pSwapchains[i]);

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -167,6 +168,49 @@ def test_vulkan_layer_off_without_its_variables(display):
     del env["VK_INSTANCE_LAYERS"]
     rows, result = run_json("vkcube", "--c", "60", env=env)
     assert rows[-1]["frames_total"] == 0, result.stderr
+
+
+def receive_lines(program, env, timeout=60):
+    """Runs `program` with PERFHUD_SOCKET at a plain receiver (no perfhud); the frame lines it got."""
+    directory = tempfile.mkdtemp(prefix="perfhud-hooks-")
+    path = os.path.join(directory, "events.sock")
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(path)
+    receiver.settimeout(0.5)
+    process = subprocess.Popen(program, env=dict(os.environ, **env, PERFHUD_SOCKET=path),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            lines += receiver.recv(65536).decode().split("\n")
+        except socket.timeout:
+            if process.poll() is not None:
+                break
+    process.kill()
+    process.wait()
+    receiver.close()
+    shutil.rmtree(directory)
+    return lines
+
+
+def test_vulkan_layer_as_an_implicit_layer_obeys_its_enable_and_disable_variables(display, tmp_path):
+    # Where the loader finds the manifest among its implicit layers (here through XDG_DATA_DIRS, as
+    # an installation in a vulkan/implicit_layer.d directory would), PERFHUD_VULKAN=1 turns it on
+    # and PERFHUD_VULKAN_DISABLE=1 off; with VK_INSTANCE_LAYERS, the layer obeys the latter itself.
+    need("vkcube", "Xvfb")
+    layers = tmp_path / "vulkan" / "implicit_layer.d"
+    layers.mkdir(parents=True)
+    for path in (VULKAN_LAYER, VULKAN_MANIFEST):
+        shutil.copy(path, layers / path.name)
+    icd = lavapipe()
+    implicit = {"DISPLAY": display, "VK_ICD_FILENAMES": icd, "VK_DRIVER_FILES": icd,
+                "XDG_DATA_DIRS": f"{tmp_path}:/usr/local/share:/usr/share"}
+    frames = lambda env: len([line for line in receive_lines(["vkcube", "--c", "30"], env) if line])
+    assert frames(dict(implicit, PERFHUD_VULKAN="1")) == 29
+    assert frames(implicit) == 0
+    assert frames(dict(implicit, PERFHUD_VULKAN="1", PERFHUD_VULKAN_DISABLE="1")) == 0
+    assert frames(dict(vulkan_layer_env(display), PERFHUD_VULKAN_DISABLE="1")) == 0
 
 
 def egl_env():
