@@ -18,15 +18,18 @@ demo: deps-apt build
 # Every build of this tree (make demo, test, install, package) uses these same flags: one release
 # build, never relinked by another set of flags.
 SWIFT_FLAGS ?= -c $(CONFIG) --static-swift-stdlib --disable-local-rpath
-build: hooks
+build:
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud-demo
+	@$(MAKE) --no-print-directory hooks
 
 # The frame hooks (Sources/FrameHooks, C, not a SwiftPM target): libperfhud-gl.so (LD_PRELOAD),
 # libperfhud-vulkan.so + perfhud_vulkan_layer.json (a Vulkan layer; its library_path is
 # ./libperfhud-vulkan.so, relative to the manifest, so the three files work wherever they are
 # installed together). Only libc is needed to build them: the few GL/EGL/Vulkan types they use are
 # declared in the sources, so no -dev package. `make hooks BIN=DIR` builds them into DIR.
+# `build` makes them after the Swift build: on a fresh tree SwiftPM turns .build/release into a
+# symbolic link, replacing a directory made there before it.
 # -z nodelete: the Vulkan loader dlcloses layers after vkDestroyInstance, but the flusher thread
 # and the atfork handlers must outlive that. Debian's hardening flags, as dpkg-buildflags gives them.
 CC ?= cc
