@@ -3,10 +3,11 @@ SWIFT ?= swift
 CONFIG ?= release
 BIN := .build/$(CONFIG)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libproc2-dev pkg-config tmux htop vim less procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container
+APT_PACKAGES := libproc2-dev pkg-config tmux htop vim less procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container \
+  xvfb mesa-utils vulkan-tools mesa-vulkan-drivers
 PY_PACKAGES := pyte pytest psrecord datadog statsd
 
-.PHONY: fuzz fuzz-replay demo test build deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
+.PHONY: fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
 
 demo: deps-apt build
 	$(BIN)/perfhud demo
@@ -20,6 +21,35 @@ SWIFT_FLAGS ?= -c $(CONFIG) --static-swift-stdlib --disable-local-rpath
 build:
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud-demo
+	@$(MAKE) --no-print-directory hooks
+
+# The frame hooks (Sources/FrameHooks, C, not a SwiftPM target): libperfhud-gl.so (LD_PRELOAD),
+# libperfhud-vulkan.so + perfhud_vulkan_layer.json (a Vulkan layer; its library_path is
+# ./libperfhud-vulkan.so, relative to the manifest, so the three files work wherever they are
+# installed together). Only libc is needed to build them: the few GL/EGL/Vulkan types they use are
+# declared in the sources, so no -dev package. `make hooks BIN=DIR` builds them into DIR.
+# `build` makes them after the Swift build: on a fresh tree SwiftPM turns .build/release into a
+# symbolic link, replacing a directory made there before it.
+# -z nodelete: the Vulkan loader dlcloses layers after vkDestroyInstance, but the flusher thread
+# and the atfork handlers must outlive that. Debian's hardening flags, as dpkg-buildflags gives them.
+CC ?= cc
+HOOKS_SRC := Sources/FrameHooks
+HOOK_CFLAGS ?= -O2 -g -Wall -Wextra -fstack-protector-strong -D_FORTIFY_SOURCE=2
+HOOK_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete
+HOOK_BUILD = $(CC) $(HOOK_CFLAGS) -fPIC -shared -fvisibility=hidden $(HOOK_LDFLAGS)
+hooks: $(BIN)/libperfhud-gl.so $(BIN)/libperfhud-vulkan.so $(BIN)/perfhud_vulkan_layer.json
+
+$(BIN)/libperfhud-gl.so: $(HOOKS_SRC)/common.c $(HOOKS_SRC)/common.h $(HOOKS_SRC)/gl.c
+	@mkdir -p $(@D)
+	$(HOOK_BUILD) -DPERFHUD_SOURCE='"gl"' -o $@ $(HOOKS_SRC)/common.c $(HOOKS_SRC)/gl.c -ldl -pthread
+
+$(BIN)/libperfhud-vulkan.so: $(HOOKS_SRC)/common.c $(HOOKS_SRC)/common.h $(HOOKS_SRC)/vulkan.c
+	@mkdir -p $(@D)
+	$(HOOK_BUILD) -DPERFHUD_SOURCE='"vulkan"' -o $@ $(HOOKS_SRC)/common.c $(HOOKS_SRC)/vulkan.c -pthread
+
+$(BIN)/perfhud_vulkan_layer.json: $(HOOKS_SRC)/perfhud_vulkan_layer.json.in Sources/perfhud/Version.swift
+	@mkdir -p $(@D)
+	sed 's/@VERSION@/$(VERSION)/' $< > $@
 
 test: deps build package unit fuzz-replay e2e
 
@@ -78,6 +108,9 @@ install: build manual
 install-files:
 	install -D -m 0755 $(BIN)/perfhud $(DESTDIR)$(PREFIX)/bin/perfhud
 	install -D -m 0755 $(BIN)/perfhud-demo $(DESTDIR)$(PREFIX)/bin/perfhud-demo
+	install -d $(DESTDIR)$(PREFIX)/lib/perfhud
+	install -m 0644 $(BIN)/libperfhud-gl.so $(BIN)/libperfhud-vulkan.so $(BIN)/perfhud_vulkan_layer.json \
+	  $(DESTDIR)$(PREFIX)/lib/perfhud/
 	install -d $(DESTDIR)$(UNITDIR)
 	for unit in perfhud.service perfhud@.service; do \
 	  sed -e 's|/usr/bin/perfhud|$(PREFIX)/bin/perfhud|g' -e 's|/usr/share/doc/perfhud/|$(PREFIX)/share/doc/perfhud/|g' \

@@ -53,6 +53,9 @@ def field(deb, name):
 EXPECTED_FILES = [
     "usr/bin/perfhud",
     "usr/bin/perfhud-demo",
+    "usr/lib/perfhud/libperfhud-gl.so",
+    "usr/lib/perfhud/libperfhud-vulkan.so",
+    "usr/lib/perfhud/perfhud_vulkan_layer.json",
     "lib/systemd/system/perfhud.service",
     "lib/systemd/system/perfhud@.service",
     "etc/default/perfhud",
@@ -123,6 +126,36 @@ def test_binaries_load_nothing_from_a_swift_toolchain_and_carry_no_rpath(tree, p
             assert resolved.startswith(("/lib", "/usr/lib")), line
     dynamic = run("readelf", "-d", str(binary)).stdout
     assert "RPATH" not in dynamic and "RUNPATH" not in dynamic, dynamic
+
+
+def test_the_frame_hooks_are_installed_together_and_need_only_libc(deb, tree):
+    """/usr/lib/perfhud: the OpenGL preload library, the Vulkan layer and its manifest, whose
+    library_path (relative to the manifest) names the layer next to it."""
+    listing = run("dpkg-deb", "-c", str(deb)).stdout
+    modes = {line.split()[-1].removeprefix("./"): line.split()[0] for line in listing.splitlines() if line}
+    directory = tree / "usr/lib/perfhud"
+    for name in ("libperfhud-gl.so", "libperfhud-vulkan.so", "perfhud_vulkan_layer.json"):
+        assert modes[f"usr/lib/perfhud/{name}"] == "-rw-r--r--", listing
+    manifest = json.loads((directory / "perfhud_vulkan_layer.json").read_text())
+    layer = manifest["layer"]
+    assert layer["name"] == "VK_LAYER_PERFHUD_frames"
+    assert (directory / layer["library_path"]).resolve() == (directory / "libperfhud-vulkan.so").resolve()
+    assert layer["enable_environment"] == {"PERFHUD_VULKAN": "1"}
+    assert layer["disable_environment"] == {"PERFHUD_VULKAN_DISABLE": "1"}
+    assert VERSION in layer["description"]
+    for library, exported in (("libperfhud-gl.so", {"glXSwapBuffers", "eglSwapBuffers", "eglSwapBuffersWithDamageEXT",
+                                                    "eglSwapBuffersWithDamageKHR", "glXGetProcAddress", "glXGetProcAddressARB",
+                                                    "eglGetProcAddress", "execve", "execv", "execvp", "execvpe", "execl",
+                                                    "execlp", "execle"}),
+                              ("libperfhud-vulkan.so", {"perfhud_vkNegotiateLoaderLayerInterfaceVersion"})):
+        dynamic = run("readelf", "-d", str(directory / library)).stdout
+        needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^]]+)\]", dynamic))
+        assert needed <= {"libc.so.6", "libdl.so.2", "libpthread.so.0"}, needed
+        symbols = run("nm", "-D", "--defined-only", str(directory / library)).stdout
+        assert {line.split()[-1] for line in symbols.splitlines() if line.strip()} == exported, symbols
+    # Preloaded into a program with no GL and no PERFHUD_SOCKET, the hook changes nothing.
+    result = run("sh", "-c", "echo preloaded", env={"PATH": "/usr/bin:/bin", "LD_PRELOAD": str(directory / "libperfhud-gl.so")})
+    assert result.returncode == 0 and result.stdout == "preloaded\n" and not result.stderr, result
 
 
 def test_packaged_perfhud_runs_without_the_toolchain_and_says_the_package_version(deb, tree):
