@@ -3,8 +3,8 @@
 Vulkan layer in vkcube on lavapipe. perfhud's `frames_total` is checked against what the programs
 say they drew. A frame is the time between two presents, so N presents make N - 1 frames.
 
-Until `perfhud run` injects the hooks itself, the tests set LD_PRELOAD / the layer variables
-themselves, exactly as `perfhud run` is to set them (see README, "Frames of unmodified programs").
+Through `perfhud run` nothing is set by the test: run loads the hooks itself (--frames auto), as
+for a new user. The tests of the hooks alone (no perfhud) set LD_PRELOAD / the layer variables.
 """
 import glob
 import json
@@ -85,8 +85,11 @@ def run_json(*program, env, timeout=90, options=(), linger=True):
     return rows, result
 
 
-def software_gl(display=None):
-    env = {"LIBGL_ALWAYS_SOFTWARE": "1", "vblank_mode": "0", "LD_PRELOAD": str(GL_HOOK)}
+def software_gl(display=None, preload=False):
+    """Mesa's software renderer, uncapped; `preload`: the hook loaded by hand (no perfhud run)."""
+    env = {"LIBGL_ALWAYS_SOFTWARE": "1", "vblank_mode": "0"}
+    if preload:
+        env["LD_PRELOAD"] = str(GL_HOOK)
     if display:
         env["DISPLAY"] = display
     return env
@@ -133,6 +136,7 @@ def test_glxgears_frames_match_its_own_count(display):
     expected = sum(fps) / len(fps)
     assert abs(median - expected) <= 0.25 * expected, (median, fps)
     assert rows[-1]["events_malformed"] == 0
+    assert rows[-1]["frame_source"] == "gl", "the presents win over glxgears' own printed lines"
 
 
 def lavapipe():
@@ -140,6 +144,11 @@ def lavapipe():
     if not files:
         pytest.skip("lavapipe's ICD (mesa-vulkan-drivers) is not installed")
     return files[0]
+
+
+def lavapipe_env(display):
+    icd = lavapipe()
+    return {"DISPLAY": display, "VK_ICD_FILENAMES": icd, "VK_DRIVER_FILES": icd}
 
 
 def vulkan_layer_env(display):
@@ -155,19 +164,19 @@ def vulkan_layer_env(display):
 
 def test_vkcube_300_presents_make_299_frames(display):
     need("vkcube", "Xvfb")
-    rows, result = run_json("vkcube", "--c", "300", env=vulkan_layer_env(display))
+    rows, result = run_json("vkcube", "--c", "300", env=lavapipe_env(display), linger=False)
     # vkcube --c 300 presents exactly 300 times and exits normally (the layer sends its batch at
-    # exit): the first present starts the clock, each of the other 299 ends a frame.
+    # exit, and perfhud counts what is queued before its last report): the first present starts
+    # the clock, each of the other 299 ends a frame.
     assert rows[-1]["frames_total"] == 299, result.stderr
+    assert rows[-1]["frame_source"] == "vulkan"
     assert rows[-1]["events_malformed"] == 0
 
 
-def test_vulkan_layer_off_without_its_variables(display):
+def test_frames_gl_leaves_the_vulkan_layer_out(display):
     need("vkcube", "Xvfb")
-    env = vulkan_layer_env(display)
-    del env["VK_INSTANCE_LAYERS"]
-    rows, result = run_json("vkcube", "--c", "60", env=env)
-    assert rows[-1]["frames_total"] == 0, result.stderr
+    rows, result = run_json("vkcube", "--c", "60", env=lavapipe_env(display), options=("--frames", "gl"))
+    assert rows[-1]["frames_total"] == 0 and rows[-1]["frame_source"] is None, result.stderr
 
 
 def receive_lines(program, env, timeout=60):
@@ -213,15 +222,16 @@ def test_vulkan_layer_as_an_implicit_layer_obeys_its_enable_and_disable_variable
     assert frames(dict(vulkan_layer_env(display), PERFHUD_VULKAN_DISABLE="1")) == 0
 
 
-def egl_env():
+def egl_env(preload=False):
     # Mesa's surfaceless EGL platform: pbuffers, no X server, so a forked child opens its own display.
-    return dict(software_gl(), EGL_PLATFORM="surfaceless")
+    return dict(software_gl(preload=preload), EGL_PLATFORM="surfaceless")
 
 
 def test_gl_program_counts_each_of_its_frames(gl_frames):
-    rows, result = run_json(gl_frames, "draw", "20", env=egl_env())
+    rows, result = run_json(gl_frames, "draw", "20", env=egl_env(), linger=False)
     assert "gl_frames draw: done" in result.stderr, result.stderr
     assert rows[-1]["frames_total"] == 19, result.stderr
+    assert rows[-1]["frame_source"] == "gl"
 
 
 def test_fork_counts_parent_and_child_frames_once_each(gl_frames):
@@ -244,7 +254,7 @@ def test_exec_sends_the_old_images_frames_and_the_new_image_reports(gl_frames):
 
 
 def test_without_perfhud_socket_the_hook_only_forwards(gl_frames):
-    env = dict(os.environ, **egl_env(), PERFHUD_HOOK_DEBUG="1")
+    env = dict(os.environ, **egl_env(preload=True), PERFHUD_HOOK_DEBUG="1")
     env.pop("PERFHUD_SOCKET", None)
     result = subprocess.run([gl_frames, "draw", "5"], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -258,7 +268,7 @@ def test_a_socket_nobody_reads_drops_lines_and_never_stalls_the_program(gl_frame
     path = str(tmp_path / "full.sock")
     receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     receiver.bind(path)
-    env = dict(os.environ, **egl_env(), PERFHUD_SOCKET=path, PERFHUD_HOOK_DEBUG="1", GL_FRAMES_PAUSE_US="0")
+    env = dict(os.environ, **egl_env(preload=True), PERFHUD_SOCKET=path, PERFHUD_HOOK_DEBUG="1", GL_FRAMES_PAUSE_US="0")
     started = time.monotonic()
     result = subprocess.run([gl_frames, "draw", "3001"], env=env, capture_output=True, text=True, timeout=60)
     took = time.monotonic() - started
