@@ -25,7 +25,11 @@ public final class DaemonMetrics: @unchecked Sendable {
     private var startTime: Gauge?
     private var processes: Gauge?
     private var info: (gauge: Gauge, key: String)?
-    private var phase: (gauge: Gauge, name: String)?
+    private var phase = InfoGauge(name: "perfhud_phase_info", label: "phase", help: "The last phase the program reported.")
+    /// Which source the frame metrics count (`events`, `gl`, `vulkan`, `tty`): an info gauge, not a
+    /// label on the frame counters, which a change of source would split.
+    private var frameSource = InfoGauge(name: "perfhud_frame_source_info", label: "source",
+                                        help: "Where the frames counted come from: events, gl, vulkan or tty.")
     private let frames: Counter
     private let frameDuration: WeightedHistogram
     private let janky: Counter
@@ -163,14 +167,8 @@ public final class DaemonMetrics: @unchecked Sendable {
             registry.unregisterGauge(gauge)
             highFrequency[label] = nil
         }
-        if phase?.name != events.phase {
-            if let old = phase { registry.unregisterGauge(old.gauge); phase = nil }
-            if let name = events.phase {
-                let gauge = registry.makeGauge(name: "perfhud_phase_info", labels: [("phase", name)], help: "The last phase the program reported.")
-                gauge.set(to: 1)
-                phase = (gauge, name)
-            }
-        }
+        phase.follow(events.phase, in: registry)
+        frameSource.follow(events.frameSource?.rawValue, in: registry)
         sampleDuration.set(to: sampleSeconds)
         advance(droppedLog, "dropped:log", to: Double(droppedWrites.log))
         advance(droppedNotify, "dropped:notify", to: Double(droppedWrites.notify))
@@ -224,5 +222,29 @@ public final class DaemonMetrics: @unchecked Sendable {
         var buffer = registry.emitToBuffer()
         frameDuration.emit(into: &buffer)
         return buffer
+    }
+}
+
+/// A gauge of value 1 whose one label says the current value of something (`perfhud_phase_info`):
+/// a new value replaces the series, none removes it.
+struct InfoGauge {
+    let name: String
+    let label: String
+    let help: String
+    private var current: (gauge: Gauge, value: String)?
+
+    init(name: String, label: String, help: String) {
+        self.name = name
+        self.label = label
+        self.help = help
+    }
+
+    mutating func follow(_ value: String?, in registry: PrometheusCollectorRegistry) {
+        guard current?.value != value else { return }
+        if let old = current { registry.unregisterGauge(old.gauge); current = nil }
+        guard let value else { return }
+        let gauge = registry.makeGauge(name: name, labels: [(label, value)], help: help)
+        gauge.set(to: 1)
+        current = (gauge, value)
     }
 }

@@ -158,6 +158,7 @@ def test_live_metrics_are_clean_and_count_what_was_sent(daemons):
     assert daemon.value("perfhud_janky_frames_total") == daemon.value("perfhud_frame_duration_seconds_bucket", '{le="+Inf"}') - daemon.value("perfhud_frame_duration_seconds_bucket", f'{{le="{bounds[4]}"}}')
     assert daemon.value("perfhud_actions_total", '{action="Slider.changed"}') == 3 * frames
     assert daemon.value("perfhud_phase_info", '{phase="Editor"}') == 1
+    assert daemon.value("perfhud_frame_source_info", '{source="events"}') == 1
     assert daemon.value("perfhud_target_resident_memory_bytes") > 0
     assert daemon.value("process_resident_memory_bytes") > 0
 

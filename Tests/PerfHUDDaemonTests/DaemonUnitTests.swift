@@ -134,6 +134,14 @@ final class DaemonUnitTests: XCTestCase {
         XCTAssertNil(value(text, "perfhud_target_info{comm=\"web\",pid=\"42\"}"), "the old PID's info is gone")
         XCTAssertEqual(value(text, "perfhud_target_info{comm=\"web\",pid=\"43\"}"), 1)
 
+        events.frameSource = .gl
+        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)], sampleSeconds: 0.0002)
+        events.frameSource = .events
+        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)], sampleSeconds: 0.0002)
+        text = exposition(metrics)
+        XCTAssertEqual(value(text, "perfhud_frame_source_info{source=\"events\"}"), 1)
+        XCTAssertNil(value(text, "perfhud_frame_source_info{source=\"gl\"}"), "one source at a time")
+
         metrics.update(target: nil, events: events, actionTotals: [], sampleSeconds: 0.0002)
         text = exposition(metrics)
         XCTAssertEqual(value(text, "perfhud_target_up"), 0)
