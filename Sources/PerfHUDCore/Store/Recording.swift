@@ -1,0 +1,212 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A recording read back (`report`, `export`): what `Recorder` wrote, in the units of the views.
+/// A file damaged part-way is read up to the damage, with a warning; a file that is no recording
+/// is a `.data` error (65), a missing one `.noInput` (66).
+public struct Recording {
+    public struct SampleRow {
+        public var t: Double
+        public var cpuPercent: Double?
+        public var residentBytes: UInt64?
+        public var proportionalBytes: UInt64?
+        public var virtualBytes: UInt64?
+        public var threads: Int?
+        public var phase: String?
+        public var alive = true
+        public var cpuUserPercent: Double?
+        public var cpuSystemPercent: Double?
+        public var processes = 1
+        public var cpuSecondsTotal: Double?
+        public var residentTrend: Double?
+        /// The event figures of the row; nil when the session had no event socket.
+        public var events: EventSnapshot?
+
+        public init(t: Double, cpuPercent: Double? = nil, residentBytes: UInt64? = nil, phase: String? = nil) {
+            self.t = t
+            self.cpuPercent = cpuPercent
+            self.residentBytes = residentBytes
+            self.phase = phase
+        }
+    }
+    public struct Frame: Equatable {
+        public var t: Double
+        public var milliseconds: Double
+        public init(t: Double, milliseconds: Double) { self.t = t; self.milliseconds = milliseconds }
+    }
+    public struct Action: Equatable {
+        public var t: Double
+        public var label: String
+        public var count: Double
+        public init(t: Double, label: String, count: Double) { self.t = t; self.label = label; self.count = count }
+    }
+    public struct Phase: Equatable {
+        public var name: String
+        public var t: Double
+        public var tExit: Double?
+        public var entryBytes: UInt64?
+        public var exitBytes: UInt64?
+        public init(name: String, t: Double, tExit: Double?, entryBytes: UInt64?, exitBytes: UInt64?) {
+            self.name = name; self.t = t; self.tExit = tExit; self.entryBytes = entryBytes; self.exitBytes = exitBytes
+        }
+    }
+
+    public var meta: [String: String] = [:]
+    public var samples: [SampleRow] = []
+    public var frames: [Frame] = []
+    public var actions: [Action] = []
+    public var phases: [Phase] = []
+    /// What was damaged, one line each; the figures cover what came before.
+    public var warnings: [String] = []
+
+    public init() {}
+
+    public var refreshHz: Double { meta["refresh_hz"].flatMap(Double.init) ?? 60 }
+    public var jankFactor: Double { meta["jank_factor"].flatMap(Double.init) ?? 1.5 }
+    public var actionThreshold: Double { meta["action_threshold"].flatMap(Double.init) ?? 20 }
+    public var startedAtUnix: Double { meta["started_at_unix"].flatMap(Double.init) ?? 0 }
+
+    /// Reads `path`. - Throws: `PerfHUDError` `.noInput` (66), `.noPermission` (77), `.data` (65).
+    public init(path: String) throws {
+        var info = stat()
+        if stat(path, &info) != 0 { throw PerfHUDError.reading(path, SystemError.current) }
+        if info.st_mode & S_IFMT == S_IFDIR { throw PerfHUDError(.data, "\(path) is a directory, not a perfhud recording") }
+        if access(path, R_OK) != 0 { throw PerfHUDError.reading(path, SystemError.current) }
+        let notRecording = PerfHUDError(.data, "\(path) is not a perfhud recording")
+        // Read-write when allowed: a recording cut short by kill -9 keeps its last commits in the
+        // write-ahead log, which only a writer can fold back.
+        let database: SQLiteDatabase
+        do {
+            database = try (try? SQLiteDatabase(path: path, create: false)) ?? SQLiteDatabase(path: path, create: false, readOnly: true)
+            guard let version = try database.integer("PRAGMA user_version"), version > 0 else { throw notRecording }
+            if version > Recorder.formatVersion {
+                throw PerfHUDError(.data, "\(path) was written by a newer perfhud (format \(version); this one reads up to \(Recorder.formatVersion))")
+            }
+            let meta = try database.prepare("SELECT key, value FROM meta")
+            while try meta.step() { if let key = meta.text(0) { self.meta[key] = meta.text(1) ?? "" } }
+        } catch let error as PerfHUDError {
+            throw error
+        } catch {
+            throw notRecording
+        }
+        guard meta["format"] == "perfhud-recording" else { throw notRecording }
+        let refreshHz = self.refreshHz
+        var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings: [String] = []
+        func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) {
+            if let warning = Self.readRows(database, what, sql, body) { warnings.append(warning) }
+        }
+        readRows(database, "samples", "SELECT * FROM samples") { row in
+            var sample = SampleRow(t: row.double(0) ?? 0, cpuPercent: row.double(1), residentBytes: row.int64(2).map(UInt64.init),
+                                   phase: row.text(6))
+            sample.proportionalBytes = row.int64(3).map(UInt64.init)
+            sample.virtualBytes = row.int64(4).map(UInt64.init)
+            sample.threads = row.int64(5).map(Int.init)
+            sample.alive = row.int64(7) != 0
+            sample.cpuUserPercent = row.double(8)
+            sample.cpuSystemPercent = row.double(9)
+            sample.processes = Int(row.int64(10) ?? 1)
+            sample.cpuSecondsTotal = row.double(11)
+            sample.residentTrend = row.double(12)
+            if row.int64(30) == 1 {
+                var events = EventSnapshot()
+                events.fps = row.double(13) ?? 0
+                events.frameP50 = row.double(14)
+                events.frameP95 = row.double(15)
+                events.frameP99 = row.double(16)
+                events.fpsOnePercentLow = events.frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
+                events.jankyFrames = row.double(17) ?? 0
+                events.droppedFrames = row.double(18) ?? 0
+                events.framesTotal = row.double(19) ?? 0
+                events.actionsPerSecond = row.double(20) ?? 0
+                events.actionsTotal = row.double(21) ?? 0
+                events.highFrequencyActions = Self.highFrequency(row.text(22))
+                events.frameSource = row.text(23).flatMap(FrameSource.init(rawValue:))
+                events.received = UInt64(row.int64(24) ?? 0)
+                events.malformed = UInt64(row.int64(25) ?? 0)
+                let rejected = UInt64(row.int64(26) ?? 0)
+                if rejected > 0 { events.rejected = ["recorded": rejected] }
+                events.ignored = UInt64(row.int64(27) ?? 0)
+                events.inputLatencyP50 = row.double(28)
+                events.inputLatencyP99 = row.double(29)
+                events.phase = sample.phase
+                events.refreshHz = refreshHz
+                sample.events = events
+            }
+            samples.append(sample)
+        }
+        readRows(database, "frames", "SELECT t, ms FROM frames") { row in
+            frames.append(Frame(t: row.double(0) ?? 0, milliseconds: row.double(1) ?? 0))
+        }
+        readRows(database, "actions", "SELECT t, label, count FROM actions") { row in
+            actions.append(Action(t: row.double(0) ?? 0, label: row.text(1) ?? "", count: row.double(2) ?? 0))
+        }
+        readRows(database, "phases", "SELECT name, t, t_exit, rss_entry_bytes, rss_exit_bytes FROM phases") { row in
+            phases.append(Phase(name: row.text(0) ?? "", t: row.double(1) ?? 0, tExit: row.double(2),
+                                entryBytes: row.int64(3).map(UInt64.init), exitBytes: row.int64(4).map(UInt64.init)))
+        }
+        database.close()
+        (self.samples, self.frames, self.actions, self.phases, self.warnings) = (samples, frames, actions, phases, warnings)
+    }
+
+    /// Every row of `sql` until the end or the damage (then a warning).
+    private static func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) -> String? {
+        var rows = 0
+        do {
+            let statement = try database.prepare(sql)
+            while try statement.step() { body(statement); rows += 1 }
+            return nil
+        } catch {
+            return "the recording is damaged: \(what) read up to row \(rows) (\(error))"
+        }
+    }
+
+    /// The list the live JSON printed, read back from its recorded text.
+    static func highFrequency(_ text: String?) -> [EventSnapshot.HighFrequencyAction] {
+        guard let text, text.count > 2 else { return [] }
+        var result: [EventSnapshot.HighFrequencyAction] = []
+        // Written by Recorder: {"action":"…","rate":N,"peak":N} objects; the label is JSON-escaped.
+        for object in text.dropFirst().dropLast().split(separator: "}") {
+            guard let start = object.range(of: "\"action\":\""), let rate = object.range(of: "\",\"rate\":"),
+                  let peak = object.range(of: ",\"peak\":") else { continue }
+            let label = String(object[start.upperBound..<rate.lowerBound]).replacingEscapes()
+            result.append(.init(action: label, rate: Double(object[rate.upperBound..<peak.lowerBound]) ?? 0,
+                                peak: Double(object[peak.upperBound...]) ?? 0))
+        }
+        return result
+    }
+}
+
+private extension Substring {
+    func range(of needle: String) -> Range<Index>? {
+        var index = startIndex
+        while index < endIndex {
+            if self[index...].hasPrefix(needle) { return index..<self.index(index, offsetBy: needle.count) }
+            index = self.index(after: index)
+        }
+        return nil
+    }
+}
+
+private extension String {
+    /// Undoes `ReportFormatter.quoted` for the escapes it writes.
+    func replacingEscapes() -> String {
+        guard contains("\\") else { return self }
+        var out = ""
+        var iterator = makeIterator()
+        while let character = iterator.next() {
+            guard character == "\\", let next = iterator.next() else { out.append(character); continue }
+            switch next {
+            case "n": out.append("\n")
+            case "r": out.append("\r")
+            case "t": out.append("\t")
+            case "u":
+                var hex = ""
+                for _ in 0..<4 { if let digit = iterator.next() { hex.append(digit) } }
+                if let value = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(value) { out.unicodeScalars.append(scalar) }
+            default: out.append(next)
+            }
+        }
+        return out
+    }
+}
