@@ -139,21 +139,23 @@ public struct RecordingSummary {
             let key = String(metric[metric.index(after: dot)...])
             guard Self.phaseKeys.contains(key) else { return nil }
             guard let entry = phases.first(where: { $0.name == name }) else { return .some(nil) }
+            let figure: Double?
             switch key {
-            case "visits": return Double(entry.visits)
-            case "time_s": return entry.seconds
-            case "kept_bytes": return entry.keptBytes.map(Double.init)
-            case "kept_bytes_max": return entry.keptBytesMax.map(Double.init)
-            case "rss_entry_bytes": return entry.entryBytes.map(Double.init)
-            case "rss_exit_bytes": return entry.exitBytes.map(Double.init)
-            case "rss_peak_bytes": return entry.rssPeakBytes.map(Double.init)
-            case "cpu_percent_avg": return entry.cpuPercentAvg
-            case "fps_avg": return entry.fpsAvg
-            default: return entry.fps1PercentLow
+            case "visits": figure = Double(entry.visits)
+            case "time_s": figure = entry.seconds
+            case "kept_bytes": figure = entry.keptBytes.map { Double($0) }
+            case "kept_bytes_max": figure = entry.keptBytesMax.map { Double($0) }
+            case "rss_entry_bytes": figure = entry.entryBytes.map { Double($0) }
+            case "rss_exit_bytes": figure = entry.exitBytes.map { Double($0) }
+            case "rss_peak_bytes": figure = entry.rssPeakBytes.map { Double($0) }
+            case "cpu_percent_avg": figure = entry.cpuPercentAvg
+            case "fps_avg": figure = entry.fpsAvg
+            default: figure = entry.fps1PercentLow
             }
+            return .some(figure)
         }
         guard let index = Self.keys.firstIndex(of: metric) else { return nil }
-        return numbers[index]
+        return .some(numbers[index])
     }
 
     public static let phaseKeys = ["visits", "time_s", "kept_bytes", "kept_bytes_max", "rss_entry_bytes", "rss_exit_bytes",
@@ -163,8 +165,8 @@ public struct RecordingSummary {
                               "rss_end_bytes", "pss_peak_bytes", "frames", "fps_avg", "frame_p50_ms", "frame_p97_ms", "frame_p99_ms",
                               "frame_p99_9_ms", "fps_1pct_low", "fps_0_1pct_low", "janky_frames", "dropped_frames", "actions_total"]
     public var numbers: [Double?] {
-        [durationSeconds, Double(samples), cpuPercentAvg, cpuPercentMax, rssStartBytes.map(Double.init), rssPeakBytes.map(Double.init),
-         rssEndBytes.map(Double.init), pssPeakBytes.map(Double.init), Double(frames), fpsAvg, frameP50, frameP97, frameP99,
+        [durationSeconds, Double(samples), cpuPercentAvg, cpuPercentMax, rssStartBytes.map { Double($0) }, rssPeakBytes.map { Double($0) },
+         rssEndBytes.map { Double($0) }, pssPeakBytes.map { Double($0) }, Double(frames), fpsAvg, frameP50, frameP97, frameP99,
          frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]
     }
 }

@@ -20,9 +20,9 @@ public enum SummaryFormatter {
         fields.append("\"top_actions\":" + actions(Array(summary.topActions.prefix(10))))
         fields.append("\"phases\":[" + summary.phases.map { phase in
             "{\"name\":" + ReportFormatter.quoted(phase.name) + ",\"visits\":\(phase.visits),\"time_s\":" + ReportFormatter.number(phase.seconds, decimals: 3)
-                + ",\"rss_entry_bytes\":" + bytes(phase.entryBytes.map(Double.init)) + ",\"rss_exit_bytes\":" + bytes(phase.exitBytes.map(Double.init))
-                + ",\"kept_bytes\":" + bytes(phase.keptBytes.map(Double.init)) + ",\"kept_bytes_max\":" + bytes(phase.keptBytesMax.map(Double.init))
-                + ",\"rss_peak_bytes\":" + bytes(phase.rssPeakBytes.map(Double.init))
+                + ",\"rss_entry_bytes\":" + bytes(phase.entryBytes.map { Double($0) }) + ",\"rss_exit_bytes\":" + bytes(phase.exitBytes.map { Double($0) })
+                + ",\"kept_bytes\":" + bytes(phase.keptBytes.map { Double($0) }) + ",\"kept_bytes_max\":" + bytes(phase.keptBytesMax.map { Double($0) })
+                + ",\"rss_peak_bytes\":" + bytes(phase.rssPeakBytes.map { Double($0) })
                 + ",\"cpu_percent_avg\":" + ReportFormatter.number(phase.cpuPercentAvg)
                 + ",\"fps_avg\":" + ReportFormatter.number(phase.fpsAvg) + ",\"fps_1pct_low\":" + ReportFormatter.number(phase.fps1PercentLow) + "}"
         }.joined(separator: ",") + "]")
@@ -66,8 +66,8 @@ public enum SummaryFormatter {
             lines += ["", "| phase | visits | time | CPU avg | RSS at entry | RSS at exit | kept | FPS | 1 % low |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for phase in summary.phases {
                 lines.append("| \(phase.name) | \(phase.visits) | \(human("_s", phase.seconds)) | \(human("cpu", phase.cpuPercentAvg)) | "
-                    + "\(human("_bytes", phase.entryBytes.map(Double.init))) | \(human("_bytes", phase.exitBytes.map(Double.init))) | "
-                    + "\(human("_bytes", phase.keptBytes.map(Double.init))) | \(human("", phase.fpsAvg)) | \(human("", phase.fps1PercentLow)) |")
+                    + "\(human("_bytes", phase.entryBytes.map { Double($0) })) | \(human("_bytes", phase.exitBytes.map { Double($0) })) | "
+                    + "\(human("_bytes", phase.keptBytes.map { Double($0) })) | \(human("", phase.fpsAvg)) | \(human("", phase.fps1PercentLow)) |")
             }
         }
         if !summary.topActions.isEmpty {

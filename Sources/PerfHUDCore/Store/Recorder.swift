@@ -19,11 +19,12 @@ public final class Recorder {
             cpu_system_centi INTEGER, rss_bytes INTEGER, pss_bytes INTEGER, vsize_bytes INTEGER, threads INTEGER,
             processes INTEGER, cpu_total_us INTEGER, rss_trend REAL, phase_id INTEGER, events INTEGER,
             fps_centi INTEGER, p50_us INTEGER, p95_us INTEGER, p99_us INTEGER, janky REAL, dropped REAL,
-            frames_total REAL, aps_centi INTEGER, actions_total REAL, high_frequency TEXT, frame_source INTEGER,
+            frames_total REAL, aps_centi INTEGER, actions_total REAL, frame_source INTEGER,
             received INTEGER, malformed INTEGER, rejected INTEGER, ignored INTEGER, latency_p50_us INTEGER,
             latency_p99_us INTEGER);
         CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);
         CREATE TABLE action_log(t_ms INTEGER NOT NULL, label_id INTEGER NOT NULL, count REAL NOT NULL);
+        CREATE TABLE high_frequency_log(t_ms INTEGER NOT NULL, label_id INTEGER, rate REAL, peak REAL);
         CREATE TABLE phases(t REAL NOT NULL, name TEXT NOT NULL, rss_entry_bytes INTEGER, t_exit REAL, rss_exit_bytes INTEGER);
         CREATE VIEW samples AS SELECT t_ms / 1000.0 AS t, cpu_centi / 100.0 AS cpu_percent, rss_bytes, pss_bytes,
             vsize_bytes, threads, (SELECT name FROM names WHERE id = phase_id) AS phase, alive,
@@ -31,24 +32,28 @@ public final class Recorder {
             cpu_total_us / 1e6 AS cpu_seconds_total, rss_trend AS rss_trend_bytes_per_second,
             fps_centi / 100.0 AS fps, p50_us / 1000.0 AS frame_p50_ms, p95_us / 1000.0 AS frame_p95_ms,
             p99_us / 1000.0 AS frame_p99_ms, janky AS janky_frames, dropped AS dropped_frames, frames_total,
-            aps_centi / 100.0 AS actions_per_second, actions_total, high_frequency AS high_frequency_actions,
+            aps_centi / 100.0 AS actions_per_second, actions_total,
             CASE frame_source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS frame_source,
             received AS events_received, malformed AS events_malformed, rejected AS events_rejected,
             ignored AS events_ignored, latency_p50_us / 1000.0 AS input_latency_p50_ms,
             latency_p99_us / 1000.0 AS input_latency_p99_ms, events AS has_events FROM sample_log;
         CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms,
             CASE source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS source FROM frame_log;
+        CREATE VIEW high_frequency_actions AS SELECT t_ms / 1000.0 AS t, names.name AS action, rate, peak
+            FROM high_frequency_log LEFT JOIN names ON names.id = label_id;
         CREATE VIEW actions AS SELECT t_ms / 1000.0 AS t, names.name AS label, count FROM action_log JOIN names ON names.id = label_id;
         """
 
     private let database: SQLiteDatabase
     private let startNanoseconds: UInt64
-    private let insertSample, insertFrame, insertAction, insertName, insertPhase, closePhase: SQLiteStatement
+    private let insertSample, insertFrame, insertAction, insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
     private var nameIDs: [String: Int64] = [:]
     private var lastCommit: UInt64
     private var phasesSeen = 0
     private var openPhaseRow: Int64?
     private var failed = false
+    /// The high-frequency list last written: the table has a row group only when it changes.
+    private var lastHighFrequency: [EventSnapshot.HighFrequencyAction] = []
     private let warn: (String) -> Void
 
     /// Creates `path` (replacing an older recording there, never another kind of file) and writes
@@ -73,9 +78,10 @@ public final class Recorder {
             try database.execute(Self.schema + "PRAGMA user_version = \(Self.formatVersion);")
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
-            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...31).map { "?\($0)" }.joined(separator: ",") + ")")
+            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...30).map { "?\($0)" }.joined(separator: ",") + ")")
             insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
             insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
+            insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
             insertName = try database.prepare("INSERT INTO names(name) VALUES (?1)")
             insertPhase = try database.prepare("INSERT INTO phases(t, name, rss_entry_bytes) VALUES (?1, ?2, ?3)")
             closePhase = try database.prepare("UPDATE phases SET t_exit = ?1, rss_exit_bytes = ?2 WHERE rowid = ?3")
@@ -127,18 +133,23 @@ public final class Recorder {
                                        report.threads.sqlite, .integer(Int64(report.processCount)), Self.fixed(report.cpuSecondsTotal, 1e6),
                                        report.residentTrendBytesPerSecond.map { $0.rounded() }.sqlite, phaseID.map { .integer($0) }]
             if let events {
-                let highFrequency = events.highFrequencyActions.isEmpty ? nil : "[" + events.highFrequencyActions.map {
-                    "{\"action\":" + ReportFormatter.quoted($0.action) + ",\"rate\":" + ReportFormatter.number($0.rate) + ",\"peak\":" + ReportFormatter.number($0.peak) + "}"
-                }.joined(separator: ",") + "]"
+                if events.highFrequencyActions != lastHighFrequency {
+                    // A change: the new list, or one row without a label for "none from here".
+                    for action in events.highFrequencyActions {
+                        try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
+                    }
+                    if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
+                    lastHighFrequency = events.highFrequencyActions
+                }
                 row += [.integer(1), Self.fixed(events.fps, 100), Self.fixed(events.frameP50, 1000), Self.fixed(events.frameP95, 1000),
                         Self.fixed(events.frameP99, 1000), .real(events.jankyFrames), .real(events.droppedFrames), .real(events.framesTotal),
-                        Self.fixed(events.actionsPerSecond, 100), .real(events.actionsTotal), highFrequency.sqlite,
+                        Self.fixed(events.actionsPerSecond, 100), .real(events.actionsTotal),
                         events.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite,
                         .integer(Int64(clamping: events.received)), .integer(Int64(clamping: events.malformed)),
                         .integer(Int64(clamping: events.rejectedTotal)), .integer(Int64(clamping: events.ignored)),
                         Self.fixed(events.inputLatencyP50, 1000), Self.fixed(events.inputLatencyP99, 1000)]
             } else {
-                row += [SQLiteValue?](repeating: nil, count: 18)
+                row += [SQLiteValue?](repeating: nil, count: 17)
             }
             try insertSample.run(row)
             for frame in frames {

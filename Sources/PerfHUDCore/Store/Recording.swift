@@ -108,7 +108,7 @@ public struct Recording {
             sample.processes = Int(row.int64(10) ?? 1)
             sample.cpuSecondsTotal = row.double(11)
             sample.residentTrend = row.double(12)
-            if row.int64(30) == 1 {
+            if row.int64(29) == 1 {
                 var events = EventSnapshot()
                 events.fps = row.double(13) ?? 0
                 events.frameP50 = row.double(14)
@@ -120,20 +120,32 @@ public struct Recording {
                 events.framesTotal = row.double(19) ?? 0
                 events.actionsPerSecond = row.double(20) ?? 0
                 events.actionsTotal = row.double(21) ?? 0
-                events.highFrequencyActions = Self.highFrequency(row.text(22))
-                events.frameSource = row.text(23).flatMap(FrameSource.init(rawValue:))
-                events.received = UInt64(row.int64(24) ?? 0)
-                events.malformed = UInt64(row.int64(25) ?? 0)
-                let rejected = UInt64(row.int64(26) ?? 0)
+                events.frameSource = row.text(22).flatMap(FrameSource.init(rawValue:))
+                events.received = UInt64(row.int64(23) ?? 0)
+                events.malformed = UInt64(row.int64(24) ?? 0)
+                let rejected = UInt64(row.int64(25) ?? 0)
                 if rejected > 0 { events.rejected = ["recorded": rejected] }
-                events.ignored = UInt64(row.int64(27) ?? 0)
-                events.inputLatencyP50 = row.double(28)
-                events.inputLatencyP99 = row.double(29)
+                events.ignored = UInt64(row.int64(26) ?? 0)
+                events.inputLatencyP50 = row.double(27)
+                events.inputLatencyP99 = row.double(28)
                 events.phase = sample.phase
                 events.refreshHz = refreshHz
                 sample.events = events
             }
             samples.append(sample)
+        }
+        // The high-frequency list, written when it changed: each sample takes the last list at or before it.
+        var changes: [(t: Double, list: [EventSnapshot.HighFrequencyAction])] = []
+        readRows(database, "high-frequency actions", "SELECT t, action, rate, peak FROM high_frequency_actions") { row in
+            let t = row.double(0) ?? 0
+            if changes.last?.t != t { changes.append((t, [])) }
+            if let action = row.text(1) { changes[changes.count - 1].list.append(.init(action: action, rate: row.double(2) ?? 0, peak: row.double(3) ?? 0)) }
+        }
+        var next = 0
+        var current: [EventSnapshot.HighFrequencyAction] = []
+        for index in samples.indices where samples[index].events != nil {
+            while next < changes.count && changes[next].t <= samples[index].t + 1e-9 { current = changes[next].list; next += 1 }
+            samples[index].events!.highFrequencyActions = current
         }
         readRows(database, "frames", "SELECT t, ms FROM frames") { row in
             frames.append(Frame(t: row.double(0) ?? 0, milliseconds: row.double(1) ?? 0))
@@ -160,53 +172,5 @@ public struct Recording {
             return "the recording is damaged: \(what) read up to row \(rows) (\(error))"
         }
     }
-
-    /// The list the live JSON printed, read back from its recorded text.
-    static func highFrequency(_ text: String?) -> [EventSnapshot.HighFrequencyAction] {
-        guard let text, text.count > 2 else { return [] }
-        var result: [EventSnapshot.HighFrequencyAction] = []
-        // Written by Recorder: {"action":"…","rate":N,"peak":N} objects; the label is JSON-escaped.
-        for object in text.dropFirst().dropLast().split(separator: "}") {
-            guard let start = object.range(of: "\"action\":\""), let rate = object.range(of: "\",\"rate\":"),
-                  let peak = object.range(of: ",\"peak\":") else { continue }
-            let label = String(object[start.upperBound..<rate.lowerBound]).replacingEscapes()
-            result.append(.init(action: label, rate: Double(object[rate.upperBound..<peak.lowerBound]) ?? 0,
-                                peak: Double(object[peak.upperBound...]) ?? 0))
-        }
-        return result
-    }
 }
 
-private extension Substring {
-    func range(of needle: String) -> Range<Index>? {
-        var index = startIndex
-        while index < endIndex {
-            if self[index...].hasPrefix(needle) { return index..<self.index(index, offsetBy: needle.count) }
-            index = self.index(after: index)
-        }
-        return nil
-    }
-}
-
-private extension String {
-    /// Undoes `ReportFormatter.quoted` for the escapes it writes.
-    func replacingEscapes() -> String {
-        guard contains("\\") else { return self }
-        var out = ""
-        var iterator = makeIterator()
-        while let character = iterator.next() {
-            guard character == "\\", let next = iterator.next() else { out.append(character); continue }
-            switch next {
-            case "n": out.append("\n")
-            case "r": out.append("\r")
-            case "t": out.append("\t")
-            case "u":
-                var hex = ""
-                for _ in 0..<4 { if let digit = iterator.next() { hex.append(digit) } }
-                if let value = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(value) { out.unicodeScalars.append(scalar) }
-            default: out.append(next)
-            }
-        }
-        return out
-    }
-}
