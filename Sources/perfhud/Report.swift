@@ -57,9 +57,9 @@ struct ReportCommand: ParsableCommand {
             let (holds, actual, limit) = try condition.holds(for: summary, baseline: oldSummary)
             if holds {
                 failed = true
-                fputs("perfhud: fail-on: \(condition.text) holds (\(condition.metric) = \(ReportFormatter.number(actual, decimals: 3)), limit \(ReportFormatter.number(limit, decimals: 3)))\n", stderr)
+                fputs("perfhud: fail-on: \(FailCondition.quoted(condition.text)) holds (\(condition.metric) = \(ReportFormatter.number(actual, decimals: 3)), limit \(ReportFormatter.number(limit, decimals: 3)))\n", stderr)
             } else if actual == nil || limit == nil {
-                fputs("perfhud: warning: fail-on: \(condition.text): \(condition.metric) is unknown in this run\n", stderr)
+                fputs("perfhud: warning: fail-on: \(FailCondition.quoted(condition.text)): \(condition.metric) is unknown in this run\n", stderr)
             }
         }
         if failed { try Perfhud.exit(with: .failure) }

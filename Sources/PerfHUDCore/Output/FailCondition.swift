@@ -24,7 +24,7 @@ public struct FailCondition: Equatable {
     /// - Throws: `PerfHUDError` `.usage` (64) saying what it could not read.
     public init(_ text: String) throws {
         self.text = text
-        func bad(_ why: String) -> PerfHUDError { PerfHUDError(.usage, "cannot read --fail-on \(ReportFormatter.quoted(text)): \(why)") }
+        func bad(_ why: String) -> PerfHUDError { PerfHUDError(.usage, "cannot read --fail-on \(Self.quoted(text)): \(why)") }
         let scalars = Array(text.unicodeScalars)
         guard scalars.count <= 1000 else { throw bad("too long") }
         var index = 0
@@ -35,7 +35,8 @@ public struct FailCondition: Equatable {
         metric = String(String.UnicodeScalarView(scalars[metricStart..<index]))
         guard !metric.isEmpty else { throw bad("no figure before the comparison (e.g. rss_peak_bytes > 200MiB)") }
         guard metric.unicodeScalars.first.map({ $0.properties.isAlphabetic || $0 == "_" }) == true,
-              !metric.hasSuffix("."), !metric.contains("..") else { throw bad("'\(metric)' is not a figure name") }
+              !metric.hasSuffix("."), !metric.contains(".."),
+              !metric.unicodeScalars.contains(where: { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) }) else { throw bad("\(Self.quoted(metric)) is not a figure name") }
         skipSpaces()
         var found: Operator?
         for candidate in Operator.allCases {
@@ -46,7 +47,7 @@ public struct FailCondition: Equatable {
                 break
             }
         }
-        guard let found else { throw bad("expected one of > >= < <= == != after '\(metric)'") }
+        guard let found else { throw bad("expected one of > >= < <= == != after \(Self.quoted(metric))") }
         op = found
         skipSpaces()
         let rest = String(String.UnicodeScalarView(scalars[index...]))
@@ -74,6 +75,17 @@ public struct FailCondition: Equatable {
         }
     }
 
+    /// The expression as the user wrote it, quoted, control characters escaped: one line always.
+    public static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars.prefix(200) {
+            if scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0) { out += "\\u{" + String(scalar.value, radix: 16) + "}" }
+            else if scalar == "\"" || scalar == "\\" { out += "\\" + String(scalar) }
+            else { out.unicodeScalars.append(scalar) }
+        }
+        return out + (text.unicodeScalars.count > 200 ? "…\"" : "\"")
+    }
+
     /// A plain decimal number: digits, one point, an optional sign. No exponents, no hex, no nan.
     static func number(_ text: String) -> Double? {
         var digits = 0, points = 0
@@ -92,13 +104,13 @@ public struct FailCondition: Equatable {
     /// - Throws: `PerfHUDError` `.usage` for a figure name that does not exist, or `baseline` without `--baseline`.
     public func holds(for summary: RecordingSummary, baseline: RecordingSummary?) throws -> (holds: Bool, actual: Double?, limit: Double?) {
         guard let actual = summary.value(of: metric) else {
-            throw PerfHUDError(.usage, "cannot read --fail-on \(ReportFormatter.quoted(text)): no figure '\(metric)' (figures: \(RecordingSummary.keys.joined(separator: ", ")), phase.NAME.\(RecordingSummary.phaseKeys.joined(separator: "|")))")
+            throw PerfHUDError(.usage, "cannot read --fail-on \(Self.quoted(text)): no figure \(Self.quoted(metric)) (figures: \(RecordingSummary.keys.joined(separator: ", ")), phase.NAME.\(RecordingSummary.phaseKeys.joined(separator: "|")))")
         }
         let limit: Double?
         switch value {
         case .number(let number): limit = number
         case .baseline(let factor):
-            guard let baseline else { throw PerfHUDError(.usage, "--fail-on \(ReportFormatter.quoted(text)) compares with the baseline: give --baseline FILE") }
+            guard let baseline else { throw PerfHUDError(.usage, "--fail-on \(Self.quoted(text)) compares with the baseline: give --baseline FILE") }
             limit = baseline.value(of: metric).flatMap { $0 }.map { $0 * factor }
         }
         guard let actual, let limit else { return (false, actual, limit) }

@@ -47,7 +47,9 @@ public struct RecordingSummary {
     /// Nearest rank: the smallest value with at least `percent` % of the values at or below it.
     public static func percentile(_ sorted: [Double], _ percent: Double) -> Double? {
         guard !sorted.isEmpty else { return nil }
-        return sorted[min(sorted.count - 1, max(0, Int((percent / 100 * Double(sorted.count)).rounded(.up)) - 1))]
+        // The rank is ⌈p/100 × n⌉; the tolerance keeps 99.9 % of 1000 at 999 (binary 99.9 is a hair above).
+        let rank = (percent / 100 * Double(sorted.count) - 1e-9).rounded(.up)
+        return sorted[min(sorted.count - 1, max(0, Int(rank) - 1))]
     }
 
     /// The summary of `recording`, or of the time spent in phase `only`.
