@@ -188,3 +188,65 @@ def test_record_does_not_replace_a_file_that_is_not_a_recording(tmp_path):
     result = perfhud("demo", "--output", "json", "--record", str(precious), "--count", "2")
     assert result.returncode == 73, result.stderr
     assert precious.read_text().endswith("precious\n")
+
+
+def free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_daemon(tmp_path, *extra):
+    target = subprocess.Popen(["sleep", "120"])
+    events = str(tmp_path / "events.sock")
+    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--listen", f"127.0.0.1:{free_port()}",
+                               "--events", events, "--accept-from", "same-user", *extra],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return target, daemon, events
+
+
+def test_daemon_records_samples_events_and_its_target(tmp_path):
+    path = tmp_path / "daemon.db"
+    target, daemon, events = run_daemon(tmp_path, "--tick", "100ms", "--record", str(path))
+    try:
+        deadline = time.time() + 10
+        while not os.path.exists(events) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        for args in (["phase", "Loading"], ["frame", "16.7"], ["frame", "40"], ["action", "Tap"], ["action", "Tap"]):
+            assert perfhud("emit", *args, "--events", events).returncode == 0
+        time.sleep(1)
+        assert perfhud("emit", "phase", "Main", "--events", events).returncode == 0
+        time.sleep(1.2)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(10)
+        target.kill()
+        target.wait()
+    assert daemon.returncode == 0, daemon.stderr.read()
+    summary = report_json(path)
+    assert summary["command"] == "sleep"
+    assert summary["frames"] == 2 and summary["actions_total"] == 2 and summary["janky_frames"] == 1
+    assert [phase["name"] for phase in summary["phases"]] == ["Loading", "Main"]
+    assert summary["rss_peak_bytes"] > 0 and summary["samples"] >= 15
+
+
+def test_daemon_record_max_size_drops_the_oldest_first(tmp_path):
+    path = tmp_path / "bounded.db"
+    target, daemon, _ = run_daemon(tmp_path, "--tick", "1ms", "--record", str(path), "--record-max-size", "1MiB")
+    try:
+        time.sleep(25)   # ~25,000 samples: about twice the limit
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(10)
+        target.kill()
+        target.wait()
+    assert daemon.returncode == 0, daemon.stderr.read()
+    assert path.stat().st_size < 1.5 * 2**20, path.stat().st_size
+    first, last = subprocess.run(["sqlite3", str(path), "select min(t), max(t) from samples"],
+                                 capture_output=True, text=True, check=True).stdout.strip().split("|")
+    assert float(first) > 2 and float(last) > 20, (first, last)   # the oldest went, the newest stayed
+    assert perfhud("report", str(path)).returncode == 0
+    bad = perfhud("daemon", "--pid", "1", "--record-max-size", "12 parsecs", "--record", str(path))
+    assert bad.returncode == 64 and len(bad.stderr.strip().splitlines()) == 1

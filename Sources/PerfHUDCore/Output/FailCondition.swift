@@ -86,6 +86,16 @@ public struct FailCondition: Equatable {
         return out + (text.unicodeScalars.count > 200 ? "…\"" : "\"")
     }
 
+    /// A size such as `100MiB`, `2GB` or `4096` (bytes), for options that take one.
+    public static func bytes(_ text: String) -> Double? {
+        var word = text.filter { $0 != " " }
+        var scale = 1.0
+        for (unit, factor) in units where factor != 1 || unit == "B" {
+            if word.hasSuffix(unit) { word = String(word.dropLast(unit.count)); scale = factor; break }
+        }
+        return number(word).map { $0 * scale }
+    }
+
     /// A plain decimal number: digits, one point, an optional sign. No exponents, no hex, no nan.
     static func number(_ text: String) -> Double? {
         var digits = 0, points = 0

@@ -55,6 +55,9 @@ public final class Recorder {
     /// The high-frequency list last written: the table has a row group only when it changes.
     private var lastHighFrequency: [EventSnapshot.HighFrequencyAction] = []
     private let warn: (String) -> Void
+    /// `--record-max-size` (daemon): past it, the oldest tenth of the rows goes, once a second at most.
+    public var maxBytes: UInt64?
+    private var setMeta: SQLiteStatement?
 
     /// Creates `path` (replacing an older recording there, never another kind of file) and writes
     /// the metadata. - Throws: `PerfHUDError` `.cannotCreate` (73).
@@ -78,6 +81,7 @@ public final class Recorder {
             try database.execute(Self.schema + "PRAGMA user_version = \(Self.formatVersion);")
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
+            self.setMeta = setMeta
             insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...30).map { "?\($0)" }.joined(separator: ",") + ")")
             insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
             insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
@@ -158,6 +162,7 @@ public final class Recorder {
             }
             for action in actions { try insertAction.run([.integer(time), .integer(try nameID(action.label)), .real(action.count)]) }
             if now &- lastCommit >= 1_000_000_000 {
+                try dropOldestIfFull()
                 try database.execute("COMMIT; BEGIN;")
                 lastCommit = now
             }
@@ -165,6 +170,26 @@ public final class Recorder {
             failed = true
             warn("recording to \(database.path) stopped: \(error)")
         }
+    }
+
+    /// Sets a metadata entry (the daemon's target, found after the recording began).
+    public func setMeta(_ key: String, _ value: String) {
+        guard !failed else { return }
+        try? setMeta?.run([.text(key), .text(value)])
+    }
+
+    /// Past `maxBytes` in use (pages not on the free list), drops the oldest tenth of every
+    /// growing table; the freed pages are reused, so the file stays near its limit.
+    private func dropOldestIfFull() throws {
+        guard let maxBytes, let pages = try database.integer("PRAGMA page_count"),
+              let free = try database.integer("PRAGMA freelist_count"), let size = try database.integer("PRAGMA page_size"),
+              UInt64(max(0, pages - free) * size) >= maxBytes else { return }
+        guard let rows = try database.integer("SELECT count(*) FROM sample_log"), rows > 10,
+              let cut = try database.integer("SELECT t_ms FROM sample_log ORDER BY rowid LIMIT 1 OFFSET \(rows / 10)") else { return }
+        for table in ["sample_log", "frame_log", "action_log", "high_frequency_log"] {
+            try database.execute("DELETE FROM \(table) WHERE t_ms < \(cut)")
+        }
+        try database.execute("DELETE FROM phases WHERE t_exit IS NOT NULL AND t_exit * 1000 < \(cut)")
     }
 
     /// Phases entered since the last tick get a row; the one they ended gets its exit.
