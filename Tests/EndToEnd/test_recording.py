@@ -250,3 +250,24 @@ def test_daemon_record_max_size_drops_the_oldest_first(tmp_path):
     assert perfhud("report", str(path)).returncode == 0
     bad = perfhud("daemon", "--pid", "1", "--record-max-size", "12 parsecs", "--record", str(path))
     assert bad.returncode == 64 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_format_1_recording_kept_in_the_repository_still_reads(tmp_path):
+    """Recordings stay readable by later versions: this file was written by perfhud 0.1.0 (format 1)."""
+    import shutil
+    from conftest import ROOT
+    path = tmp_path / "format1-demo.db"
+    shutil.copy(ROOT / "Tests/Fixtures/recordings/format1-demo.db", path)
+    summary = report_json(path)
+    assert summary["samples"] == 41 and summary["duration_s"] == 4
+    assert summary["rss_peak_bytes"] == 131854336 and summary["rss_end_bytes"] == 28246016
+    assert summary["frames"] == 227 and summary["frame_p99_ms"] == 20.543 and summary["janky_frames"] == 2
+    assert summary["actions_total"] == 39 and summary["cpu_percent_max"] == 86.22
+    assert [phase["name"] for phase in summary["phases"]] == ["Home", "Gallery", "Editor"]
+    assert summary["phases"][0]["kept_bytes"] == 4009984
+    rows = perfhud("export", str(path), "--format", "ndjson").stdout.splitlines()
+    assert len(rows) == 41 and json.loads(rows[-1])["command"] == "perfhud-demo"
+    # A file from a newer perfhud is refused with one line, not misread.
+    subprocess.run(["sqlite3", str(path), "PRAGMA user_version = 99"], check=True)
+    newer = perfhud("report", str(path))
+    assert newer.returncode == 65 and "newer perfhud" in newer.stderr and len(newer.stderr.strip().splitlines()) == 1
