@@ -28,11 +28,17 @@ let package = Package(
             pkgConfig: "libproc2",
             providers: [.apt(["libproc2-dev"])]
         ),
+        // SQLite 3: the recordings (`--record FILE`). Debian package libsqlite3-dev.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // Static inline wrappers for what Swift cannot import: variadic ioctl/syscall.
         .target(name: "CSystemShims"),
         .target(
             name: "PerfHUDCore",
-            dependencies: ["CProc2", "CSystemShims"]
+            dependencies: ["CProc2", "CSystemShims", "CSQLite"]
         ),
         .target(
             name: "PerfHUDDaemon",

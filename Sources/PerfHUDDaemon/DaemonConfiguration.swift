@@ -31,6 +31,11 @@ public struct DaemonConfiguration {
     /// How often a missing target is looked for (and a `--match` scan repeated).
     public var discoveryNanoseconds: UInt64 = 2_000_000_000
 
+    /// `--record FILE` and `--record-max-size`; perfhud's version for the recording's metadata.
+    public var recordPath: String?
+    public var recordMaxBytes: UInt64?
+    public var version = ""
+
     public init(selector: Selector, watch: WatchConfiguration) {
         self.selector = selector
         self.watch = watch

@@ -20,6 +20,7 @@ public enum DaemonRunner {
         let service = DaemonService(configuration: configuration, resolver: resolver)
         do {
             try service.openEventSocket()
+            try service.openRecording()
         } catch {
             service.logError("\(error)")
             return ExitStatus.cannotCreate

@@ -33,6 +33,10 @@ public final class DaemonService: @unchecked Sendable {
     private var report: Report?
     private var store: MetricsStore
     private var events = EventSnapshot()
+    /// `--record`: the recording, and the phases it needs (the daemon shows none itself).
+    private var recorder: Recorder?
+    private var phases = PhaseHistory()
+    private var recordedPID: Int32 = 0
     private var sampleDuration: Double = 0
     private var lastDiscovery: UInt64 = 0
     private var warned = DaemonWarnings()
@@ -80,6 +84,17 @@ public final class DaemonService: @unchecked Sendable {
 
     public var eventSocketPath: String? { receiver?.path }
 
+    /// `--record FILE`: opened before READY=1, so a path that cannot be written stops the start.
+    public func openRecording() throws {
+        guard let path = configuration.recordPath else { return }
+        let meta = Recorder.meta(version: configuration.version, pid: 0, command: "", commandLine: configuration.selector.description,
+                                 tickNanoseconds: configuration.watch.tickNanoseconds, events: configuration.watch.events)
+        let opened = try Recorder(path: path, meta: meta, startNanoseconds: store.startNanoseconds) { [log] in log.warning($0) }
+        opened.maxBytes = configuration.recordMaxBytes
+        aggregator.startRecording()
+        recorder = opened
+    }
+
     /// Removes the event socket again (when the daemon cannot start after all).
     public func closeEventSocket() {
         receiver?.stop()
@@ -119,6 +134,7 @@ public final class DaemonService: @unchecked Sendable {
         // The last interval is not lost: one more sample, then the final line.
         tick()
         receiver?.stop()
+        recorder?.close()
         log.notice("stopping: " + summary())
     }
 
@@ -177,7 +193,18 @@ public final class DaemonService: @unchecked Sendable {
         let now = monotonicNanoseconds()
         events = aggregator.snapshot(at: now)
         _ = aggregator.drainLog()
-        _ = aggregator.drainPhaseChanges()
+        for change in aggregator.drainPhaseChanges() where recorder != nil {
+            let time = Double(change.monotonicNanoseconds &- store.startNanoseconds) / 1e9
+            phases.enter(change.name, at: max(0, time), residentBytes: change.residentBytes ?? latest?.residentBytes)
+        }
+        if let recorder, let report {
+            if let pid = samplers.keys.min(), pid != recordedPID {
+                recordedPID = pid
+                recorder.setMeta("target_pid", String(pid))
+                recorder.setMeta("target_command", commandName)
+            }
+            recorder.record(report, at: now, events: events, phases: phases, aggregator: aggregator)
+        }
         warnings()
         sampleDuration = Double(monotonicNanoseconds() &- started) / 1e9
         let target = latest.map { sample in

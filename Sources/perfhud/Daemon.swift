@@ -21,6 +21,10 @@ extension Perfhud {
         var listen = HostAndPort(argument: "127.0.0.1:9469")!
         @Option(help: "A summary line every this often.") var logInterval = DurationArgument(nanoseconds: 60_000_000_000)
 
+        @Option(help: "Record what is watched to this file (SQLite; see perfhud report and export).") var record: String?
+        @Option(help: ArgumentHelp("With --record: past this size, the oldest data is dropped first (e.g. 500MiB).", valueName: "SIZE"))
+        var recordMaxSize: String?
+
         @OptionGroup var watch: WatchOptions
 
         func validate() throws {
@@ -28,6 +32,12 @@ extension Perfhud {
             guard chosen == 1 else { throw ValidationError("choose exactly one of --pid, --pidfile, --match, --unit") }
             if let pid, pid <= 0 { throw ValidationError("--pid must be a positive number") }
             if let unit, unit.isEmpty { throw ValidationError("--unit wants a unit name") }
+            if let recordMaxSize {
+                guard record != nil else { throw ValidationError("--record-max-size goes with --record FILE") }
+                guard let bytes = FailCondition.bytes(recordMaxSize), bytes >= 1024 * 1024 else {
+                    throw ValidationError("--record-max-size wants a size of at least 1MiB, such as 500MiB; got \(recordMaxSize)")
+                }
+            }
         }
 
         func run() throws {
@@ -40,6 +50,9 @@ extension Perfhud {
             configuration.listenHost = listen.host
             configuration.listenPort = listen.port
             configuration.logIntervalNanoseconds = logInterval.nanoseconds
+            configuration.recordPath = record
+            configuration.recordMaxBytes = recordMaxSize.flatMap(FailCondition.bytes).map { UInt64($0) }
+            configuration.version = perfhudVersion
             if configuration.watch.eventsPath == nil, let runtime = getenv("RUNTIME_DIRECTORY") {
                 configuration.watch.eventsPath = String(cString: runtime).split(separator: ":").first.map { $0 + "/events.sock" }
             }

@@ -42,6 +42,9 @@ struct HUDOptions: ParsableArguments {
     @Option(help: "With run: the quiet that ends a burst of a terminal program's output (one frame) when it does not use synchronized output.")
     var frameGap = DurationArgument(nanoseconds: 8_000_000)
 
+    @Option(help: "Record the session to this file (SQLite; see perfhud report and export).")
+    var record: String?
+
     @Option(help: .hidden)
     var crashAfter: Int?
 
@@ -69,6 +72,8 @@ struct HUDOptions: ParsableArguments {
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         configuration.style = HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
         configuration.crashAfterReports = crashAfter
+        configuration.recordPath = record
+        configuration.version = perfhudVersion
         configuration.actionsFrom = actionsFrom
         configuration.actionsFromOutput = actionsFromOutput
         configuration.frames = frames

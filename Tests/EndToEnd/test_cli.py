@@ -178,7 +178,7 @@ def test_a_misspelt_command_gets_a_suggestion():
     typo = perfhud("atach", "1")
     assert typo.returncode == 64 and typo.stderr == "perfhud: unknown command 'atach': did you mean 'attach'?\n"
     unknown = perfhud("frobnicate")
-    assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, emit" in unknown.stderr
+    assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, emit, report, export" in unknown.stderr
 
 
 def test_a_misspelt_option_is_named_not_the_next_argument():

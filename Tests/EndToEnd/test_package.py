@@ -71,7 +71,7 @@ EXPECTED_FILES = [
     "usr/share/doc/perfhud/copyright",
 ]
 UNITS = ["lib/systemd/system/perfhud.service", "lib/systemd/system/perfhud@.service"]
-SUBCOMMANDS = ["attach", "run", "demo", "daemon", "emit"]
+SUBCOMMANDS = ["attach", "run", "demo", "daemon", "emit", "report", "export"]
 
 
 def test_the_changelog_and_perfhud_version_agree():

@@ -66,6 +66,13 @@ public struct ActionLogEntry: Equatable {
     public var count: Double
 }
 
+/// One frame as it arrived, for a recording.
+public struct RecordedFrame: Equatable {
+    public var time: UInt64
+    public var milliseconds: Double
+    public var source: FrameSource
+}
+
 /// A phase change, stamped when it arrived.
 public struct PhaseChange: Equatable {
     public var name: String
@@ -180,6 +187,10 @@ public final class EventAggregator: @unchecked Sendable {
         var now: UInt64 = 0
         var bucket: Int64 = 0
         var residentProbe: (() -> UInt64?)?
+        /// `--record`: every frame and the actions per label since the last drain (bounded).
+        var recording = false
+        var recordedFrames: [RecordedFrame] = []
+        var recordedActions: [Int: Double] = [:]
         var frameObserver: ((Double, Double) -> Void)?
 
         init(configuration: EventConfiguration) {
@@ -217,6 +228,7 @@ public final class EventAggregator: @unchecked Sendable {
             labelStates[position].total += count
             allActions.add(count, bucket: bucket)
             actionsTotal += count
+            if recording { recordedActions[position, default: 0] += count }
             // The log folds a repeat into the entry before it; it is drained every tick and
             // bounded, so a flood costs a counter, not memory.
             if let last = log.last, last.label == position {
@@ -239,6 +251,7 @@ public final class EventAggregator: @unchecked Sendable {
             frameSource = source
             frameTimes.append(now)
             frameDurations.append(milliseconds)
+            if recording && recordedFrames.count < 65536 { recordedFrames.append(RecordedFrame(time: now, milliseconds: milliseconds, source: source)) }
             allFrames.add(count, bucket: bucket)
             framesTotal += count
             frameObserver?(milliseconds / 1000, count)
@@ -338,6 +351,20 @@ public final class EventAggregator: @unchecked Sendable {
             state.log.removeAll(keepingCapacity: true)
             state.logDropped = 0
             return (entries, dropped)
+        }
+    }
+
+    /// Keeps every frame and the action counts per label from now on, for `drainRecorded`.
+    public func startRecording() { withLock { $0.recording = true } }
+
+    /// The frames and the actions per label since the last call (`--record`, once a tick).
+    public func drainRecorded() -> (frames: [RecordedFrame], actions: [(label: String, count: Double)]) {
+        withLock { state in
+            let frames = state.recordedFrames
+            let actions = state.recordedActions.sorted { $0.key < $1.key }.map { (state.labelStates[$0.key].name, $0.value) }
+            state.recordedFrames.removeAll(keepingCapacity: true)
+            state.recordedActions.removeAll(keepingCapacity: true)
+            return (frames, actions)
         }
     }
 

@@ -19,18 +19,15 @@ public final class Session {
     private let events: SessionEvents
     /// The HUD reads keys itself (attach, demo) instead of passing them to a program (run).
     private let ownsKeys: Bool
-    private var program: LaunchedProgram?
-    private var actionLog: ActionLogFollower?
-    private var sampler: ProcessSampler!
-    private var store: MetricsStore!
+    private var program: LaunchedProgram?, actionLog: ActionLogFollower?
+    private var sampler: ProcessSampler!, store: MetricsStore!
     /// The target's name as it is now (it follows an exec), or what was launched.
     private var commandName: String { sampler.commandName ?? target.launchedName }
     private var status = TargetStatus.running
 
-    private var reports = 0
-    private var startedAt: UInt64 = 0
-    private var finished = false
-    private var exitStatus = ExitStatus.success
+    private var reports = 0, startedAt: UInt64 = 0
+    private var finished = false, exitStatus = ExitStatus.success
+    private var recorder: Recorder?
     private var keysOpen = true
     /// The program ended because perfhud stopped it (`q`, `--count`, `--duration`): its status is not ours.
     private var stoppedByUs = false
@@ -121,6 +118,8 @@ public final class Session {
             if path == "-" { keysOpen = false }   // standard input carries the log, not keys
         }
         store = MetricsStore(pid: pid, capacity: configuration.watch.historyCapacity, startNanoseconds: monotonicNanoseconds())
+        recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
+                                                                  startNanoseconds: store.startNanoseconds, aggregator: events.aggregator, warn: warn) }
         guard let screen else { return }
         screen.snapshot = { [unowned self] in
             var snapshot = HUDSnapshot(pid: pid, commandName: commandName, store: store, watch: configuration.watch, status: status,
@@ -148,6 +147,7 @@ public final class Session {
             screen.showActionLog(entries, dropped: dropped, highFrequency: Set(events.snapshot?.highFrequencyActions.map(\.action) ?? []))
         }
         let report = store.record(sample, phase: events.phases.current?.id)
+        recorder?.record(report, at: now, events: events.snapshot, phases: events.phases, aggregator: events.aggregator)
         if !sample.alive && status == .running && program == nil { targetEnded(.exited(code: nil, signal: nil)) }
         if let screen {
             screen.invalidate()
@@ -198,6 +198,7 @@ public final class Session {
 
     private func finish() {
         events.stop()
+        recorder?.close()
         standardError.restoreInput()
         if let screen {
             if status == .running { store.record(sampler.sample()) }

@@ -18,6 +18,10 @@ public struct SessionConfiguration {
     public var frames = FrameMode.auto
     /// `--frame-gap`: the quiet that ends an output burst of a terminal program (one frame).
     public var frameGapNanoseconds: UInt64 = 8_000_000
+    /// `--record FILE`: the session is recorded there (see `Recorder`).
+    public var recordPath: String?
+    /// perfhud's version, for the recording's metadata.
+    public var version = ""
     /// Test hook: crash on purpose after this many reports, to test the crash restore path.
     public var crashAfterReports: Int?
 

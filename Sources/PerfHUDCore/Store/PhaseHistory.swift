@@ -18,6 +18,8 @@ public struct PhaseHistory: Equatable {
 
     public private(set) var records: [Record] = []
     public private(set) var names: [String] = []
+    /// Phases entered in all (records keeps the last `keptRecords`).
+    public private(set) var entered = 0
     public static let keptRecords = 64
     public static let maxNames = 64
 
@@ -36,6 +38,7 @@ public struct PhaseHistory: Equatable {
             if names.count < Self.maxNames { names.append(name); id = names.count - 1 } else { id = Self.maxNames - 1 }
         }
         records.append(Record(name: name, id: id!, enteredAt: time, entryBytes: residentBytes))
+        entered += 1
         if records.count > Self.keptRecords { records.removeFirst(records.count - Self.keptRecords) }
     }
 

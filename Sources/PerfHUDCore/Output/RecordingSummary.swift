@@ -1,0 +1,174 @@
+/// A run's summary (`perfhud report`), computed from a recording with the definitions of
+/// PRODUCT.md: nearest-rank percentiles over every frame; 1 % low = 1000 / p99 ms, 0.1 % low =
+/// 1000 / p99.9 ms (MangoHud's); average FPS = frames over time; janky and dropped as live.
+public struct RecordingSummary {
+    public struct PhaseFigures {
+        public var name: String
+        public var visits = 0
+        public var seconds = 0.0
+        public var entryBytes: UInt64?
+        public var exitBytes: UInt64?
+        /// Σ over finished visits of RSS at exit − RSS at entry: what the phase kept.
+        public var keptBytes: Int64?
+        public var keptBytesMax: Int64?
+        public var cpuPercentAvg: Double?
+        public var rssPeakBytes: UInt64?
+        public var fpsAvg: Double?
+        public var fps1PercentLow: Double?
+    }
+    public struct ActionFigures { public var action: String; public var total: Double; public var peak: Double }
+
+    public var phase: String?
+    public var durationSeconds = 0.0
+    public var samples = 0
+    public var cpuPercentAvg: Double?
+    public var cpuPercentMax: Double?
+    public var rssStartBytes: UInt64?
+    public var rssPeakBytes: UInt64?
+    public var rssEndBytes: UInt64?
+    public var pssPeakBytes: UInt64?
+    public var frames = 0
+    public var fpsAvg: Double?
+    public var frameP50: Double?
+    public var frameP97: Double?
+    public var frameP99: Double?
+    public var frameP999: Double?
+    public var fps1PercentLow: Double?
+    public var fps01PercentLow: Double?
+    public var jankyFrames = 0.0
+    public var droppedFrames = 0.0
+    public var actionsTotal = 0.0
+    /// Labels by total, most first.
+    public var topActions: [ActionFigures] = []
+    /// Labels whose rate over some one-second window reached the threshold, with that peak.
+    public var highFrequencyActions: [ActionFigures] = []
+    public var phases: [PhaseFigures] = []
+
+    /// Nearest rank: the smallest value with at least `percent` % of the values at or below it.
+    public static func percentile(_ sorted: [Double], _ percent: Double) -> Double? {
+        guard !sorted.isEmpty else { return nil }
+        // The rank is ⌈p/100 × n⌉; the tolerance keeps 99.9 % of 1000 at 999 (binary 99.9 is a hair above).
+        let rank = (percent / 100 * Double(sorted.count) - 1e-9).rounded(.up)
+        return sorted[min(sorted.count - 1, max(0, Int(rank) - 1))]
+    }
+
+    /// The summary of `recording`, or of the time spent in phase `only`.
+    public init(_ recording: Recording, phase only: String? = nil) {
+        phase = only
+        let end = recording.samples.last?.t ?? 0
+        // The time windows counted: all of it, or the visits of the phase.
+        var windows: [(Double, Double)] = [(recording.samples.first?.t ?? 0, end)]
+        if let only { windows = recording.phases.filter { $0.name == only }.map { ($0.t, $0.tExit ?? end) } }
+        func inside(_ t: Double) -> Bool { windows.contains { t >= $0.0 && t <= $0.1 } }
+        let samples = only == nil ? recording.samples : recording.samples.filter { $0.phase == only }
+        durationSeconds = windows.reduce(0) { $0 + max(0, $1.1 - $1.0) }
+        self.samples = samples.count
+        let cpu = samples.compactMap(\.cpuPercent)
+        if !cpu.isEmpty { cpuPercentAvg = cpu.reduce(0, +) / Double(cpu.count); cpuPercentMax = cpu.max() }
+        let resident = samples.compactMap(\.residentBytes)
+        rssStartBytes = resident.first
+        rssPeakBytes = resident.max()
+        rssEndBytes = resident.last
+        pssPeakBytes = samples.compactMap(\.proportionalBytes).max()
+
+        let frameList = only == nil ? recording.frames : recording.frames.filter { inside($0.t) }
+        let durations = frameList.map(\.milliseconds).sorted()
+        frames = durations.count
+        if durationSeconds > 0 && !durations.isEmpty { fpsAvg = Double(durations.count) / durationSeconds }
+        frameP50 = Self.percentile(durations, 50)
+        frameP97 = Self.percentile(durations, 97)
+        frameP99 = Self.percentile(durations, 99)
+        frameP999 = Self.percentile(durations, 99.9)
+        fps1PercentLow = frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
+        fps01PercentLow = frameP999.flatMap { $0 > 0 ? 1000 / $0 : nil }
+        let budget = 1000 / recording.refreshHz
+        for duration in durations {
+            if duration > recording.jankFactor * budget { jankyFrames += 1 }
+            droppedFrames += max(0, (duration / budget).rounded() - 1)
+        }
+
+        let actionList = only == nil ? recording.actions : recording.actions.filter { inside($0.t) }
+        var totals: [String: Double] = [:], peaks: [String: Double] = [:], windowsByLabel: [String: [(Double, Double)]] = [:]
+        for action in actionList {
+            totals[action.label, default: 0] += action.count
+            actionsTotal += action.count
+            // The rate over the second ending at this tick, as the live view counts it.
+            var window = windowsByLabel[action.label, default: []]
+            window.append((action.t, action.count))
+            window.removeAll { $0.0 <= action.t - 1 }
+            windowsByLabel[action.label] = window
+            peaks[action.label] = max(peaks[action.label] ?? 0, window.reduce(0) { $0 + $1.1 })
+        }
+        topActions = totals.map { ActionFigures(action: $0.key, total: $0.value, peak: peaks[$0.key] ?? 0) }
+            .sorted { ($0.total, $1.action) > ($1.total, $0.action) }
+        highFrequencyActions = topActions.filter { $0.peak >= recording.actionThreshold }.sorted { $0.peak > $1.peak }
+
+        var order: [String] = []
+        var figures: [String: PhaseFigures] = [:]
+        for visit in recording.phases where only == nil || visit.name == only {
+            if figures[visit.name] == nil { order.append(visit.name); figures[visit.name] = PhaseFigures(name: visit.name) }
+            var entry = figures[visit.name]!
+            entry.visits += 1
+            entry.seconds += max(0, (visit.tExit ?? end) - visit.t)
+            if entry.entryBytes == nil { entry.entryBytes = visit.entryBytes }
+            if let exit = visit.exitBytes { entry.exitBytes = exit }
+            if let entered = visit.entryBytes, let exit = visit.exitBytes {
+                let kept = Int64(bitPattern: exit &- entered)
+                entry.keptBytes = (entry.keptBytes ?? 0) + kept
+                entry.keptBytesMax = max(entry.keptBytesMax ?? kept, kept)
+            }
+            figures[visit.name] = entry
+        }
+        for name in order {
+            var entry = figures[name]!
+            let inPhase = recording.samples.filter { $0.phase == name }
+            let phaseCPU = inPhase.compactMap(\.cpuPercent)
+            if !phaseCPU.isEmpty { entry.cpuPercentAvg = phaseCPU.reduce(0, +) / Double(phaseCPU.count) }
+            entry.rssPeakBytes = inPhase.compactMap(\.residentBytes).max()
+            let visits = recording.phases.filter { $0.name == name }.map { ($0.t, $0.tExit ?? end) }
+            let phaseFrames = recording.frames.filter { frame in visits.contains { frame.t >= $0.0 && frame.t <= $0.1 } }.map(\.milliseconds).sorted()
+            if entry.seconds > 0 && !phaseFrames.isEmpty { entry.fpsAvg = Double(phaseFrames.count) / entry.seconds }
+            entry.fps1PercentLow = Self.percentile(phaseFrames, 99).flatMap { $0 > 0 ? 1000 / $0 : nil }
+            phases.append(entry)
+        }
+    }
+
+    /// The figure a `--fail-on` condition names: `rss_peak_bytes`, `phase.NAME.kept_bytes`…
+    /// - Returns: nil for a name it does not know; `.some(nil)` for a figure the run does not have.
+    public func value(of metric: String) -> Double?? {
+        if metric.hasPrefix("phase."), let dot = metric.lastIndex(of: "."), dot > metric.index(metric.startIndex, offsetBy: 5) {
+            let name = String(metric[metric.index(metric.startIndex, offsetBy: 6)..<dot])
+            let key = String(metric[metric.index(after: dot)...])
+            guard Self.phaseKeys.contains(key) else { return nil }
+            guard let entry = phases.first(where: { $0.name == name }) else { return .some(nil) }
+            let figure: Double?
+            switch key {
+            case "visits": figure = Double(entry.visits)
+            case "time_s": figure = entry.seconds
+            case "kept_bytes": figure = entry.keptBytes.map { Double($0) }
+            case "kept_bytes_max": figure = entry.keptBytesMax.map { Double($0) }
+            case "rss_entry_bytes": figure = entry.entryBytes.map { Double($0) }
+            case "rss_exit_bytes": figure = entry.exitBytes.map { Double($0) }
+            case "rss_peak_bytes": figure = entry.rssPeakBytes.map { Double($0) }
+            case "cpu_percent_avg": figure = entry.cpuPercentAvg
+            case "fps_avg": figure = entry.fpsAvg
+            default: figure = entry.fps1PercentLow
+            }
+            return .some(figure)
+        }
+        guard let index = Self.keys.firstIndex(of: metric) else { return nil }
+        return .some(numbers[index])
+    }
+
+    public static let phaseKeys = ["visits", "time_s", "kept_bytes", "kept_bytes_max", "rss_entry_bytes", "rss_exit_bytes",
+                                   "rss_peak_bytes", "cpu_percent_avg", "fps_avg", "fps_1pct_low"]
+    /// The numeric figures, in the order of the JSON report.
+    public static let keys = ["duration_s", "samples", "cpu_percent_avg", "cpu_percent_max", "rss_start_bytes", "rss_peak_bytes",
+                              "rss_end_bytes", "pss_peak_bytes", "frames", "fps_avg", "frame_p50_ms", "frame_p97_ms", "frame_p99_ms",
+                              "frame_p99_9_ms", "fps_1pct_low", "fps_0_1pct_low", "janky_frames", "dropped_frames", "actions_total"]
+    public var numbers: [Double?] {
+        [durationSeconds, Double(samples), cpuPercentAvg, cpuPercentMax, rssStartBytes.map { Double($0) }, rssPeakBytes.map { Double($0) },
+         rssEndBytes.map { Double($0) }, pssPeakBytes.map { Double($0) }, Double(frames), fpsAvg, frameP50, frameP97, frameP99,
+         frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]
+    }
+}

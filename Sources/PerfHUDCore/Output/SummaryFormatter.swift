@@ -1,0 +1,82 @@
+/// `perfhud report --format json|markdown`: a run's summary as one JSON object or a table.
+public enum SummaryFormatter {
+    static func bytes(_ value: Double?) -> String {
+        ReportFormatter.number(value, decimals: 0)
+    }
+
+    public static func json(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
+        var fields: [String] = []
+        for (key, value) in zip(RecordingSummary.keys, summary.numbers) {
+            fields.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: key.hasSuffix("_bytes") ? 0 : 3))
+        }
+        fields.append("\"phase\":" + (summary.phase.map(ReportFormatter.quoted) ?? "null"))
+        fields.append("\"command\":" + ReportFormatter.quoted(recording.meta["target_command"] ?? ""))
+        fields.append("\"started_at\":" + (recording.meta["started_at"].map(ReportFormatter.quoted) ?? "null"))
+        func actions(_ list: [RecordingSummary.ActionFigures]) -> String {
+            "[" + list.map { "{\"action\":" + ReportFormatter.quoted($0.action) + ",\"total\":" + ReportFormatter.number($0.total)
+                + ",\"peak\":" + ReportFormatter.number($0.peak) + "}" }.joined(separator: ",") + "]"
+        }
+        fields.append("\"high_frequency_actions\":" + actions(summary.highFrequencyActions))
+        fields.append("\"top_actions\":" + actions(Array(summary.topActions.prefix(10))))
+        fields.append("\"phases\":[" + summary.phases.map { phase in
+            "{\"name\":" + ReportFormatter.quoted(phase.name) + ",\"visits\":\(phase.visits),\"time_s\":" + ReportFormatter.number(phase.seconds, decimals: 3)
+                + ",\"rss_entry_bytes\":" + bytes(phase.entryBytes.map { Double($0) }) + ",\"rss_exit_bytes\":" + bytes(phase.exitBytes.map { Double($0) })
+                + ",\"kept_bytes\":" + bytes(phase.keptBytes.map { Double($0) }) + ",\"kept_bytes_max\":" + bytes(phase.keptBytesMax.map { Double($0) })
+                + ",\"rss_peak_bytes\":" + bytes(phase.rssPeakBytes.map { Double($0) })
+                + ",\"cpu_percent_avg\":" + ReportFormatter.number(phase.cpuPercentAvg)
+                + ",\"fps_avg\":" + ReportFormatter.number(phase.fpsAvg) + ",\"fps_1pct_low\":" + ReportFormatter.number(phase.fps1PercentLow) + "}"
+        }.joined(separator: ",") + "]")
+        if let baseline {
+            var base: [String] = []
+            for (key, value) in zip(RecordingSummary.keys, baseline.numbers) {
+                base.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: key.hasSuffix("_bytes") ? 0 : 3))
+            }
+            fields.append("\"baseline\":{" + base.joined(separator: ",") + "}")
+        }
+        fields.append("\"warnings\":[" + recording.warnings.map(ReportFormatter.quoted).joined(separator: ",") + "]")
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    static func human(_ key: String, _ value: Double?) -> String {
+        guard let value else { return "n/a" }
+        if key.hasSuffix("_bytes") { return Units.bytes(value) }
+        if key.hasSuffix("_ms") { return ReportFormatter.number(value, decimals: 2) + " ms" }
+        if key.hasSuffix("_s") { return ReportFormatter.number(value, decimals: 1) + " s" }
+        if key.hasPrefix("cpu") { return ReportFormatter.number(value, decimals: 1) + " %" }
+        return ReportFormatter.number(value, decimals: 1)
+    }
+
+    public static func markdown(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
+        var lines = ["# perfhud report: \(recording.meta["target_command"] ?? "?")" + (summary.phase.map { " (phase \($0))" } ?? ""), ""]
+        if let started = recording.meta["started_at"] { lines += ["Recorded \(started), perfhud \(recording.meta["perfhud_version"] ?? "?").", ""] }
+        for warning in recording.warnings { lines += ["> warning: \(warning)", ""] }
+        if let baseline {
+            lines += ["| figure | baseline | this run | change |", "|---|---:|---:|---:|"]
+            for (index, key) in RecordingSummary.keys.enumerated() {
+                let new = summary.numbers[index], old = baseline.numbers[index]
+                var change = ""
+                if let new, let old, old != 0 { change = (new >= old ? "+" : "") + ReportFormatter.number((new - old) / old * 100, decimals: 1) + " %" }
+                lines.append("| \(key) | \(human(key, old)) | \(human(key, new)) | \(change) |")
+            }
+        } else {
+            lines += ["| figure | value |", "|---|---:|"]
+            for (key, value) in zip(RecordingSummary.keys, summary.numbers) { lines.append("| \(key) | \(human(key, value)) |") }
+        }
+        if !summary.phases.isEmpty {
+            lines += ["", "| phase | visits | time | CPU avg | RSS at entry | RSS at exit | kept | FPS | 1 % low |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            for phase in summary.phases {
+                lines.append("| \(phase.name) | \(phase.visits) | \(human("_s", phase.seconds)) | \(human("cpu", phase.cpuPercentAvg)) | "
+                    + "\(human("_bytes", phase.entryBytes.map { Double($0) })) | \(human("_bytes", phase.exitBytes.map { Double($0) })) | "
+                    + "\(human("_bytes", phase.keptBytes.map { Double($0) })) | \(human("", phase.fpsAvg)) | \(human("", phase.fps1PercentLow)) |")
+            }
+        }
+        if !summary.topActions.isEmpty {
+            lines += ["", "| action | total | peak per second |", "|---|---:|---:|"]
+            for action in summary.topActions.prefix(10) {
+                let flag = action.peak >= recording.actionThreshold ? " **high-frequency**" : ""
+                lines.append("| \(action.action)\(flag) | \(human("", action.total)) | \(human("", action.peak)) |")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,229 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--record FILE`: everything a session saw, in a SQLite database (see README, Recordings).
+///
+/// Written from the session's tick: one sample row a tick, every frame, the actions per tick per
+/// label, the phases. Crash safety: WAL journal, `synchronous=NORMAL`, and one transaction
+/// committed at most once a second, so kill -9 loses at most the last second and the file opens.
+/// Storage is compact (fixed-point integers: a REAL costs 8 bytes, an integer 1–4), and the views
+/// `samples`, `frames` and `actions` give the figures in their units (seconds, percent, ms).
+public final class Recorder {
+    /// `PRAGMA user_version` of the files this version writes; readers accept up to it.
+    public static let formatVersion: Int64 = 1
+    static let schema = """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+        CREATE TABLE sample_log(t_ms INTEGER NOT NULL, alive INTEGER, cpu_centi INTEGER, cpu_user_centi INTEGER,
+            cpu_system_centi INTEGER, rss_bytes INTEGER, pss_bytes INTEGER, vsize_bytes INTEGER, threads INTEGER,
+            processes INTEGER, cpu_total_us INTEGER, rss_trend REAL, phase_id INTEGER, events INTEGER,
+            fps_centi INTEGER, p50_us INTEGER, p95_us INTEGER, p99_us INTEGER, janky REAL, dropped REAL,
+            frames_total REAL, aps_centi INTEGER, actions_total REAL, frame_source INTEGER,
+            received INTEGER, malformed INTEGER, rejected INTEGER, ignored INTEGER, latency_p50_us INTEGER,
+            latency_p99_us INTEGER);
+        CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);
+        CREATE TABLE action_log(t_ms INTEGER NOT NULL, label_id INTEGER NOT NULL, count REAL NOT NULL);
+        CREATE TABLE high_frequency_log(t_ms INTEGER NOT NULL, label_id INTEGER, rate REAL, peak REAL);
+        CREATE TABLE phases(t REAL NOT NULL, name TEXT NOT NULL, rss_entry_bytes INTEGER, t_exit REAL, rss_exit_bytes INTEGER);
+        CREATE VIEW samples AS SELECT t_ms / 1000.0 AS t, cpu_centi / 100.0 AS cpu_percent, rss_bytes, pss_bytes,
+            vsize_bytes, threads, (SELECT name FROM names WHERE id = phase_id) AS phase, alive,
+            cpu_user_centi / 100.0 AS cpu_user_percent, cpu_system_centi / 100.0 AS cpu_system_percent, processes,
+            cpu_total_us / 1e6 AS cpu_seconds_total, rss_trend AS rss_trend_bytes_per_second,
+            fps_centi / 100.0 AS fps, p50_us / 1000.0 AS frame_p50_ms, p95_us / 1000.0 AS frame_p95_ms,
+            p99_us / 1000.0 AS frame_p99_ms, janky AS janky_frames, dropped AS dropped_frames, frames_total,
+            aps_centi / 100.0 AS actions_per_second, actions_total,
+            CASE frame_source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS frame_source,
+            received AS events_received, malformed AS events_malformed, rejected AS events_rejected,
+            ignored AS events_ignored, latency_p50_us / 1000.0 AS input_latency_p50_ms,
+            latency_p99_us / 1000.0 AS input_latency_p99_ms, events AS has_events FROM sample_log;
+        CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms,
+            CASE source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS source FROM frame_log;
+        CREATE VIEW high_frequency_actions AS SELECT t_ms / 1000.0 AS t, names.name AS action, rate, peak
+            FROM high_frequency_log LEFT JOIN names ON names.id = label_id;
+        CREATE VIEW actions AS SELECT t_ms / 1000.0 AS t, names.name AS label, count FROM action_log JOIN names ON names.id = label_id;
+        """
+
+    private let database: SQLiteDatabase
+    private let startNanoseconds: UInt64
+    private let insertSample, insertFrame, insertAction, insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
+    private var nameIDs: [String: Int64] = [:]
+    private var lastCommit: UInt64
+    private var phasesSeen = 0
+    private var openPhaseRow: Int64?
+    private var failed = false
+    /// The high-frequency list last written: the table has a row group only when it changes.
+    private var lastHighFrequency: [EventSnapshot.HighFrequencyAction] = []
+    private let warn: (String) -> Void
+    /// `--record-max-size` (daemon): past it, the oldest tenth of the rows goes, once a second at most.
+    public var maxBytes: UInt64?
+    private var setMeta: SQLiteStatement?
+
+    /// Creates `path` (replacing an older recording there, never another kind of file) and writes
+    /// the metadata. - Throws: `PerfHUDError` `.cannotCreate` (73).
+    public init(path: String, meta: [(String, String)], startNanoseconds: UInt64, warn: @escaping (String) -> Void) throws {
+        self.startNanoseconds = startNanoseconds
+        self.warn = warn
+        lastCommit = startNanoseconds
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            var head = [UInt8](repeating: 0, count: 16)
+            let count = read(fd, &head, 16)
+            Glibc.close(fd)
+            if count > 0 && head != Array("SQLite format 3\0".utf8) {
+                throw PerfHUDError(.cannotCreate, "\(path) exists and is not a perfhud recording: not replacing it")
+            }
+            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        }
+        do {
+            database = try SQLiteDatabase(path: path, create: true)
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN;")
+            try database.execute(Self.schema + "PRAGMA user_version = \(Self.formatVersion);")
+            let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+            for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
+            self.setMeta = setMeta
+            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...30).map { "?\($0)" }.joined(separator: ",") + ")")
+            insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
+            insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
+            insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
+            insertName = try database.prepare("INSERT INTO names(name) VALUES (?1)")
+            insertPhase = try database.prepare("INSERT INTO phases(t, name, rss_entry_bytes) VALUES (?1, ?2, ?3)")
+            closePhase = try database.prepare("UPDATE phases SET t_exit = ?1, rss_exit_bytes = ?2 WHERE rowid = ?3")
+            try database.execute("COMMIT; BEGIN;")
+        } catch let failure as SQLiteDatabase.Failure {
+            throw PerfHUDError(.cannotCreate, "cannot record to \(path): \(failure.message)")
+        }
+    }
+
+    /// The metadata of a session: perfhud's version and options, the target, when it started.
+    public static func meta(version: String, pid: Int32, command: String, commandLine: String?, tickNanoseconds: UInt64,
+                            events: EventConfiguration) -> [(String, String)] {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        return [("format", "perfhud-recording"), ("perfhud_version", version),
+                ("options", "[" + CommandLine.arguments.map(ReportFormatter.quoted).joined(separator: ",") + "]"),
+                ("target_pid", String(pid)), ("target_command", command), ("target_command_line", commandLine ?? command),
+                ("started_at", ReportFormatter.rfc3339(wall)), ("started_at_unix", String(wall)),
+                ("tick_seconds", String(Double(tickNanoseconds) / 1e9)), ("online_cpus", String(ProcessDirectory.onlineCPUs)),
+                ("refresh_hz", String(events.refreshHz)), ("jank_factor", String(events.jankFactor)),
+                ("action_threshold", String(events.actionThreshold))]
+    }
+
+    private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
+    private static func fixed(_ value: Double?, _ scale: Double) -> SQLiteValue? {
+        guard let value, value.isFinite else { return nil }
+        return .integer(Int64((value * scale).rounded()))
+    }
+
+    private func nameID(_ name: String) throws -> Int64 {
+        if let id = nameIDs[name] { return id }
+        try insertName.run([.text(name)])
+        nameIDs[name] = database.lastInsertRowID
+        return database.lastInsertRowID
+    }
+
+    /// One tick: the sample, the frames and actions since the last tick, phases entered or left.
+    public func record(_ report: Report, at now: UInt64, events: EventSnapshot?, phases: PhaseHistory, aggregator: EventAggregator) {
+        guard !failed else { return }
+        let (frames, actions) = aggregator.drainRecorded()
+        let time = milliseconds(now)
+        do {
+            try recordPhases(phases)
+            let phaseID = try phases.current.map { try nameID($0.name) }
+            var row: [SQLiteValue?] = [.integer(time), .integer(report.alive ? 1 : 0), Self.fixed(report.cpuPercent, 100),
+                                       Self.fixed(report.cpuUserPercent, 100), Self.fixed(report.cpuSystemPercent, 100),
+                                       report.residentBytes.sqlite, report.proportionalBytes.sqlite, report.virtualBytes.sqlite,
+                                       report.threads.sqlite, .integer(Int64(report.processCount)), Self.fixed(report.cpuSecondsTotal, 1e6),
+                                       report.residentTrendBytesPerSecond.map { $0.rounded() }.sqlite, phaseID.map { .integer($0) }]
+            if let events {
+                if events.highFrequencyActions != lastHighFrequency {
+                    // A change: the new list, or one row without a label for "none from here".
+                    for action in events.highFrequencyActions {
+                        try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
+                    }
+                    if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
+                    lastHighFrequency = events.highFrequencyActions
+                }
+                row += [.integer(1), Self.fixed(events.fps, 100), Self.fixed(events.frameP50, 1000), Self.fixed(events.frameP95, 1000),
+                        Self.fixed(events.frameP99, 1000), .real(events.jankyFrames), .real(events.droppedFrames), .real(events.framesTotal),
+                        Self.fixed(events.actionsPerSecond, 100), .real(events.actionsTotal),
+                        events.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite,
+                        .integer(Int64(clamping: events.received)), .integer(Int64(clamping: events.malformed)),
+                        .integer(Int64(clamping: events.rejectedTotal)), .integer(Int64(clamping: events.ignored)),
+                        Self.fixed(events.inputLatencyP50, 1000), Self.fixed(events.inputLatencyP99, 1000)]
+            } else {
+                row += [SQLiteValue?](repeating: nil, count: 17)
+            }
+            try insertSample.run(row)
+            for frame in frames {
+                try insertFrame.run([.integer(milliseconds(frame.time)), .integer(Int64((frame.milliseconds * 1000).rounded())),
+                                     FrameSource.allCases.firstIndex(of: frame.source).sqlite])
+            }
+            for action in actions { try insertAction.run([.integer(time), .integer(try nameID(action.label)), .real(action.count)]) }
+            if now &- lastCommit >= 1_000_000_000 {
+                try dropOldestIfFull()
+                try database.execute("COMMIT; BEGIN;")
+                lastCommit = now
+            }
+        } catch {
+            failed = true
+            warn("recording to \(database.path) stopped: \(error)")
+        }
+    }
+
+    /// Sets a metadata entry (the daemon's target, found after the recording began).
+    public func setMeta(_ key: String, _ value: String) {
+        guard !failed else { return }
+        try? setMeta?.run([.text(key), .text(value)])
+    }
+
+    /// Past `maxBytes` in use (pages not on the free list), drops the oldest tenth of every
+    /// growing table; the freed pages are reused, so the file stays near its limit.
+    private func dropOldestIfFull() throws {
+        guard let maxBytes, let pages = try database.integer("PRAGMA page_count"),
+              let free = try database.integer("PRAGMA freelist_count"), let size = try database.integer("PRAGMA page_size"),
+              UInt64(max(0, pages - free) * size) >= maxBytes else { return }
+        guard let rows = try database.integer("SELECT count(*) FROM sample_log"), rows > 10,
+              let cut = try database.integer("SELECT t_ms FROM sample_log ORDER BY rowid LIMIT 1 OFFSET \(rows / 10)") else { return }
+        for table in ["sample_log", "frame_log", "action_log", "high_frequency_log"] {
+            try database.execute("DELETE FROM \(table) WHERE t_ms < \(cut)")
+        }
+        try database.execute("DELETE FROM phases WHERE t_exit IS NOT NULL AND t_exit * 1000 < \(cut)")
+    }
+
+    /// Phases entered since the last tick get a row; the one they ended gets its exit.
+    private func recordPhases(_ phases: PhaseHistory) throws {
+        let new = min(phases.entered - phasesSeen, phases.records.count)
+        guard new > 0 else { return }
+        let first = phases.records.count - new
+        for index in first..<phases.records.count {
+            if let row = openPhaseRow, index > 0 {
+                let left = phases.records[index - 1]
+                try closePhase.run([left.exitedAt.sqlite, left.exitBytes.sqlite, .integer(row)])
+            }
+            let record = phases.records[index]
+            try insertPhase.run([.real(record.enteredAt), .text(record.name), record.entryBytes.sqlite])
+            openPhaseRow = database.lastInsertRowID
+        }
+        phasesSeen = phases.entered
+    }
+
+    /// Commits what is left and folds the write-ahead log in: the file is complete on its own.
+    public func close() {
+        if !failed { try? database.execute("COMMIT; PRAGMA journal_mode=DELETE;") }
+        database.close()
+    }
+}
+
+extension Recorder {
+    /// A recording of a HUD session: its metadata from the session's configuration; from now on
+    /// the aggregator keeps every frame and the actions per label for it.
+    convenience init(path: String, session: SessionConfiguration, pid: Int32, command: String, commandLine: String?,
+                     startNanoseconds: UInt64, aggregator: EventAggregator, warn: @escaping (String) -> Void) throws {
+        try self.init(path: path, meta: Self.meta(version: session.version, pid: pid, command: command, commandLine: commandLine,
+                                                  tickNanoseconds: session.watch.tickNanoseconds, events: session.watch.events),
+                      startNanoseconds: startNanoseconds, warn: warn)
+        aggregator.startRecording()
+    }
+}

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A recording read back (`report`, `export`): what `Recorder` wrote, in the units of the views.
+/// A file damaged part-way is read up to the damage, with a warning; a file that is no recording
+/// is a `.data` error (65), a missing one `.noInput` (66).
+public struct Recording {
+    public struct SampleRow {
+        public var t: Double
+        public var cpuPercent: Double?
+        public var residentBytes: UInt64?
+        public var proportionalBytes: UInt64?
+        public var virtualBytes: UInt64?
+        public var threads: Int?
+        public var phase: String?
+        public var alive = true
+        public var cpuUserPercent: Double?
+        public var cpuSystemPercent: Double?
+        public var processes = 1
+        public var cpuSecondsTotal: Double?
+        public var residentTrend: Double?
+        /// The event figures of the row; nil when the session had no event socket.
+        public var events: EventSnapshot?
+
+        public init(t: Double, cpuPercent: Double? = nil, residentBytes: UInt64? = nil, phase: String? = nil) {
+            self.t = t
+            self.cpuPercent = cpuPercent
+            self.residentBytes = residentBytes
+            self.phase = phase
+        }
+    }
+    public struct Frame: Equatable {
+        public var t: Double
+        public var milliseconds: Double
+        public init(t: Double, milliseconds: Double) { self.t = t; self.milliseconds = milliseconds }
+    }
+    public struct Action: Equatable {
+        public var t: Double
+        public var label: String
+        public var count: Double
+        public init(t: Double, label: String, count: Double) { self.t = t; self.label = label; self.count = count }
+    }
+    public struct Phase: Equatable {
+        public var name: String
+        public var t: Double
+        public var tExit: Double?
+        public var entryBytes: UInt64?
+        public var exitBytes: UInt64?
+        public init(name: String, t: Double, tExit: Double?, entryBytes: UInt64?, exitBytes: UInt64?) {
+            self.name = name; self.t = t; self.tExit = tExit; self.entryBytes = entryBytes; self.exitBytes = exitBytes
+        }
+    }
+
+    public var meta: [String: String] = [:]
+    public var samples: [SampleRow] = []
+    public var frames: [Frame] = []
+    public var actions: [Action] = []
+    public var phases: [Phase] = []
+    /// What was damaged, one line each; the figures cover what came before.
+    public var warnings: [String] = []
+
+    public init() {}
+
+    public var refreshHz: Double { meta["refresh_hz"].flatMap(Double.init) ?? 60 }
+    public var jankFactor: Double { meta["jank_factor"].flatMap(Double.init) ?? 1.5 }
+    public var actionThreshold: Double { meta["action_threshold"].flatMap(Double.init) ?? 20 }
+    public var startedAtUnix: Double { meta["started_at_unix"].flatMap(Double.init) ?? 0 }
+}

@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading a recording back from its SQLite file (the data itself: `Recording`).
+extension Recording {
+    /// Reads `path`. - Throws: `PerfHUDError` `.noInput` (66), `.noPermission` (77), `.data` (65).
+    public init(path: String) throws {
+        var info = stat()
+        if stat(path, &info) != 0 { throw PerfHUDError.reading(path, SystemError.current) }
+        if info.st_mode & S_IFMT == S_IFDIR { throw PerfHUDError(.data, "\(path) is a directory, not a perfhud recording") }
+        if access(path, R_OK) != 0 { throw PerfHUDError.reading(path, SystemError.current) }
+        let notRecording = PerfHUDError(.data, "\(path) is not a perfhud recording")
+        // Read-write when allowed: a recording cut short by kill -9 keeps its last commits in the
+        // write-ahead log, which only a writer can fold back.
+        let database: SQLiteDatabase
+        do {
+            database = try (try? SQLiteDatabase(path: path, create: false)) ?? SQLiteDatabase(path: path, create: false, readOnly: true)
+            guard let version = try database.integer("PRAGMA user_version"), version > 0 else { throw notRecording }
+            if version > Recorder.formatVersion {
+                throw PerfHUDError(.data, "\(path) was written by a newer perfhud (format \(version); this one reads up to \(Recorder.formatVersion))")
+            }
+            let meta = try database.prepare("SELECT key, value FROM meta")
+            while try meta.step() { if let key = meta.text(0) { self.meta[key] = meta.text(1) ?? "" } }
+        } catch let error as PerfHUDError {
+            throw error
+        } catch {
+            throw notRecording
+        }
+        guard meta["format"] == "perfhud-recording" else { throw notRecording }
+        let refreshHz = self.refreshHz
+        var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings: [String] = []
+        func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) {
+            if let warning = Self.readRows(database, what, sql, body) { warnings.append(warning) }
+        }
+        readRows(database, "samples", "SELECT * FROM samples") { row in
+            var sample = SampleRow(t: row.double(0) ?? 0, cpuPercent: row.double(1), residentBytes: row.int64(2).map(UInt64.init),
+                                   phase: row.text(6))
+            sample.proportionalBytes = row.int64(3).map(UInt64.init)
+            sample.virtualBytes = row.int64(4).map(UInt64.init)
+            sample.threads = row.int64(5).map(Int.init)
+            sample.alive = row.int64(7) != 0
+            sample.cpuUserPercent = row.double(8)
+            sample.cpuSystemPercent = row.double(9)
+            sample.processes = Int(row.int64(10) ?? 1)
+            sample.cpuSecondsTotal = row.double(11)
+            sample.residentTrend = row.double(12)
+            if row.int64(29) == 1 {
+                var events = EventSnapshot()
+                events.fps = row.double(13) ?? 0
+                events.frameP50 = row.double(14)
+                events.frameP95 = row.double(15)
+                events.frameP99 = row.double(16)
+                events.fpsOnePercentLow = events.frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
+                events.jankyFrames = row.double(17) ?? 0
+                events.droppedFrames = row.double(18) ?? 0
+                events.framesTotal = row.double(19) ?? 0
+                events.actionsPerSecond = row.double(20) ?? 0
+                events.actionsTotal = row.double(21) ?? 0
+                events.frameSource = row.text(22).flatMap(FrameSource.init(rawValue:))
+                events.received = UInt64(row.int64(23) ?? 0)
+                events.malformed = UInt64(row.int64(24) ?? 0)
+                let rejected = UInt64(row.int64(25) ?? 0)
+                if rejected > 0 { events.rejected = ["recorded": rejected] }
+                events.ignored = UInt64(row.int64(26) ?? 0)
+                events.inputLatencyP50 = row.double(27)
+                events.inputLatencyP99 = row.double(28)
+                events.phase = sample.phase
+                events.refreshHz = refreshHz
+                sample.events = events
+            }
+            samples.append(sample)
+        }
+        // The high-frequency list, written when it changed: each sample takes the last list at or before it.
+        var changes: [(t: Double, list: [EventSnapshot.HighFrequencyAction])] = []
+        readRows(database, "high-frequency actions", "SELECT t, action, rate, peak FROM high_frequency_actions") { row in
+            let t = row.double(0) ?? 0
+            if changes.last?.t != t { changes.append((t, [])) }
+            if let action = row.text(1) { changes[changes.count - 1].list.append(.init(action: action, rate: row.double(2) ?? 0, peak: row.double(3) ?? 0)) }
+        }
+        var next = 0
+        var current: [EventSnapshot.HighFrequencyAction] = []
+        for index in samples.indices where samples[index].events != nil {
+            while next < changes.count && changes[next].t <= samples[index].t + 1e-9 { current = changes[next].list; next += 1 }
+            samples[index].events!.highFrequencyActions = current
+        }
+        readRows(database, "frames", "SELECT t, ms FROM frames") { row in
+            frames.append(Frame(t: row.double(0) ?? 0, milliseconds: row.double(1) ?? 0))
+        }
+        readRows(database, "actions", "SELECT t, label, count FROM actions") { row in
+            actions.append(Action(t: row.double(0) ?? 0, label: row.text(1) ?? "", count: row.double(2) ?? 0))
+        }
+        readRows(database, "phases", "SELECT name, t, t_exit, rss_entry_bytes, rss_exit_bytes FROM phases") { row in
+            phases.append(Phase(name: row.text(0) ?? "", t: row.double(1) ?? 0, tExit: row.double(2),
+                                entryBytes: row.int64(3).map(UInt64.init), exitBytes: row.int64(4).map(UInt64.init)))
+        }
+        database.close()
+        (self.samples, self.frames, self.actions, self.phases, self.warnings) = (samples, frames, actions, phases, warnings)
+    }
+
+    /// Every row of `sql` until the end or the damage (then a warning).
+    private static func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) -> String? {
+        var rows = 0
+        do {
+            let statement = try database.prepare(sql)
+            while try statement.step() { body(statement); rows += 1 }
+            return nil
+        } catch {
+            return "the recording is damaged: \(what) read up to row \(rows) (\(error))"
+        }
+    }
+}

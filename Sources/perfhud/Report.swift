@@ -1,0 +1,96 @@
+import ArgumentParser
+import PerfHUDCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes `text` to `-o OUT` or standard output. - Throws: `.cannotCreate` (73).
+func writeOutput(_ path: String?, _ body: ((String) -> Void) -> Void) throws {
+    guard let path, path != "-" else { body { fputs($0, stdout) }; return }
+    guard let file = fopen(path, "w") else { throw PerfHUDError(.cannotCreate, "cannot write \(path): \(SystemError.current)") }
+    body { fputs($0, file) }
+    if fclose(file) != 0 { throw PerfHUDError(.cannotCreate, "cannot write \(path): \(SystemError.current)") }
+}
+
+/// `perfhud report FILE`: a recording's summary; with `--fail-on`, a CI gate.
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Summarize a recording (markdown or JSON); compare with a baseline; gate a CI job with --fail-on.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case markdown, json }
+
+    @Argument(help: "A recording made with --record.")
+    var file: String
+
+    @Option(name: [.short, .customLong("output")], help: "Write the report here instead of standard output.")
+    var out: String?
+
+    @Option(help: "markdown or json.")
+    var format: Format = .markdown
+
+    @Option(help: "Only the time spent in this phase.")
+    var phase: String?
+
+    @Option(help: "An older recording to compare with (and for `baseline` in --fail-on).")
+    var baseline: String?
+
+    @Option(help: ArgumentHelp("Exit 1 when this holds, e.g. \"rss_peak_bytes > 200MiB\", \"fps_1pct_low < 50\", \"rss_peak_bytes > baseline * 1.10\" (repeatable).", valueName: "EXPR"))
+    var failOn: [String] = []
+
+    func run() throws {
+        let conditions = try failOn.map(FailCondition.init)   // a condition it cannot read fails before any work
+        let recording = try Recording(path: file)
+        for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }
+        let summary = RecordingSummary(recording, phase: phase)
+        if let phase, summary.phases.isEmpty {
+            fputs("perfhud: warning: \(file) has no phase \(ReportFormatter.quoted(phase))\n", stderr)
+        }
+        let old = try baseline.map { try Recording(path: $0) }
+        let oldSummary = old.map { RecordingSummary($0, phase: phase) }
+        try writeOutput(out) { write in
+            write(format == .json ? SummaryFormatter.json(summary, recording: recording, baseline: oldSummary) + "\n"
+                                  : SummaryFormatter.markdown(summary, recording: recording, baseline: oldSummary))
+        }
+        var failed = false
+        for condition in conditions {
+            let (holds, actual, limit) = try condition.holds(for: summary, baseline: oldSummary)
+            if holds {
+                failed = true
+                fputs("perfhud: fail-on: \(FailCondition.quoted(condition.text)) holds (\(condition.metric) = \(ReportFormatter.number(actual, decimals: 3)), limit \(ReportFormatter.number(limit, decimals: 3)))\n", stderr)
+            } else if actual == nil || limit == nil {
+                fputs("perfhud: warning: fail-on: \(FailCondition.quoted(condition.text)): \(condition.metric) is unknown in this run\n", stderr)
+            }
+        }
+        if failed { try Perfhud.exit(with: .failure) }
+    }
+}
+
+/// `perfhud export FILE --format csv|ndjson`: a recording's samples for other tools.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export a recording's samples: CSV (psrecord's columns first) or NDJSON (the live JSON rows).")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case csv, ndjson }
+
+    @Argument(help: "A recording made with --record.")
+    var file: String
+
+    @Option(help: "csv or ndjson.")
+    var format: Format
+
+    @Option(name: [.short, .customLong("output")], help: "Write here instead of standard output.")
+    var out: String?
+
+    func run() throws {
+        let recording = try Recording(path: file)
+        for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }
+        try writeOutput(out) { write in
+            switch format {
+            case .csv: RecordingExport.csv(recording, write: write)
+            case .ndjson: RecordingExport.ndjson(recording, write: write)
+            }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+"""Recordings (issue 12): --record on demo, report, --fail-on, export, and files that are damaged,
+cut short by kill -9, or not recordings at all."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import PERFHUD, perfhud
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The demo recorded for 6 s, and the JSON rows it printed live."""
+    path = tmp_path_factory.mktemp("rec") / "demo.db"
+    result = perfhud("demo", "--output", "json", "--record", str(path), "--duration", "6s")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    return path, rows
+
+
+def report_json(path, *extra):
+    result = perfhud("report", str(path), "--format", "json", *extra)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_recording_opens_with_the_sqlite3_cli(recorded):
+    path, rows = recorded
+    assert not os.path.exists(str(path) + "-wal"), "a finished recording stands alone"
+    out = subprocess.run(["sqlite3", str(path), "PRAGMA user_version; select count(*) from samples;"
+                          " select count(*) from frames; select value from meta where key = 'target_command'"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "1"
+    assert int(out[1]) == len(rows)
+    assert int(out[2]) > 200          # ~60 frames a second for 6 s
+    assert out[3] == "perfhud-demo"
+
+
+def test_report_figures_equal_the_live_rows(recorded):
+    path, rows = recorded
+    summary = report_json(path)
+    for key in ["duration_s", "cpu_percent_avg", "cpu_percent_max", "rss_peak_bytes", "rss_end_bytes", "fps_avg",
+                "fps_1pct_low", "fps_0_1pct_low", "frame_p99_ms", "janky_frames", "dropped_frames", "actions_total",
+                "high_frequency_actions", "phases"]:
+        assert key in summary, key
+    rss = [row["rss_bytes"] for row in rows if row["rss_bytes"] is not None]
+    assert summary["rss_peak_bytes"] == max(rss)
+    assert summary["rss_end_bytes"] == rss[-1]
+    cpu = [row["cpu_percent"] for row in rows if row["cpu_percent"] is not None]
+    assert summary["cpu_percent_avg"] == pytest.approx(sum(cpu) / len(cpu), abs=0.05)
+    assert summary["cpu_percent_max"] == pytest.approx(max(cpu), abs=0.01)
+    assert summary["actions_total"] == rows[-1]["actions_total"]
+    assert summary["janky_frames"] == rows[-1]["janky_frames"]
+    assert 50 < summary["fps_avg"] < 62
+    assert summary["fps_1pct_low"] == pytest.approx(1000 / summary["frame_p99_ms"], rel=1e-3)
+    names = [phase["name"] for phase in summary["phases"]]
+    assert names[:3] == ["Home", "Gallery", "Editor"]
+    gallery = summary["phases"][1]
+    assert gallery["visits"] == 1 and gallery["kept_bytes"] > 5 * 2**20, gallery   # the demo keeps ~20 MiB
+    assert any(a["action"] == "Editor.Action.slider(.changed)" for a in summary["high_frequency_actions"])
+    only = report_json(path, "--phase", "Editor")
+    assert only["phase"] == "Editor" and [p["name"] for p in only["phases"]] == ["Editor"]
+    assert only["cpu_percent_avg"] > summary["phases"][0]["cpu_percent_avg"]   # the Editor burns CPU, Home does not
+
+
+def test_markdown_report(recorded):
+    path, _ = recorded
+    result = perfhud("report", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "| rss_peak_bytes |" in result.stdout and "| Gallery |" in result.stdout
+
+
+def test_ndjson_export_gives_the_live_rows(recorded):
+    path, rows = recorded
+    result = perfhud("export", str(path), "--format", "ndjson")
+    assert result.returncode == 0, result.stderr
+    exported = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(exported) == len(rows)
+    # time and elapsed_seconds are rebuilt from milliseconds since the start: within 2 ms.
+    for live, back in zip(rows, exported):
+        assert live.keys() == back.keys()
+        for key in live:
+            if key in ("time", "elapsed_seconds", "cpu_machine_percent"):
+                continue
+            assert live[key] == back[key], (key, live[key], back[key])
+        assert back["elapsed_seconds"] == pytest.approx(live["elapsed_seconds"], abs=0.002)
+
+
+def test_csv_export_header(recorded, tmp_path):
+    path, rows = recorded
+    out = tmp_path / "demo.csv"
+    result = perfhud("export", str(path), "--format", "csv", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    lines = out.read_text().splitlines()
+    header = lines[0].split(",")
+    assert header[:4] == ["elapsed_time", "cpu", "mem_real", "mem_virtual"]
+    assert "rss_bytes" in header and "phase" in header
+    assert len(lines) == len(rows) + 1
+    first = dict(zip(header, lines[1].split(",")))
+    assert float(first["mem_real"]) == pytest.approx(int(first["rss_bytes"]) / 2**20, abs=0.001)   # MB as psrecord: MiB
+
+
+def test_fail_on_both_ways_and_a_bad_expression(recorded, tmp_path):
+    path, _ = recorded
+    held = perfhud("report", str(path), "-o", str(tmp_path / "r.md"),
+                   "--fail-on", "rss_peak_bytes > 10MiB", "--fail-on", "fps_avg < 1")
+    assert held.returncode == 1, held.stderr
+    lines = held.stderr.strip().splitlines()
+    assert len(lines) == 1 and "rss_peak_bytes > 10MiB" in lines[0]
+    passed = perfhud("report", str(path), "-o", str(tmp_path / "r.md"), "--fail-on", "rss_peak_bytes > 2GiB",
+                     "--fail-on", "phase.Gallery.kept_bytes > 500MiB", "--fail-on", "rss_peak_bytes > baseline * 1.10",
+                     "--baseline", str(path))
+    assert passed.returncode == 0, passed.stderr
+    gallery = perfhud("report", str(path), "-o", str(tmp_path / "r.md"), "--fail-on", "phase.Gallery.kept_bytes > 5MiB")
+    assert gallery.returncode == 1 and "phase.Gallery.kept_bytes" in gallery.stderr
+    for bad in ["rss_peak_bytes >> 3", "rss_peak_bytes > 12 parsecs", "> 5", "no_such_figure > 1", "rss_peak_bytes > baseline * 2"]:
+        result = perfhud("report", str(path), "-o", str(tmp_path / "r.md"), "--fail-on", bad)
+        assert result.returncode == 64, (bad, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_kill_9_mid_recording_leaves_a_file_that_opens(tmp_path):
+    path = tmp_path / "killed.db"
+    process = subprocess.Popen([PERFHUD, "demo", "--output", "json", "--record", str(path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    rows = 0
+    deadline = time.time() + 20
+    while rows < 35 and time.time() < deadline:
+        if process.stdout.readline():
+            rows += 1
+    process.kill()   # SIGKILL: no clean-up at all
+    process.wait()
+    # The demo perfhud launched is left orphaned by the kill: end it, by the PID the recording names.
+    demo_pid = subprocess.run(["sqlite3", str(path), "select value from meta where key = 'target_pid'"],
+                              capture_output=True, text=True).stdout.strip()
+    if demo_pid.isdigit():
+        try:
+            os.kill(int(demo_pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    count = subprocess.run(["sqlite3", str(path), "select count(*) from samples"], capture_output=True, text=True)
+    assert count.returncode == 0, count.stderr
+    # At most the last second (10 ticks, and the one being written) is lost.
+    assert int(count.stdout) >= rows - 12, (count.stdout, rows)
+    summary = report_json(path)
+    assert summary["rss_peak_bytes"] > 0
+
+
+def test_a_damaged_file_reports_up_to_the_damage_or_says_so(recorded, tmp_path):
+    path, _ = recorded
+    data = path.read_bytes()
+    for fraction in (0.5, 0.8):
+        damaged = tmp_path / f"damaged-{fraction}.db"
+        damaged.write_bytes(data[: int(len(data) * fraction)])
+        result = perfhud("report", str(damaged), "--format", "json")
+        assert result.returncode in (0, 65), result.stderr
+        assert "Traceback" not in result.stderr and "Fatal error" not in result.stderr
+        if result.returncode == 0:
+            assert "warning" in result.stderr and "damaged" in result.stderr, result.stderr
+            assert json.loads(result.stdout)["warnings"]
+        else:
+            assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_text_file_is_not_a_recording_and_a_missing_one_is_66(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n" * 100)
+    result = perfhud("report", str(text))
+    assert result.returncode == 65 and result.stderr.strip().count("\n") == 0, result.stderr
+    assert "not a perfhud recording" in result.stderr
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert perfhud("report", str(empty)).returncode == 65
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("create table t(x)").connection.commit()
+    assert perfhud("export", str(other), "--format", "csv").returncode == 65
+    missing = perfhud("report", str(tmp_path / "missing.db"))
+    assert missing.returncode == 66 and len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_record_does_not_replace_a_file_that_is_not_a_recording(tmp_path):
+    precious = tmp_path / "myapp"
+    precious.write_text("#!/bin/sh\necho precious\n")
+    result = perfhud("demo", "--output", "json", "--record", str(precious), "--count", "2")
+    assert result.returncode == 73, result.stderr
+    assert precious.read_text().endswith("precious\n")
+
+
+def free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_daemon(tmp_path, *extra):
+    target = subprocess.Popen(["sleep", "120"])
+    events = str(tmp_path / "events.sock")
+    daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", str(target.pid), "--listen", f"127.0.0.1:{free_port()}",
+                               "--events", events, "--accept-from", "same-user", *extra],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return target, daemon, events
+
+
+def test_daemon_records_samples_events_and_its_target(tmp_path):
+    path = tmp_path / "daemon.db"
+    target, daemon, events = run_daemon(tmp_path, "--tick", "100ms", "--record", str(path))
+    try:
+        deadline = time.time() + 10
+        while not os.path.exists(events) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        for args in (["phase", "Loading"], ["frame", "16.7"], ["frame", "40"], ["action", "Tap"], ["action", "Tap"]):
+            assert perfhud("emit", *args, "--events", events).returncode == 0
+        time.sleep(1)
+        assert perfhud("emit", "phase", "Main", "--events", events).returncode == 0
+        time.sleep(1.2)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(10)
+        target.kill()
+        target.wait()
+    assert daemon.returncode == 0, daemon.stderr.read()
+    summary = report_json(path)
+    assert summary["command"] == "sleep"
+    assert summary["frames"] == 2 and summary["actions_total"] == 2 and summary["janky_frames"] == 1
+    assert [phase["name"] for phase in summary["phases"]] == ["Loading", "Main"]
+    assert summary["rss_peak_bytes"] > 0 and summary["samples"] >= 15
+
+
+def test_daemon_record_max_size_drops_the_oldest_first(tmp_path):
+    path = tmp_path / "bounded.db"
+    target, daemon, _ = run_daemon(tmp_path, "--tick", "1ms", "--record", str(path), "--record-max-size", "1MiB")
+    try:
+        time.sleep(25)   # ~25,000 samples: about twice the limit
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(10)
+        target.kill()
+        target.wait()
+    assert daemon.returncode == 0, daemon.stderr.read()
+    assert path.stat().st_size < 1.5 * 2**20, path.stat().st_size
+    first, last = subprocess.run(["sqlite3", str(path), "select min(t), max(t) from samples"],
+                                 capture_output=True, text=True, check=True).stdout.strip().split("|")
+    assert float(first) > 2 and float(last) > 20, (first, last)   # the oldest went, the newest stayed
+    assert perfhud("report", str(path)).returncode == 0
+    bad = perfhud("daemon", "--pid", "1", "--record-max-size", "12 parsecs", "--record", str(path))
+    assert bad.returncode == 64 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_format_1_recording_kept_in_the_repository_still_reads(tmp_path):
+    """Recordings stay readable by later versions: this file was written by perfhud 0.1.0 (format 1)."""
+    import shutil
+    from conftest import ROOT
+    path = tmp_path / "format1-demo.db"
+    shutil.copy(ROOT / "Tests/Fixtures/recordings/format1-demo.db", path)
+    summary = report_json(path)
+    assert summary["samples"] == 41 and summary["duration_s"] == 4
+    assert summary["rss_peak_bytes"] == 131854336 and summary["rss_end_bytes"] == 28246016
+    assert summary["frames"] == 227 and summary["frame_p99_ms"] == 20.543 and summary["janky_frames"] == 2
+    assert summary["actions_total"] == 39 and summary["cpu_percent_max"] == 86.22
+    assert [phase["name"] for phase in summary["phases"]] == ["Home", "Gallery", "Editor"]
+    assert summary["phases"][0]["kept_bytes"] == 4009984
+    rows = perfhud("export", str(path), "--format", "ndjson").stdout.splitlines()
+    assert len(rows) == 41 and json.loads(rows[-1])["command"] == "perfhud-demo"
+    # A file from a newer perfhud is refused with one line, not misread.
+    subprocess.run(["sqlite3", str(path), "PRAGMA user_version = 99"], check=True)
+    newer = perfhud("report", str(path))
+    assert newer.returncode == 65 and "newer perfhud" in newer.stderr and len(newer.stderr.strip().splitlines()) == 1
