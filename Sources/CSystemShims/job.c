@@ -94,6 +94,14 @@ pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[]
         close(hold[1]);
         // The session leader: a new session whose controlling terminal is the pseudo-terminal.
         setsid();
+        // perfhud blocks its signals (it reads them from a signalfd); the leader must not: when
+        // perfhud dies (kill -9) its end of the terminal closes, the kernel hangs the terminal up
+        // and sends SIGHUP to the session leader, whose death then hangs up the program's group,
+        // as when a terminal window closes on a shell and its job.
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGHUP, SIG_DFL);
         int tty = open(tty_path, O_RDWR);
         if (tty >= 0) ioctl(tty, TIOCSCTTY, 0);
         signal(SIGTTOU, SIG_IGN);                   // tcsetpgrp below, whoever is in the foreground

@@ -226,3 +226,17 @@ def test_a_kernel_thread_is_named_as_one_and_has_no_memory():
     assert one_line(result.stderr).startswith(f"perfhud: warning: PID {pid} ({name}) is a kernel thread"), result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [row["rss_bytes"] for row in rows] == [None, None], "no RSS, not 0 B"
+
+
+def test_killing_perfhud_ends_the_program_it_ran():
+    """kill -9 on perfhud: its end of the program's terminal closes, the terminal hangs up, and the
+    program gets SIGHUP as a shell's job does when its terminal window closes — no orphan left."""
+    process = subprocess.Popen([PERFHUD, "run", "--output", "json", "--", "sleep", "300"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    program = json.loads(process.stdout.readline())["pid"]
+    os.kill(process.pid, 9)
+    process.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline and os.path.exists(f"/proc/{program}"):
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{program}"), "the program perfhud ran is still running"
