@@ -157,7 +157,10 @@ def test_a_damaged_file_reports_up_to_the_damage_or_says_so(recorded, tmp_path):
         damaged = tmp_path / f"damaged-{fraction}.db"
         damaged.write_bytes(data[: int(len(data) * fraction)])
         result = perfhud("report", str(damaged), "--format", "json")
-        assert result.returncode in (0, 65), result.stderr
+        # A file cut short is read from a copy padded to the length its header says: a report
+        # with warnings, whatever the cut (65 only when not even the header is left).
+        assert result.returncode == 0, result.stderr
+        assert "cut short" in result.stderr
         assert "Traceback" not in result.stderr and "Fatal error" not in result.stderr
         if result.returncode == 0:
             assert "warning" in result.stderr and "damaged" in result.stderr, result.stderr
