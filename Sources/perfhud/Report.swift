@@ -70,14 +70,14 @@ struct ReportCommand: ParsableCommand {
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a recording's samples: CSV (psrecord's columns first) or NDJSON (the live JSON rows).")
+        abstract: "Export a recording's samples: CSV (psrecord's columns first), NDJSON (the live JSON rows) or OpenMetrics (for promtool).")
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case csv, ndjson }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case csv, ndjson, openmetrics }
 
     @Argument(help: "A recording made with --record.")
     var file: String
 
-    @Option(help: "csv or ndjson.")
+    @Option(help: "csv, ndjson or openmetrics.")
     var format: Format
 
     @Option(name: [.short, .customLong("output")], help: "Write here instead of standard output.")
@@ -90,6 +90,7 @@ struct ExportCommand: ParsableCommand {
             switch format {
             case .csv: RecordingExport.csv(recording, write: write)
             case .ndjson: RecordingExport.ndjson(recording, write: write)
+            case .openmetrics: RecordingExport.openMetrics(recording, write: write)
             }
         }
     }

@@ -43,6 +43,54 @@ public enum RecordingExport {
     }
 }
 
+extension RecordingExport {
+    /// OpenMetrics text with the daemon's metric names, each sample stamped with its wall time, for
+    /// `promtool tsdb create-blocks-from openmetrics`. CPU seconds by mode are summed from the
+    /// recorded user and system percentages (the recording keeps the split per tick, not the ticks).
+    public static func openMetrics(_ recording: Recording, write: (String) -> Void) {
+        let pid = recording.meta["target_pid"] ?? "0"
+        let labels = "{pid=" + ReportFormatter.quoted(pid) + "}"
+        let start = recording.startedAtUnix
+        func stamp(_ t: Double) -> String { ReportFormatter.number(start + t, decimals: 3) }
+        func family(_ name: String, _ type: String, _ help: String, _ value: (Recording.SampleRow) -> Double?) {
+            write("# TYPE \(name) \(type)\n# HELP \(name) \(help)\n")
+            let sampleName = type == "counter" ? name + "_total" : name
+            for row in recording.samples {
+                guard let number = value(row) else { continue }
+                write(sampleName + labels + " " + ReportFormatter.number(number, decimals: 6) + " " + stamp(row.t) + "\n")
+            }
+        }
+        family("perfhud_target_up", "gauge", "Whether the target is running.") { $0.alive ? 1 : 0 }
+        write("# TYPE perfhud_target_info info\n# HELP perfhud_target_info The target.\n")
+        let comm = ReportFormatter.quoted(recording.meta["target_command"] ?? "")
+        for row in recording.samples where row.alive {
+            write("perfhud_target_info_info{comm=\(comm),pid=\(ReportFormatter.quoted(pid))} 1 " + stamp(row.t) + "\n")
+        }
+        family("perfhud_target_resident_memory_bytes", "gauge", "Resident memory of the target.") { $0.residentBytes.map { Double($0) } }
+        family("perfhud_target_proportional_memory_bytes", "gauge", "Proportional memory (PSS) of the target.") { $0.proportionalBytes.map { Double($0) } }
+        family("perfhud_target_virtual_memory_bytes", "gauge", "Virtual memory of the target.") { $0.virtualBytes.map { Double($0) } }
+        family("perfhud_target_threads", "gauge", "Threads of the target.") { $0.threads.map { Double($0) } }
+        for mode in ["user", "system"] {
+            var total = 0.0, previous: Double?
+            var series: [(Double, Double)] = []
+            for row in recording.samples {
+                if let previous, let percent = mode == "user" ? row.cpuUserPercent : row.cpuSystemPercent { total += percent / 100 * (row.t - previous) }
+                previous = row.t
+                series.append((row.t, total))
+            }
+            if mode == "user" { write("# TYPE perfhud_target_cpu_seconds counter\n# HELP perfhud_target_cpu_seconds CPU time of the target, by mode.\n") }
+            for (t, value) in series {
+                write("perfhud_target_cpu_seconds_total{mode=\"\(mode)\",pid=\(ReportFormatter.quoted(pid))} " + ReportFormatter.number(value, decimals: 6) + " " + stamp(t) + "\n")
+            }
+        }
+        family("perfhud_frames", "counter", "Frames reported.") { $0.events?.framesTotal }
+        family("perfhud_janky_frames", "counter", "Frames longer than the jank factor times the budget.") { $0.events?.jankyFrames }
+        family("perfhud_dropped_frames", "counter", "Frames dropped: rounded duration over budget minus one.") { $0.events?.droppedFrames }
+        family("perfhud_events_received", "counter", "Event lines received.") { $0.events.map { Double($0.received) } }
+        write("# EOF\n")
+    }
+}
+
 extension String {
     func replacingAll(_ target: Character, with replacement: String) -> String {
         var out = ""

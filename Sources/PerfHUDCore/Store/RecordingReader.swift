@@ -11,11 +11,19 @@ extension Recording {
         if info.st_mode & S_IFMT == S_IFDIR { throw PerfHUDError(.data, "\(path) is a directory, not a perfhud recording") }
         if access(path, R_OK) != 0 { throw PerfHUDError.reading(path, SystemError.current) }
         let notRecording = PerfHUDError(.data, "\(path) is not a perfhud recording")
+        // A file cut short: read from a copy padded with empty pages to the length its header
+        // says, so what comes before the cut opens and the rest reads as damage.
+        var readPath = path
+        if let padded = Self.paddedCopy(of: path) {
+            readPath = padded.path
+            warnings.append("the file is cut short (\(padded.had) of \(padded.wanted) bytes): read up to there")
+        }
+        defer { if readPath != path { unlink(readPath) } }
         // Read-write when allowed: a recording cut short by kill -9 keeps its last commits in the
         // write-ahead log, which only a writer can fold back.
         let database: SQLiteDatabase
         do {
-            database = try (try? SQLiteDatabase(path: path, create: false)) ?? SQLiteDatabase(path: path, create: false, readOnly: true)
+            database = try (try? SQLiteDatabase(path: readPath, create: false)) ?? SQLiteDatabase(path: readPath, create: false, readOnly: true)
             guard let version = try database.integer("PRAGMA user_version"), version > 0 else { throw notRecording }
             if version > Recorder.formatVersion {
                 throw PerfHUDError(.data, "\(path) was written by a newer perfhud (format \(version); this one reads up to \(Recorder.formatVersion))")
@@ -29,7 +37,7 @@ extension Recording {
         }
         guard meta["format"] == "perfhud-recording" else { throw notRecording }
         let refreshHz = self.refreshHz
-        var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings: [String] = []
+        var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings = self.warnings
         func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) {
             if let warning = Self.readRows(database, what, sql, body) { warnings.append(warning) }
         }
@@ -99,6 +107,35 @@ extension Recording {
     }
 
     /// Every row of `sql` until the end or the damage (then a warning).
+    /// A copy of a SQLite file shorter than its header says, padded with zeros; nil when it is whole.
+    static func paddedCopy(of path: String) -> (path: String, had: Int, wanted: Int)? {
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { return nil }
+        defer { close(input) }
+        var header = [UInt8](repeating: 0, count: 100)
+        guard read(input, &header, 100) == 100, header[0..<16].elementsEqual("SQLite format 3\0".utf8) else { return nil }
+        var pageSize = Int(header[16]) << 8 | Int(header[17])
+        if pageSize == 1 { pageSize = 65536 }
+        let pages = Int(header[28]) << 24 | Int(header[29]) << 16 | Int(header[30]) << 8 | Int(header[31])
+        let size = Int(lseek(input, 0, SEEK_END))
+        let wanted = pages * pageSize
+        guard pageSize >= 512, pages > 0, size < wanted, wanted <= 1 << 34 else { return nil }
+        var template = Array("/tmp/perfhud-damaged-XXXXXX".utf8CString)
+        let output = mkstemp(&template)
+        guard output >= 0 else { return nil }
+        defer { close(output) }
+        let copyPath = String(cString: template)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        _ = lseek(input, 0, SEEK_SET)
+        while true {
+            let count = read(input, &buffer, buffer.count)
+            if count <= 0 { break }
+            if write(output, buffer, count) != count { unlink(copyPath); return nil }
+        }
+        guard ftruncate(output, off_t(wanted)) == 0 else { unlink(copyPath); return nil }
+        return (copyPath, size, wanted)
+    }
+
     private static func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) -> String? {
         var rows = 0
         do {
