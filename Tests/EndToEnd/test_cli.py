@@ -166,9 +166,11 @@ def test_count_means_n_reports_and_duration_ends_without_a_contradictory_row(com
 
 
 def test_run_takes_the_command_with_or_without_the_separator():
-    plain = perfhud("run", "--output", "json", "--count", "1", "echo", "without-separator", timeout=30)
+    # --count 3: the program has two ticks to write before it is stopped (with --count 1 it is
+    # stopped at the first sample, which may come before echo has written anything).
+    plain = perfhud("run", "--output", "json", "--count", "3", "echo", "without-separator", timeout=30)
     assert plain.returncode == 0 and "without-separator" in plain.stderr, plain.stderr
-    separated = perfhud("run", "--output", "json", "--count", "1", "--", "echo", "-n", "with-separator", timeout=30)
+    separated = perfhud("run", "--output", "json", "--count", "3", "--", "echo", "-n", "with-separator", timeout=30)
     assert separated.returncode == 0 and "with-separator" in separated.stderr and "-n" not in separated.stderr
     nothing = perfhud("run")
     assert nothing.returncode == 64 and nothing.stderr == "perfhud: no command given: perfhud run [options] [--] CMD [ARGS]\n"
