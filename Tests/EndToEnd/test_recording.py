@@ -200,6 +200,15 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def stop_daemon(daemon, target):
+    """SIGTERM, as systemd stops it: the daemon ends with 0 after its last sample."""
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(10)
+    target.kill()
+    target.wait()
+    assert daemon.returncode == 0, daemon.stderr.read()
+
+
 def run_daemon(tmp_path, *extra):
     target = subprocess.Popen(["sleep", "120"])
     events = str(tmp_path / "events.sock")
@@ -223,11 +232,7 @@ def test_daemon_records_samples_events_and_its_target(tmp_path):
         assert perfhud("emit", "phase", "Main", "--events", events).returncode == 0
         time.sleep(1.2)
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(10)
-        target.kill()
-        target.wait()
-    assert daemon.returncode == 0, daemon.stderr.read()
+        stop_daemon(daemon, target)
     summary = report_json(path)
     assert summary["command"] == "sleep"
     assert summary["frames"] == 2 and summary["actions_total"] == 2 and summary["janky_frames"] == 1
@@ -241,11 +246,7 @@ def test_daemon_record_max_size_drops_the_oldest_first(tmp_path):
     try:
         time.sleep(25)   # ~25,000 samples: about twice the limit
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(10)
-        target.kill()
-        target.wait()
-    assert daemon.returncode == 0, daemon.stderr.read()
+        stop_daemon(daemon, target)
     assert path.stat().st_size < 1.5 * 2**20, path.stat().st_size
     first, last = subprocess.run(["sqlite3", str(path), "select min(t), max(t) from samples"],
                                  capture_output=True, text=True, check=True).stdout.strip().split("|")
