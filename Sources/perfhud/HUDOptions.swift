@@ -30,6 +30,9 @@ struct HUDOptions: ParsableArguments {
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
 
+    @Flag(help: "With the HUD: print no summary of the run when it ends.")
+    var noSummary = false
+
     @Option(help: "Read actions from a reducer log (TCA _printChanges output or JSON lines): a file, followed as it grows, or - for standard input.")
     var actionsFrom: String?
 
@@ -72,6 +75,7 @@ struct HUDOptions: ParsableArguments {
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         configuration.style = HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
         configuration.crashAfterReports = crashAfter
+        configuration.summary = !noSummary
         configuration.recordPath = record
         configuration.version = perfhudVersion
         configuration.actionsFrom = actionsFrom

@@ -167,3 +167,20 @@ def test_keys_reach_the_program(terminal):
     term.send(b"hello\r")
     term.wait_for(lambda t: "got:hello" in t.text(), what="the program's answer")
     assert term.finish() == 0
+
+
+def test_a_hud_session_ends_with_a_summary_under_the_programs_output(terminal):
+    term = terminal(["demo", "--duration", "4s"], rows=40, columns=160)
+    assert term.finish() == 0
+    lines = [line.rstrip() for line in term.screen.display]
+    summary = [line for line in lines if line.startswith("perfhud: 00:00:0")]
+    assert summary, term.text()
+    assert "of perfhud-demo (PID " in summary[0] and "CPU avg " in summary[0] and "peak " in summary[0], summary
+    figures = lines[lines.index(summary[0]) + 1]
+    assert figures.startswith("perfhud: frames ") and "FPS avg" in figures and "actions " in figures, figures
+    # Under the program's output: below the demo's last line, with the HUD's last frame still above.
+    demo = max(index for index, line in enumerate(lines) if line.startswith("[demo]"))
+    assert lines.index(summary[0]) > demo
+    quiet = terminal(["demo", "--duration", "2s", "--no-summary"], rows=40, columns=160)
+    assert quiet.finish() == 0
+    assert not any(line.startswith("perfhud: 00:") for line in quiet.screen.display), quiet.text()

@@ -28,6 +28,7 @@ public final class Session {
     private var reports = 0, startedAt: UInt64 = 0
     private var finished = false, exitStatus = ExitStatus.success
     private var recorder: Recorder?
+    private var summary: SessionSummary?
     private var keysOpen = true
     /// The program ended because perfhud stopped it (`q`, `--count`, `--duration`): its status is not ours.
     private var stoppedByUs = false
@@ -40,6 +41,7 @@ public final class Session {
         events = SessionEvents(configuration: configuration.watch.events)
         if case .launch(_, let owns) = target { ownsKeys = owns } else { ownsKeys = true }
         screen = configuration.output == .hud ? Screen(device: standardOutput, style: configuration.style, ownsKeys: ownsKeys) : nil
+        if screen != nil && configuration.summary { summary = SessionSummary() }
         reportWriter = screen != nil ? nil : ReportWriter(configuration: configuration, output: standardOutput)
     }
 
@@ -148,6 +150,7 @@ public final class Session {
         }
         let report = store.record(sample, phase: events.phases.current?.id)
         recorder?.record(report, at: now, events: events.snapshot, phases: events.phases, aggregator: events.aggregator)
+        summary?.add(report, events: events.snapshot)
         if !sample.alive && status == .running && program == nil { targetEnded(.exited(code: nil, signal: nil)) }
         if let screen {
             screen.invalidate()
@@ -181,9 +184,7 @@ public final class Session {
             screen.invalidate()
             screen.notice("PID \(sampler.pid) (\(TerminalText.escaped(commandName))) \(newStatus.description)")
         }
-        // The program's own end gets a last row saying how it ended; an end that `--count` or
-        // `--duration` made (we sent the SIGTERM) does not: N rows mean N, and the last row stays
-        // the last sample rather than a repeat of it with "exit_signal": 15.
+        // A last row says how the program ended, unless we ended it (`--count N` means N rows).
         else if reports > 0, !stoppedByUs, let latest = store.latest {
             reportWriter?.write(latest, commandName: commandName, status: status, events: events.snapshot)
         }
@@ -204,10 +205,9 @@ public final class Session {
             if status == .running { store.record(sampler.sample()) }
             screen.drawFinalFrame()
             screen.restore()
+            if let summary { standardOutput.write(summary.text(commandName: commandName, recordPath: configuration.recordPath)) }
         }
     }
-
-    // MARK: signals, keys and the program's output
 
     private func handle(signal: Int32) {
         switch signal {

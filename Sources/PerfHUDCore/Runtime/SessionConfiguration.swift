@@ -20,6 +20,8 @@ public struct SessionConfiguration {
     public var frameGapNanoseconds: UInt64 = 8_000_000
     /// `--record FILE`: the session is recorded there (see `Recorder`).
     public var recordPath: String?
+    /// The run's key figures under the program's output when a HUD session ends (`--no-summary`: no).
+    public var summary = true
     /// perfhud's version, for the recording's metadata.
     public var version = ""
     /// Test hook: crash on purpose after this many reports, to test the crash restore path.
