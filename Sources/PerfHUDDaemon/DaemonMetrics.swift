@@ -84,8 +84,7 @@ public final class DaemonMetrics: @unchecked Sendable {
         processOpenFiles = registry.makeGauge(name: "process_open_fds", help: "Number of open file descriptors.")
         processMaxFiles = registry.makeGauge(name: "process_max_fds", help: "Maximum number of open file descriptors.")
         // From /proc/self/stat's start time (clock ticks after boot) and the boot time.
-        if case .success(let data) = KeptOpenFile.contents(of: "/proc/self/stat", limit: 4096),
-           let stat = data.withUnsafeBytes({ ProcParser.stat($0) }), let boot = ProcessDirectory.bootTime {
+        if let stat = ProcParser.stat(ofProcess: "self"), let boot = ProcessDirectory.bootTime {
             processStart.set(to: boot + Double(stat.startTicks) / Double(ProcessDirectory.ticksPerSecond))
         }
     }

@@ -62,8 +62,7 @@ public final class TargetResolver {
     /// Whether `pid` runs: a zombie (ended, not yet reaped by its parent) does not, or a pidfile
     /// naming one would make the target flap between up and gone at every look.
     static func exists(_ pid: Int32) -> Bool {
-        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/stat", limit: 4096),
-              let stat = data.withUnsafeBytes({ ProcParser.stat($0) }) else { return false }
+        guard let stat = ProcParser.stat(ofProcess: String(pid)) else { return false }
         return stat.state != UInt8(ascii: "Z") && stat.state != UInt8(ascii: "X")
     }
 

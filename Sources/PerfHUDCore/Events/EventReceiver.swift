@@ -302,7 +302,6 @@ final class PeerFilter {
     }
 
     static func parent(of pid: Int32) -> Int32? {
-        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/stat", limit: 4096), !data.isEmpty else { return nil }
-        return data.withUnsafeBytes { ProcParser.stat($0)?.parentPID }
+        ProcParser.stat(ofProcess: String(pid))?.parentPID
     }
 }

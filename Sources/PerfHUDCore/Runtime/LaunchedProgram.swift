@@ -166,9 +166,7 @@ public final class LaunchedProgram {
     /// Whether the program (its session leader, which mirrors it) is stopped now. A stop that
     /// `poll` reported may have been undone since (perfhud continued it): the kernel is asked.
     public var isStopped: Bool {
-        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(leader)/stat", limit: 4096),
-              let stat = data.withUnsafeBytes({ ProcParser.stat($0) }) else { return false }
-        return stat.state == UInt8(ascii: "T")
+        ProcParser.stat(ofProcess: String(leader))?.state == UInt8(ascii: "T")
     }
 
     public func resize(_ size: TerminalSize) {

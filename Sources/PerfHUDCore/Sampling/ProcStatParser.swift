@@ -26,6 +26,13 @@ public struct ProcStatm: Equatable {
 
 /// Parsers for /proc text that allocate nothing: they run on every tick.
 public enum ProcParser {
+    /// `/proc/PID/stat` (or `/proc/self/stat`) read once and parsed; nil when the process is gone
+    /// or may not be read. For occasional looks: the per-tick path keeps its files open instead.
+    public static func stat(ofProcess pid: String) -> ProcStat? {
+        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/stat", limit: 4096) else { return nil }
+        return data.withUnsafeBytes { stat($0) }
+    }
+
     /// Parses a `/proc/PID/stat` line. The command name (field 2) may contain spaces and
     /// parentheses, so fields are counted from the *last* `)`.
     public static func stat(_ bytes: UnsafeRawBufferPointer) -> ProcStat? {
