@@ -203,7 +203,7 @@ public final class DaemonService: @unchecked Sendable {
                 recorder.setMeta("target_pid", String(pid))
                 recorder.setMeta("target_command", commandName)
             }
-            recorder.record(report, at: now, events: events, phases: phases, aggregator: aggregator)
+            recorder.record(report, at: now, commandName: commandName, events: events, phases: phases, aggregator: aggregator)
         }
         warnings()
         sampleDuration = Double(monotonicNanoseconds() &- started) / 1e9

@@ -67,13 +67,11 @@ struct HUDOptions: ParsableArguments {
     func configuration() -> SessionConfiguration {
         var configuration = SessionConfiguration()
         configuration.watch = watch.configuration(defaultTick: WatchOptions.hudTick)
-        configuration.output = output ?? (isatty(STDOUT_FILENO) == 1 ? .hud : .plain)
-        if configuration.output == .hud && isatty(STDOUT_FILENO) != 1 { configuration.output = .plain }
+        configuration.output = Self.output(output)
         configuration.reportEveryNanoseconds = reportEvery?.nanoseconds
         configuration.durationNanoseconds = duration?.nanoseconds
         configuration.count = count
-        let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
-        configuration.style = HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
+        configuration.style = Self.style(position: position, noColor: noColor, graphRows: graphRows)
         configuration.crashAfterReports = crashAfter
         configuration.summary = !noSummary
         configuration.recordPath = record
@@ -83,5 +81,18 @@ struct HUDOptions: ParsableArguments {
         configuration.frames = frames
         configuration.frameGapNanoseconds = frameGap.nanoseconds
         return configuration
+    }
+
+    /// What `--output` means here: hud on a terminal, plain otherwise (also when hud is asked for without one).
+    static func output(_ asked: SessionConfiguration.Output?) -> SessionConfiguration.Output {
+        let terminal = isatty(STDOUT_FILENO) == 1
+        let output = asked ?? (terminal ? .hud : .plain)
+        return output == .hud && !terminal ? .plain : output
+    }
+
+    /// The HUD's look; colours off with --no-color or NO_COLOR.
+    static func style(position: HUDStyle.Position, noColor: Bool, graphRows: Int) -> HUDStyle {
+        let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
+        return HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
     }
 }

@@ -27,18 +27,10 @@ public enum RecordingExport {
 
     /// The JSON rows of the live `--output json`, one a line.
     public static func ndjson(_ recording: Recording, write: (String) -> Void) {
-        let pid = Int32(recording.meta["target_pid"] ?? "") ?? 0
-        let command = recording.meta["target_command"] ?? ""
-        let cpus = Double(recording.meta["online_cpus"] ?? "") ?? 1
-        for (index, row) in recording.samples.enumerated() {
-            let report = Report(wallSeconds: recording.startedAtUnix + row.t, elapsedSeconds: row.t, pid: pid, alive: row.alive,
-                                cpuPercent: row.cpuPercent, cpuMachinePercent: row.cpuPercent.map { $0 / cpus },
-                                cpuUserPercent: row.cpuUserPercent, cpuSystemPercent: row.cpuSystemPercent, residentBytes: row.residentBytes,
-                                residentTrendBytesPerSecond: row.residentTrend, proportionalBytes: row.proportionalBytes,
-                                virtualBytes: row.virtualBytes, threads: row.threads, processCount: row.processes,
-                                cpuSecondsTotal: row.cpuSecondsTotal)
-            let status: TargetStatus = row.alive || index < recording.samples.count - 1 ? .running : .exited(code: nil, signal: nil)
-            write(ReportFormatter.json(report, commandName: command, status: status, events: row.events) + "\n")
+        let rows = RecordingRows(recording)
+        for index in 0..<rows.count {
+            let row = rows.row(index)
+            write(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events) + "\n")
         }
     }
 }

@@ -1,4 +1,4 @@
-/// `--output plain|json`: one report a line on standard output, every tick or every
+/// `--output plain|json` (live or replayed): one report a line on standard output, every tick or every
 /// `--report-every`. A reader that goes away (a closed pipe) is remembered: the session then ends.
 final class ReportWriter {
     private let format: SessionConfiguration.Output
@@ -7,11 +7,16 @@ final class ReportWriter {
     private let everyNanoseconds: UInt64
     private var last: UInt64?
 
-    init(configuration: SessionConfiguration, output: Terminal) {
-        format = configuration.output
+    init(format: SessionConfiguration.Output, tickNanoseconds: UInt64, everyNanoseconds: UInt64?, output: Terminal) {
+        self.format = format
         self.output = output
-        tickNanoseconds = configuration.watch.tickNanoseconds
-        everyNanoseconds = configuration.reportEveryNanoseconds ?? tickNanoseconds
+        self.tickNanoseconds = tickNanoseconds
+        self.everyNanoseconds = everyNanoseconds ?? tickNanoseconds
+    }
+
+    convenience init(configuration: SessionConfiguration, output: Terminal) {
+        self.init(format: configuration.output, tickNanoseconds: configuration.watch.tickNanoseconds,
+                  everyNanoseconds: configuration.reportEveryNanoseconds, output: output)
     }
 
     var readerGone: Bool { output.isClosed }

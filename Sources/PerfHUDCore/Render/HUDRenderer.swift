@@ -57,6 +57,7 @@ public enum HUDRenderer {
         // columns PID, CPU and RSS always stay, then frames and the worst high-frequency action.
         var segments: [(priority: Int, text: String)] = []
         segments.append((0, paint.bold("PID \(snapshot.pid)") + " " + name))
+        if let playback = snapshot.playback { segments.append((0, paint.cyan(playback))) }
         if snapshot.status != .running {
             segments.append((0, paint.red(paint.bold(snapshot.status.description.uppercasedFirst))))
         } else if let cpu = report?.cpuPercent {
@@ -105,7 +106,7 @@ public enum HUDRenderer {
             if let count = report?.processCount, count > 1 { segments.append((4, "procs \(count)")) }
         }
         segments.append((6, "tick " + DurationText.format(nanoseconds: snapshot.tickNanoseconds)))
-        segments.append((5, DurationText.clock(seconds: snapshot.elapsedSeconds)))
+        if snapshot.playback == nil { segments.append((5, DurationText.clock(seconds: snapshot.elapsedSeconds))) }
 
         let separator = paint.dim(" │ ")
         var kept = segments

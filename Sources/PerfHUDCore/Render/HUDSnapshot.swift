@@ -14,6 +14,8 @@ public struct HUDSnapshot {
     public var phases = PhaseHistory()
     /// Said in place of the frame figures while there are none (attach: "frames not reported").
     public var framesNote: String?
+    /// `perfhud replay`: where it is and how fast (`replay ×2 0:01:23/0:05:00`), in place of the clock.
+    public var playback: String?
 
     public init(pid: Int32, commandName: String, report: Report?, series: TimeSeries, tickNanoseconds: UInt64,
                 historySeconds: Double, status: TargetStatus, elapsedSeconds: Double) {

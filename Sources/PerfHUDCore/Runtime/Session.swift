@@ -149,12 +149,11 @@ public final class Session {
             screen.showActionLog(entries, dropped: dropped, highFrequency: Set(events.snapshot?.highFrequencyActions.map(\.action) ?? []))
         }
         let report = store.record(sample, phase: events.phases.current?.id)
-        recorder?.record(report, at: now, events: events.snapshot, phases: events.phases, aggregator: events.aggregator)
+        recorder?.record(report, at: now, commandName: commandName, events: events.snapshot, phases: events.phases, aggregator: events.aggregator)
         summary?.add(report, events: events.snapshot)
         if !sample.alive && status == .running && program == nil { targetEnded(.exited(code: nil, signal: nil)) }
         if let screen {
-            screen.invalidate()
-            reports += 1
+            screen.invalidate(); reports += 1
         } else if let reportWriter, reportWriter.offer(report, at: now, commandName: commandName, status: status, events: events.snapshot) {
             reports += 1
             if reportWriter.readerGone { finished = true }
@@ -180,6 +179,7 @@ public final class Session {
         guard status == .running else { return }
         status = newStatus
         events.stop()           // what the program sent as it ended counts in the last report
+        if !stoppedByUs, case .exited(let code, let signal) = newStatus { recorder?.recordEnd(exitCode: code, exitSignal: signal) }
         if let screen {
             screen.invalidate()
             screen.notice("PID \(sampler.pid) (\(TerminalText.escaped(commandName))) \(newStatus.description)")

@@ -11,7 +11,10 @@ import Glibc
 /// `samples`, `frames` and `actions` give the figures in their units (seconds, percent, ms).
 public final class Recorder {
     /// `PRAGMA user_version` of the files this version writes; readers accept up to it.
-    public static let formatVersion: Int64 = 1
+    /// 1: the first; 2 adds what the live rows need to be given back exactly (`replay`, `export
+    /// ndjson`): the wall-clock skew, the machine-wide CPU, the 1 % low, the command name when it
+    /// changes, rejected events by reason, and how the target ended (meta `target_ended`).
+    public static let formatVersion: Int64 = 2
     static let schema = """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
         CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
@@ -21,7 +24,8 @@ public final class Recorder {
             fps_centi INTEGER, p50_us INTEGER, p95_us INTEGER, p99_us INTEGER, janky REAL, dropped REAL,
             frames_total REAL, aps_centi INTEGER, actions_total REAL, frame_source INTEGER,
             received INTEGER, malformed INTEGER, rejected INTEGER, ignored INTEGER, latency_p50_us INTEGER,
-            latency_p99_us INTEGER);
+            latency_p99_us INTEGER, wall_skew_ms INTEGER, cpu_machine_centi INTEGER, fps_low_centi INTEGER,
+            command_id INTEGER, rejected_reasons TEXT);
         CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);
         CREATE TABLE action_log(t_ms INTEGER NOT NULL, label_id INTEGER NOT NULL, count REAL NOT NULL);
         CREATE TABLE high_frequency_log(t_ms INTEGER NOT NULL, label_id INTEGER, rate REAL, peak REAL);
@@ -36,7 +40,10 @@ public final class Recorder {
             CASE frame_source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS frame_source,
             received AS events_received, malformed AS events_malformed, rejected AS events_rejected,
             ignored AS events_ignored, latency_p50_us / 1000.0 AS input_latency_p50_ms,
-            latency_p99_us / 1000.0 AS input_latency_p99_ms, events AS has_events FROM sample_log;
+            latency_p99_us / 1000.0 AS input_latency_p99_ms, events AS has_events, wall_skew_ms,
+            cpu_machine_centi / 100.0 AS cpu_machine_percent, fps_low_centi / 100.0 AS fps_1pct_low,
+            (SELECT name FROM names WHERE id = command_id) AS command_from_here, rejected_reasons,
+            (SELECT value FROM meta WHERE key = 'started_at_unix') + (t_ms + wall_skew_ms) / 1000.0 AS wall_time_unix FROM sample_log;
         CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms,
             CASE source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS source FROM frame_log;
         CREATE VIEW high_frequency_actions AS SELECT t_ms / 1000.0 AS t, names.name AS action, rate, peak
@@ -54,6 +61,10 @@ public final class Recorder {
     private var failed = false
     /// The high-frequency list last written: the table has a row group only when it changes.
     private var lastHighFrequency: [EventSnapshot.HighFrequencyAction] = []
+    /// The command name and rejection reasons last written: rows carry them only when they change.
+    private var lastCommandName: String?, lastRejected: [String: UInt64] = [:]
+    /// `started_at_unix` in milliseconds: a row's wall time is it + t_ms + wall_skew_ms.
+    private let startedAtMilliseconds: Int64
     private let warn: (String) -> Void
     /// `--record-max-size` (daemon): past it, the oldest tenth of the rows goes, once a second at most.
     public var maxBytes: UInt64?
@@ -64,6 +75,7 @@ public final class Recorder {
     public init(path: String, meta: [(String, String)], startNanoseconds: UInt64, warn: @escaping (String) -> Void) throws {
         self.startNanoseconds = startNanoseconds
         self.warn = warn
+        startedAtMilliseconds = Self.milliseconds(unix: meta.first { $0.0 == "started_at_unix" }.flatMap { Double($0.1) } ?? 0)
         lastCommit = startNanoseconds
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd >= 0 {
@@ -82,7 +94,7 @@ public final class Recorder {
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
-            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...30).map { "?\($0)" }.joined(separator: ",") + ")")
+            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...35).map { "?\($0)" }.joined(separator: ",") + ")")
             insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
             insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
@@ -111,6 +123,13 @@ public final class Recorder {
     }
 
     private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
+    /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
+    static func milliseconds(unix seconds: Double) -> Int64 {
+        let whole = seconds.rounded(.down)
+        return Int64(whole) * 1000 + Int64(((seconds - whole) * 1000).rounded())
+    }
+    /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
+    private static func milliseconds(elapsed seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
     private static func fixed(_ value: Double?, _ scale: Double) -> SQLiteValue? {
         guard let value, value.isFinite else { return nil }
         return .integer(Int64((value * scale).rounded()))
@@ -124,10 +143,11 @@ public final class Recorder {
     }
 
     /// One tick: the sample, the frames and actions since the last tick, phases entered or left.
-    public func record(_ report: Report, at now: UInt64, events: EventSnapshot?, phases: PhaseHistory, aggregator: EventAggregator) {
+    public func record(_ report: Report, at now: UInt64, commandName: String, events: EventSnapshot?, phases: PhaseHistory,
+                       aggregator: EventAggregator) {
         guard !failed else { return }
         let (frames, actions) = aggregator.drainRecorded()
-        let time = milliseconds(now)
+        let time = Self.milliseconds(elapsed: report.elapsedSeconds)
         do {
             try recordPhases(phases)
             let phaseID = try phases.current.map { try nameID($0.name) }
@@ -155,6 +175,16 @@ public final class Recorder {
             } else {
                 row += [SQLiteValue?](repeating: nil, count: 17)
             }
+            let commandID = commandName == lastCommandName ? nil : try nameID(commandName)
+            lastCommandName = commandName
+            var reasons: SQLiteValue?
+            if let rejected = events?.rejected, rejected != lastRejected {
+                reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
+                lastRejected = rejected
+            }
+            row += [.integer(Self.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time),
+                    Self.fixed(report.cpuMachinePercent, 100), Self.fixed(events?.fpsOnePercentLow, 100),
+                    commandID.map { .integer($0) }, reasons]
             try insertSample.run(row)
             for frame in frames {
                 try insertFrame.run([.integer(milliseconds(frame.time)), .integer(Int64((frame.milliseconds * 1000).rounded())),
@@ -190,6 +220,14 @@ public final class Recorder {
             try database.execute("DELETE FROM \(table) WHERE t_ms < \(cut)")
         }
         try database.execute("DELETE FROM phases WHERE t_exit IS NOT NULL AND t_exit * 1000 < \(cut)")
+    }
+
+    /// How the target ended, when it ended by itself (not stopped by perfhud): the live rows then
+    /// end with one more, the last report with the exit status, and a replay gives it too.
+    public func recordEnd(exitCode: Int32?, exitSignal: Int32?) {
+        setMeta("target_ended", "1")
+        setMeta("exit_code", exitCode.map { String($0) } ?? "")
+        setMeta("exit_signal", exitSignal.map { String($0) } ?? "")
     }
 
     /// Phases entered since the last tick get a row; the one they ended gets its exit.

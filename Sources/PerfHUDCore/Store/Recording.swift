@@ -22,6 +22,11 @@ public struct Recording {
         public var residentTrend: Double?
         /// The event figures of the row; nil when the session had no event socket.
         public var events: EventSnapshot?
+        /// What the live row said, where it is not derived from the above (format 2 on; nil before).
+        public var wallSeconds: Double?
+        public var cpuMachinePercent: Double?
+        /// The target's name at this row (it follows an exec); format 1: the one at the start.
+        public var commandName: String?
 
         public init(t: Double, cpuPercent: Double? = nil, residentBytes: UInt64? = nil, phase: String? = nil) {
             self.t = t
@@ -66,4 +71,9 @@ public struct Recording {
     public var jankFactor: Double { meta["jank_factor"].flatMap(Double.init) ?? 1.5 }
     public var actionThreshold: Double { meta["action_threshold"].flatMap(Double.init) ?? 20 }
     public var startedAtUnix: Double { meta["started_at_unix"].flatMap(Double.init) ?? 0 }
+    /// Whether the target ended by itself while recorded (not stopped by perfhud), and how.
+    public var targetEnded: TargetStatus? {
+        guard meta["target_ended"] == "1" else { return nil }
+        return .exited(code: meta["exit_code"].flatMap { Int32($0) }, signal: meta["exit_signal"].flatMap { Int32($0) })
+    }
 }

@@ -22,9 +22,11 @@ extension Recording {
         // Read-write when allowed: a recording cut short by kill -9 keeps its last commits in the
         // write-ahead log, which only a writer can fold back.
         let database: SQLiteDatabase
+        var format: Int64 = 0
         do {
             database = try (try? SQLiteDatabase(path: readPath, create: false)) ?? SQLiteDatabase(path: readPath, create: false, readOnly: true)
             guard let version = try database.integer("PRAGMA user_version"), version > 0 else { throw notRecording }
+            format = version
             if version > Recorder.formatVersion {
                 throw PerfHUDError(.data, "\(path) was written by a newer perfhud (format \(version); this one reads up to \(Recorder.formatVersion))")
             }
@@ -37,6 +39,9 @@ extension Recording {
         }
         guard meta["format"] == "perfhud-recording" else { throw notRecording }
         let refreshHz = self.refreshHz
+        let startedAtMilliseconds = Recorder.milliseconds(unix: startedAtUnix)
+        let cpus = meta["online_cpus"].flatMap(Double.init) ?? 1
+        var commandName = meta["target_command"], rejectedReasons: [String: UInt64]?
         var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings = self.warnings
         func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) {
             if let warning = Self.readRows(database, what, sql, body) { warnings.append(warning) }
@@ -44,6 +49,14 @@ extension Recording {
         readRows(database, "samples", "SELECT * FROM samples") { row in
             var sample = SampleRow(t: row.double(0) ?? 0, cpuPercent: row.double(1), residentBytes: row.int64(2).map(UInt64.init),
                                    phase: row.text(6))
+            // Format 2's columns; format 1 derives what it can.
+            let milliseconds = Int64(((row.double(0) ?? 0) * 1000).rounded())
+            let hasFormat2 = format >= 2
+            sample.wallSeconds = Double(startedAtMilliseconds + milliseconds + (hasFormat2 ? row.int64(30) ?? 0 : 0)) / 1000
+            sample.cpuMachinePercent = hasFormat2 && !row.isNull(31) ? row.double(31) : sample.cpuPercent.map { $0 / cpus }
+            if hasFormat2, let name = row.text(33) { commandName = name }
+            sample.commandName = commandName
+            if hasFormat2, let reasons = row.text(34) { rejectedReasons = Self.reasons(reasons) }
             sample.proportionalBytes = row.int64(3).map(UInt64.init)
             sample.virtualBytes = row.int64(4).map(UInt64.init)
             sample.threads = row.int64(5).map(Int.init)
@@ -59,7 +72,7 @@ extension Recording {
                 events.frameP50 = row.double(14)
                 events.frameP95 = row.double(15)
                 events.frameP99 = row.double(16)
-                events.fpsOnePercentLow = events.frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
+                events.fpsOnePercentLow = format >= 2 ? row.double(32) : events.frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
                 events.jankyFrames = row.double(17) ?? 0
                 events.droppedFrames = row.double(18) ?? 0
                 events.framesTotal = row.double(19) ?? 0
@@ -69,7 +82,7 @@ extension Recording {
                 events.received = UInt64(row.int64(23) ?? 0)
                 events.malformed = UInt64(row.int64(24) ?? 0)
                 let rejected = UInt64(row.int64(25) ?? 0)
-                if rejected > 0 { events.rejected = ["recorded": rejected] }
+                if rejected > 0 { events.rejected = rejectedReasons ?? ["recorded": rejected] }
                 events.ignored = UInt64(row.int64(26) ?? 0)
                 events.inputLatencyP50 = row.double(27)
                 events.inputLatencyP99 = row.double(28)
@@ -106,7 +119,16 @@ extension Recording {
         (self.samples, self.frames, self.actions, self.phases, self.warnings) = (samples, frames, actions, phases, warnings)
     }
 
-    /// Every row of `sql` until the end or the damage (then a warning).
+    /// `peer=2;size=1` (rejected events by reason, as the recorder writes them).
+    static func reasons(_ text: String) -> [String: UInt64] {
+        var result: [String: UInt64] = [:]
+        for pair in text.split(separator: ";") {
+            guard let equals = pair.lastIndex(of: "="), let count = UInt64(pair[pair.index(after: equals)...]) else { continue }
+            result[String(pair[..<equals])] = count
+        }
+        return result
+    }
+
     /// A copy of a SQLite file shorter than its header says, padded with zeros; nil when it is whole.
     static func paddedCopy(of path: String) -> (path: String, had: Int, wanted: Int)? {
         let input = open(path, O_RDONLY | O_CLOEXEC)
@@ -136,6 +158,7 @@ extension Recording {
         return (copyPath, size, wanted)
     }
 
+    /// Every row of `sql` until the end or the damage (then a warning).
     private static func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) -> String? {
         var rows = 0
         do {

@@ -1,0 +1,46 @@
+/// The rows `--output json|plain` printed live, rebuilt from a recording, for `replay --output`
+/// and `export --format ndjson`: the same reports in the same order, the last one repeated with
+/// the exit status when the target ended by itself (as the live session writes it).
+public struct RecordingRows {
+    public struct Row {
+        public var report: Report
+        public var commandName: String
+        public var status: TargetStatus
+        public var events: EventSnapshot?
+    }
+
+    private let recording: Recording
+    private let pid: Int32
+    private let cpus: Double
+
+    public init(_ recording: Recording) {
+        self.recording = recording
+        pid = Int32(recording.meta["target_pid"] ?? "") ?? 0
+        cpus = Double(recording.meta["online_cpus"] ?? "") ?? 1
+    }
+
+    /// Rows in all: one a sample, and the exit row.
+    public var count: Int { recording.samples.count + (hasExitRow ? 1 : 0) }
+    private var hasExitRow: Bool { recording.targetEnded != nil && !recording.samples.isEmpty }
+
+    /// Row `index` (0 ..< count).
+    public func row(_ index: Int) -> Row {
+        let samples = recording.samples
+        let sample = samples[min(index, samples.count - 1)]
+        let isExitRow = index >= samples.count
+        // A sample taken after the target was gone is reported with how it ended (attach sees it so).
+        let ended = isExitRow || (!sample.alive && index == samples.count - 1)
+        return Row(report: report(sample), commandName: sample.commandName ?? recording.meta["target_command"] ?? "",
+                   status: ended ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, events: sample.events)
+    }
+
+    /// The report of one recorded sample, as `MetricsStore` derived it live.
+    public func report(_ sample: Recording.SampleRow) -> Report {
+        Report(wallSeconds: sample.wallSeconds ?? recording.startedAtUnix + sample.t, elapsedSeconds: sample.t, pid: pid,
+               alive: sample.alive, cpuPercent: sample.cpuPercent, cpuMachinePercent: sample.cpuMachinePercent ?? sample.cpuPercent.map { $0 / cpus },
+               cpuUserPercent: sample.cpuUserPercent, cpuSystemPercent: sample.cpuSystemPercent, residentBytes: sample.residentBytes,
+               residentTrendBytesPerSecond: sample.residentTrend, proportionalBytes: sample.proportionalBytes,
+               virtualBytes: sample.virtualBytes, threads: sample.threads, processCount: sample.processes,
+               cpuSecondsTotal: sample.cpuSecondsTotal)
+    }
+}

@@ -1,0 +1,182 @@
+import CSystemShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `perfhud replay FILE`: a recording played back through the live session's screen — status
+/// line, memory graph coloured by phase, action log — or as the rows `--output plain|json`
+/// printed live. The HUD is driven by a frame timer that moves a `ReplayPlayhead`; keys pause,
+/// seek and change the speed.
+public final class ReplaySession {
+    public struct Configuration {
+        public var output: SessionConfiguration.Output = .hud
+        /// Playback speed; nil: 1 for the HUD, as fast as can be written for rows.
+        public var speed: Double?
+        public var style = HUDStyle()
+        public var historyNanoseconds: UInt64 = WatchConfiguration().historyNanoseconds
+        public var reportEveryNanoseconds: UInt64?
+        /// The file's name, for the notices.
+        public var path = ""
+        public init() {}
+    }
+
+    private let recording: Recording
+    private let rows: RecordingRows
+    private let configuration: Configuration
+    private let tickNanoseconds: UInt64
+    private let standardOutput = Terminal()
+    private var finished = false
+    private var exitStatus = ExitStatus.success
+
+    public init(recording: Recording, configuration: Configuration) {
+        self.recording = recording
+        self.configuration = configuration
+        rows = RecordingRows(recording)
+        let tick = recording.meta["tick_seconds"].flatMap(Double.init) ?? 0.1
+        tickNanoseconds = UInt64(max(0.000_001, tick) * 1e9)
+    }
+
+    public func run() -> ExitStatus {
+        guard !recording.samples.isEmpty else {
+            Terminal(input: STDIN_FILENO, output: STDERR_FILENO).write("perfhud: \(configuration.path) has no samples to replay\n")
+            return .data
+        }
+        let signals = SignalChannel()
+        if configuration.output == .hud { playHUD(signals: signals) } else { writeRows(signals: signals) }
+        return exitStatus
+    }
+
+    // MARK: rows
+
+    /// Every row, as the live run printed them; paced by `--speed` when it is given.
+    private func writeRows(signals: SignalChannel) {
+        let writer = ReportWriter(format: configuration.output, tickNanoseconds: tickNanoseconds,
+                                  everyNanoseconds: configuration.reportEveryNanoseconds, output: standardOutput)
+        let startedAt = monotonicNanoseconds()
+        let first = recording.samples[0].t
+        for index in 0..<rows.count {
+            let row = rows.row(index)
+            if index == recording.samples.count {
+                // The exit row is written whatever the interval, as it was live.
+                writer.write(row.report, commandName: row.commandName, status: row.status, events: row.events)
+                break
+            }
+            if let speed = configuration.speed {
+                let due = startedAt + UInt64(max(0, (row.report.elapsedSeconds - first) / speed) * 1e9)
+                if !sleep(until: due, signals: signals) { exitStatus = .signaled(SIGINT); return }
+            }
+            let at = UInt64((row.report.elapsedSeconds * 1e9).rounded())
+            _ = writer.offer(row.report, at: at, commandName: row.commandName, status: row.status, events: row.events)
+            if writer.readerGone { return }
+        }
+    }
+
+    /// Waits until `deadline` (monotonic); false when a signal asks to stop first.
+    private func sleep(until deadline: UInt64, signals: SignalChannel) -> Bool {
+        while true {
+            let now = monotonicNanoseconds()
+            if now >= deadline { return true }
+            var slot = pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)
+            let wait = Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
+            if poll(&slot, 1, wait) > 0, signals.drain().contains(where: { $0 != SIGWINCH && $0 != SIGCHLD && $0 != SIGCONT }) { return false }
+        }
+    }
+
+    // MARK: the HUD
+
+    private func playHUD(signals: SignalChannel) {
+        let screen = Screen(device: standardOutput, style: configuration.style, ownsKeys: true)
+        let samples = recording.samples
+        var playhead = ReplayPlayhead(start: samples[0].t, end: samples[samples.count - 1].t, speed: configuration.speed ?? 1)
+        let capacity = Int((configuration.historyNanoseconds + tickNanoseconds - 1) / tickNanoseconds)
+        var cursor = ReplayCursor(recording: recording, capacity: capacity, historySeconds: Double(configuration.historyNanoseconds) / 1e9)
+        _ = cursor.move(to: playhead.position)
+        let pid = Int32(recording.meta["target_pid"] ?? "") ?? 0
+        screen.snapshot = { [unowned self] in
+            let row = rows.row(max(0, cursor.index))
+            let ended = cursor.isAtLastSample ? recording.targetEnded : nil
+            var snapshot = HUDSnapshot(pid: pid, commandName: row.commandName, report: row.report, series: cursor.series,
+                                       tickNanoseconds: tickNanoseconds, historySeconds: Double(configuration.historyNanoseconds) / 1e9,
+                                       status: ended ?? .running, elapsedSeconds: cursor.sample?.t ?? 0)
+            snapshot.events = row.events
+            snapshot.phases = cursor.phases
+            snapshot.playback = playhead.description
+            return snapshot
+        }
+        screen.setUp()
+        let command = recording.meta["target_command_line"] ?? recording.meta["target_command"] ?? "?"
+        screen.notice("replaying \(TerminalText.escaped(configuration.path)): \(TerminalText.escaped(command, maxLength: 200)), recorded \(recording.meta["started_at"] ?? "?")")
+        for warning in recording.warnings { screen.notice("warning: " + TerminalText.escaped(warning)) }
+        let readsKeys = Terminal.isTerminal(STDIN_FILENO)
+        if readsKeys { screen.notice("space pauses, ←/→ seek 5 s (Shift: 60 s), Home/End, +/− speed, q quits") }
+
+        let timer = TickTimer(intervalNanoseconds: Screen.minimumFrameInterval)
+        var slots = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 3)
+        slots[0].fd = signals.descriptor
+        slots[1].fd = timer.descriptor
+        slots[2].fd = readsKeys ? STDIN_FILENO : -1
+        var lastWake = monotonicNanoseconds()
+        var buffer = [UInt8](repeating: 0, count: 256)
+        func show(_ passed: ReplayCursor.Passed) {
+            for ended in passed.endedPhases {
+                let kept = ended.keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""
+                screen.notice("phase \(TerminalText.escaped(ended.name)) ended" + kept, kind: .phase)
+            }
+            if !passed.actions.isEmpty {
+                let highFrequency = Set(cursor.sample?.events?.highFrequencyActions.map(\.action) ?? [])
+                screen.showActionLog(passed.actions, dropped: 0, highFrequency: highFrequency)
+            }
+        }
+        while !finished {
+            for index in slots.indices { slots[index].revents = 0 }
+            if poll(&slots, nfds_t(slots.count), -1) < 0 { if errno == EINTR { continue }; break }
+            var seeked = false
+            if slots[0].revents != 0 {
+                for signal in signals.drain() {
+                    switch signal {
+                    case SIGWINCH: _ = screen.relayout()
+                    case SIGTSTP:
+                        screen.restore()
+                        raise(SIGSTOP)
+                        screen.resume()
+                    case SIGCHLD, SIGCONT: break
+                    default:
+                        if signal != SIGINT { exitStatus = .signaled(signal) }
+                        finished = true
+                    }
+                }
+            }
+            if slots[2].revents != 0 {
+                let count = read(STDIN_FILENO, &buffer, buffer.count)
+                if count <= 0 { slots[2].fd = -1 }
+                for key in ReplayKey.parse(Array(buffer[0..<max(0, count)])) {
+                    switch key {
+                    case .quit: finished = true
+                    case .pause: playhead.togglePause()
+                    case .faster: playhead.faster()
+                    case .slower: playhead.slower()
+                    case .seek(let seconds): playhead.seek(by: seconds); seeked = true
+                    case .start: playhead.seek(to: playhead.start); seeked = true
+                    case .end: playhead.seek(to: playhead.end); seeked = true
+                    }
+                }
+                screen.invalidate()
+            }
+            if slots[1].revents != 0, timer.expirations() > 0 {
+                let now = monotonicNanoseconds()
+                let wasAtEnd = playhead.atEnd
+                playhead.advance(realSeconds: Double(now &- lastWake) / 1e9)
+                lastWake = now
+                if !wasAtEnd || seeked { screen.invalidate() }
+                // Without keys nobody can quit: the replay ends with the recording.
+                if playhead.atEnd && !readsKeys && cursor.isAtLastSample { finished = true }
+            }
+            let passed = cursor.move(to: playhead.position)
+            if seeked { screen.draw(force: true) } else { show(passed) }
+            if standardOutput.isClosed { break }
+            screen.draw()
+        }
+        screen.drawFinalFrame()
+        screen.restore()
+    }
+}
