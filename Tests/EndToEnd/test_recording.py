@@ -79,15 +79,8 @@ def test_ndjson_export_gives_the_live_rows(recorded):
     result = perfhud("export", str(path), "--format", "ndjson")
     assert result.returncode == 0, result.stderr
     exported = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(exported) == len(rows)
-    # time and elapsed_seconds are rebuilt from milliseconds since the start: within 2 ms.
-    for live, back in zip(rows, exported):
-        assert live.keys() == back.keys()
-        for key in live:
-            if key in ("time", "elapsed_seconds", "cpu_machine_percent"):
-                continue
-            assert live[key] == back[key], (key, live[key], back[key])
-        assert back["elapsed_seconds"] == pytest.approx(live["elapsed_seconds"], abs=0.002)
+    # The same rows, keys in the same order, the same values (test_replay compares the text).
+    assert [list(row.items()) for row in exported] == [list(row.items()) for row in rows]
 
 
 def test_csv_export_header(recorded, tmp_path):

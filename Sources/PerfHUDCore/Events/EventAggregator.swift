@@ -302,10 +302,11 @@ public final class EventAggregator: @unchecked Sendable {
             snapshot.rejected = state.rejected
             snapshot.phase = state.phase
             snapshot.actionsTotal = state.actionsTotal
-            snapshot.actionsPerSecond = state.allActions.lastSecond(current: current)
+            // Figures at the resolution they are recorded at (see `Resolution`).
+            snapshot.actionsPerSecond = state.allActions.lastSecond(current: current).atResolution(100)
             snapshot.framesTotal = state.framesTotal
             snapshot.frameSource = state.frameSource
-            snapshot.fps = state.allFrames.lastSecond(current: current)
+            snapshot.fps = state.allFrames.lastSecond(current: current).atResolution(100)
             snapshot.jankyFrames = state.janky
             snapshot.droppedFrames = state.dropped
             let linger = UInt64(EventConfiguration.highFrequencyLingerSeconds * 1e9)
@@ -334,10 +335,10 @@ public final class EventAggregator: @unchecked Sendable {
                 func rank(_ percent: Double) -> Double {
                     durations[max(0, Int((percent / 100 * Double(durations.count)).rounded(.up)) - 1)]
                 }
-                snapshot.frameP50 = rank(50)
-                snapshot.frameP95 = rank(95)
-                snapshot.frameP99 = rank(99)
-                snapshot.fpsOnePercentLow = snapshot.frameP99! > 0 ? 1000 / snapshot.frameP99! : nil
+                snapshot.frameP50 = rank(50).atResolution(1000)
+                snapshot.frameP95 = rank(95).atResolution(1000)
+                snapshot.frameP99 = rank(99).atResolution(1000)
+                snapshot.fpsOnePercentLow = snapshot.frameP99! > 0 ? (1000 / snapshot.frameP99!).atResolution(100) : nil
             }
             return snapshot
         }

@@ -28,10 +28,8 @@ public struct RecordingRows {
         let samples = recording.samples
         let sample = samples[min(index, samples.count - 1)]
         let isExitRow = index >= samples.count
-        // A sample taken after the target was gone is reported with how it ended (attach sees it so).
-        let ended = isExitRow || (!sample.alive && index == samples.count - 1)
         return Row(report: report(sample), commandName: sample.commandName ?? recording.meta["target_command"] ?? "",
-                   status: ended ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, events: sample.events)
+                   status: isExitRow ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, events: sample.events)
     }
 
     /// The report of one recorded sample, as `MetricsStore` derived it live.

@@ -60,7 +60,6 @@ public final class Session {
         let timer = TickTimer(intervalNanoseconds: configuration.watch.tickNanoseconds)
         startedAt = monotonicNanoseconds()
         takeSample()
-
         // Fixed slots, allocated once; a descriptor of -1 is skipped by poll.
         let signalSlot = 0, tickSlot = 1, keySlot = 2, outputSlot = 3, exitSlot = 4, actionLogSlot = 5
         var slots = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 6)
@@ -151,13 +150,14 @@ public final class Session {
         let report = store.record(sample, phase: events.phases.current?.id)
         recorder?.record(report, at: now, commandName: commandName, events: events.snapshot, phases: events.phases, aggregator: events.aggregator)
         summary?.add(report, events: events.snapshot)
-        if !sample.alive && status == .running && program == nil { targetEnded(.exited(code: nil, signal: nil)) }
         if let screen {
             screen.invalidate(); reports += 1
         } else if let reportWriter, reportWriter.offer(report, at: now, commandName: commandName, status: status, events: events.snapshot) {
             reports += 1
             if reportWriter.readerGone { finished = true }
         }
+        // After the row: the last one, with how the target ended, follows it (as when a program perfhud runs ends).
+        if !sample.alive && status == .running && program == nil { targetEnded(.exited(code: nil, signal: nil)) }
         if let crash = configuration.crashAfterReports, reports >= crash { fatalError("crash requested by --crash-after") }
         if let count = configuration.count, reports >= count { stop() }
         if let duration = configuration.durationNanoseconds, now &- startedAt >= duration { stop() }

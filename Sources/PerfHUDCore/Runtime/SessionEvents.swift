@@ -116,8 +116,8 @@ final class SessionEvents {
 
     private func refresh(at now: UInt64) {
         var current = aggregator.snapshot(at: now)
-        current.inputLatencyP50 = latencies.percentile(50)
-        current.inputLatencyP99 = latencies.percentile(99)
+        current.inputLatencyP50 = latencies.percentile(50).atResolution(1000)
+        current.inputLatencyP99 = latencies.percentile(99).atResolution(1000)
         snapshot = current
     }
 }

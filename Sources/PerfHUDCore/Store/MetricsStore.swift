@@ -54,13 +54,14 @@ public struct MetricsStore {
                             residentBytes: sample.residentBytes, proportionalBytes: sample.proportionalBytes,
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
                             processCount: sample.processCount,
-                            cpuSecondsTotal: sample.cpuNanoseconds.map { Double($0) / 1e9 })
+                            cpuSecondsTotal: sample.cpuNanoseconds.map { (Double($0) / 1e9).atResolution(1e6) })
         if sample.alive, let before = previous, let cpuBefore = before.cpuNanoseconds, let cpuNow = sample.cpuNanoseconds,
            sample.monotonicNanoseconds > before.monotonicNanoseconds {
             let wall = Double(sample.monotonicNanoseconds - before.monotonicNanoseconds)
             let percent = Double(cpuNow >= cpuBefore ? cpuNow - cpuBefore : 0) / wall * 100
-            report.cpuPercent = percent
-            report.cpuMachinePercent = percent / onlineCPUs
+            // At the resolution they are recorded at (see `Resolution`).
+            report.cpuPercent = percent.atResolution(100)
+            report.cpuMachinePercent = (percent / onlineCPUs).atResolution(100)
         }
         if !sample.alive {
             report.residentBytes = nil; report.proportionalBytes = nil; report.virtualBytes = nil; report.threads = nil
@@ -71,8 +72,11 @@ public struct MetricsStore {
                       userTicks: sample.alive ? sample.userTicks.map { Double($0) } : nil,
                       systemTicks: sample.alive ? sample.systemTicks.map { Double($0) } : nil,
                       phase: phase.map { Double($0) })
-        if let cpu = report.cpuPercent { (report.cpuUserPercent, report.cpuSystemPercent) = split(cpu, at: time) }
-        report.residentTrendBytesPerSecond = trend(at: time)
+        if let cpu = report.cpuPercent {
+            let (user, system) = split(cpu, at: time)
+            (report.cpuUserPercent, report.cpuSystemPercent) = (user.atResolution(100), system.atResolution(100))
+        }
+        report.residentTrendBytesPerSecond = trend(at: time)?.rounded()
         if sample.alive { previous = sample }
         latest = report
         return report

@@ -1,0 +1,140 @@
+"""perfhud replay (issue 12): a recording in the same HUD, and the rows the live run printed."""
+import json
+import re
+import shutil
+import sqlite3
+import time
+
+import pytest
+
+from conftest import ROOT, perfhud
+
+
+@pytest.fixture(scope="module")
+def recorded_json(tmp_path_factory):
+    """The demo recorded for 6 s with --output json: the file and the exact text printed live."""
+    path = tmp_path_factory.mktemp("replay") / "demo.db"
+    result = perfhud("demo", "--output", "json", "--record", str(path), "--duration", "6s")
+    assert result.returncode == 0, result.stderr
+    return path, result.stdout
+
+
+def test_replay_json_gives_exactly_the_live_rows(recorded_json):
+    path, live = recorded_json
+    replayed = perfhud("replay", str(path), "--output", "json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert len(live.splitlines()) >= 50
+    assert replayed.stdout == live
+    # export ndjson gives the same rows
+    assert perfhud("export", str(path), "--format", "ndjson").stdout == live
+
+
+def test_replay_plain_gives_exactly_the_live_rows(tmp_path):
+    path = tmp_path / "plain.db"
+    live = perfhud("demo", "--output", "plain", "--record", str(path), "--duration", "3s")
+    assert live.returncode == 0, live.stderr
+    replayed = perfhud("replay", str(path), "--output", "plain")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == live.stdout and "PID " in live.stdout
+    # Without a terminal and without --output, a replay prints the plain rows, as a live run does.
+    assert perfhud("replay", str(path)).stdout == live.stdout
+
+
+def test_a_program_that_exits_and_execs_replays_with_its_exit_row_and_new_name(tmp_path):
+    path = tmp_path / "exit.db"
+    live = perfhud("run", "--output", "json", "--tick", "50ms", "--record", str(path), "--",
+                   "sh", "-c", "sleep 0.4; sh -c 'sleep 0.4; exit 3'; exit $?")
+    assert live.returncode == 3, live.stderr
+    rows = [json.loads(line) for line in live.stdout.splitlines()]
+    assert rows[-1]["exit_code"] == 3
+    replayed = perfhud("replay", str(path), "--output", "json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == live.stdout
+    # A name that follows an exec, recorded as it changed.
+    exec_path = tmp_path / "exec.db"
+    live = perfhud("run", "--output", "json", "--tick", "50ms", "--record", str(exec_path), "--",
+                   "sh", "-c", "sleep 0.4; exec sleep 0.4")
+    names = [json.loads(line)["command"] for line in live.stdout.splitlines()]
+    assert names[0] == "sh" and names[-1] == "sleep", names
+    assert perfhud("replay", str(exec_path), "--output", "json").stdout == live.stdout
+
+
+def test_speed_paces_the_rows(recorded_json):
+    path, live = recorded_json
+    started = time.monotonic()
+    replayed = perfhud("replay", str(path), "--output", "json", "--speed", "4")
+    took = time.monotonic() - started
+    assert replayed.stdout == live
+    last = json.loads(live.splitlines()[-1])["elapsed_seconds"]
+    assert took >= last / 4 * 0.9, (took, last)
+
+
+def status_line(term):
+    return term.screen.display[0]
+
+
+def playback(term):
+    """('replay ×1' | 'paused' | 'end', seconds into the recording) from the status line."""
+    match = re.search(r"(replay ×[\d.]+|paused|end) (\d\d):(\d\d):(\d\d)/", status_line(term))
+    assert match, status_line(term)
+    hours, minutes, seconds = (int(group) for group in match.groups()[1:])
+    return match.group(1), hours * 3600 + minutes * 60 + seconds
+
+
+def test_the_hud_plays_pauses_seeks_changes_speed_and_quits(recorded_json, terminal):
+    path, live = recorded_json
+    term = terminal(["replay", str(path)], rows=30, columns=160)
+    term.wait_for(lambda t: "replay ×1" in status_line(t), what="the replay's status line")
+    assert "PID " in status_line(term) and "perfhud-demo" in status_line(term)
+    assert term.screen.display[1].lstrip().startswith("memory (RSS)")
+    term.wait_for(lambda t: "space pauses" in t.text(), what="the keys")
+
+    term.send(b" ")
+    term.wait_for(lambda t: "paused" in status_line(t), what="paused")
+    _, paused_at = playback(term)
+    term.pump(1.5)
+    assert playback(term) == ("paused", paused_at), "the position holds while paused"
+
+    term.send(b"\x1b[C")   # →: 5 s on
+    term.wait_for(lambda t: playback(t)[1] == min(paused_at + 5, 6), what="a seek of 5 s")
+    term.send(b"\x1b[H")   # Home
+    term.wait_for(lambda t: playback(t)[1] == 0, what="the start")
+    term.send(b"++ ")
+    term.wait_for(lambda t: "replay ×4" in status_line(t), what="speed ×4")
+    # At ×4 the demo's phases and its high-frequency action come by in under 2 s.
+    term.wait_for(lambda t: "Editor.Action.slider(.changed)" in t.text(), what="the action log", timeout=10)
+    term.wait_for(lambda t: playback(t)[0] == "end", what="the end", timeout=10)
+    assert "phase Gallery ended" in term.text()
+    legend = term.screen.display[1]
+    assert "Home" in legend and "Gallery" in legend, legend
+
+    term.send(b"q")
+    assert term.finish() == 0
+    assert term.raw.endswith(b"\x1b[?25h"), "the cursor is shown again"
+
+
+def test_bad_input_exits_with_one_line(tmp_path, recorded_json):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a recording\n" * 100)
+    result = perfhud("replay", str(text))
+    assert result.returncode == 65 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    result = perfhud("replay", str(tmp_path / "missing.db"))
+    assert result.returncode == 66 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    result = perfhud("replay", str(recorded_json[0]), "--speed", "0")
+    assert result.returncode == 64 and "--speed" in result.stderr
+    empty = tmp_path / "empty.db"
+    shutil.copy(recorded_json[0], empty)
+    with sqlite3.connect(empty) as database:
+        database.execute("DELETE FROM sample_log")
+    result = perfhud("replay", str(empty), "--output", "json")
+    assert result.returncode == 65 and "no samples" in result.stderr and result.stdout == ""
+
+
+def test_a_format_1_recording_replays(tmp_path):
+    path = tmp_path / "format1-demo.db"
+    shutil.copy(ROOT / "Tests/Fixtures/recordings/format1-demo.db", path)
+    replayed = perfhud("replay", str(path), "--output", "json")
+    assert replayed.returncode == 0, replayed.stderr
+    rows = [json.loads(line) for line in replayed.stdout.splitlines()]
+    assert len(rows) == 41 and rows[-1]["command"] == "perfhud-demo"
+    assert max(row["rss_bytes"] for row in rows) == 131854336
