@@ -138,3 +138,14 @@ def test_a_format_1_recording_replays(tmp_path):
     rows = [json.loads(line) for line in replayed.stdout.splitlines()]
     assert len(rows) == 41 and rows[-1]["command"] == "perfhud-demo"
     assert max(row["rss_bytes"] for row in rows) == 131854336
+
+
+def test_a_format_2_recording_kept_in_the_repository_replays_its_live_rows(tmp_path):
+    """format2-demo.db was recorded by `perfhud demo --output json --record … --duration 5s`, and
+    format2-demo.live.ndjson is what that run printed: later versions must give the same rows back."""
+    path = tmp_path / "format2-demo.db"
+    shutil.copy(ROOT / "Tests/Fixtures/recordings/format2-demo.db", path)
+    live = (ROOT / "Tests/Fixtures/recordings/format2-demo.live.ndjson").read_text()
+    replayed = perfhud("replay", str(path), "--output", "json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == live
