@@ -118,16 +118,17 @@ final class ReplayTests: XCTestCase {
         let wallStart = Double(Recorder.milliseconds(unix: Double(time(nil)))) / 1000
         for tick in 0..<5 {
             let elapsed = Double(tick) * 0.1 + 0.0004 * Double(tick)   // not whole milliseconds
-            // cpu 33.3349 on 2 CPUs: the machine figure is not the recorded one halved and rounded again.
+            // Figures at the resolution `MetricsStore` and `EventAggregator` keep them at.
+            let cpus = Double(ProcessDirectory.onlineCPUs)
             let report = Report(wallSeconds: wallStart + elapsed + 0.0123456, elapsedSeconds: elapsed, pid: 42, alive: true,
-                                cpuPercent: 33.3349, cpuMachinePercent: 16.66745, cpuUserPercent: 30, cpuSystemPercent: 3.3349,
-                                residentBytes: 4096 * UInt64(tick + 1), residentTrendBytesPerSecond: 12.4, proportionalBytes: 2048,
+                                cpuPercent: 33.33, cpuMachinePercent: (33.33 / cpus).atResolution(100), cpuUserPercent: 30, cpuSystemPercent: 3.33,
+                                residentBytes: 4096 * UInt64(tick + 1), residentTrendBytesPerSecond: 12, proportionalBytes: 2048,
                                 virtualBytes: 1 << 30, threads: 3, processCount: 1, cpuSecondsTotal: 0.0123456 * Double(tick))
             var events = EventSnapshot()
             events.fps = 59.94
             events.framesTotal = Double(tick * 6)
-            events.frameP99 = 17.0004
-            events.fpsOnePercentLow = 58.8221
+            events.frameP99 = 17.001
+            events.fpsOnePercentLow = (1000 / 17.001).atResolution(100)
             events.rejected = tick >= 2 ? ["peer uid": UInt64(tick)] : [:]
             let command = tick < 3 ? "sh" : "sleep"   // an exec
             recorder.record(report, at: start + UInt64(elapsed * 1e9), commandName: command, events: events, phases: PhaseHistory(),

@@ -11,12 +11,10 @@ public struct RecordingRows {
 
     private let recording: Recording
     private let pid: Int32
-    private let cpus: Double
 
     public init(_ recording: Recording) {
         self.recording = recording
         pid = Int32(recording.meta["target_pid"] ?? "") ?? 0
-        cpus = Double(recording.meta["online_cpus"] ?? "") ?? 1
     }
 
     /// Rows in all: one a sample, and the exit row.
@@ -35,7 +33,7 @@ public struct RecordingRows {
     /// The report of one recorded sample, as `MetricsStore` derived it live.
     public func report(_ sample: Recording.SampleRow) -> Report {
         Report(wallSeconds: sample.wallSeconds ?? recording.startedAtUnix + sample.t, elapsedSeconds: sample.t, pid: pid,
-               alive: sample.alive, cpuPercent: sample.cpuPercent, cpuMachinePercent: sample.cpuMachinePercent ?? sample.cpuPercent.map { $0 / cpus },
+               alive: sample.alive, cpuPercent: sample.cpuPercent, cpuMachinePercent: sample.cpuMachinePercent,
                cpuUserPercent: sample.cpuUserPercent, cpuSystemPercent: sample.cpuSystemPercent, residentBytes: sample.residentBytes,
                residentTrendBytesPerSecond: sample.residentTrend, proportionalBytes: sample.proportionalBytes,
                virtualBytes: sample.virtualBytes, threads: sample.threads, processCount: sample.processes,

@@ -61,7 +61,7 @@ public struct MetricsStore {
             let percent = Double(cpuNow >= cpuBefore ? cpuNow - cpuBefore : 0) / wall * 100
             // At the resolution they are recorded at (see `Resolution`).
             report.cpuPercent = percent.atResolution(100)
-            report.cpuMachinePercent = (percent / onlineCPUs).atResolution(100)
+            report.cpuMachinePercent = (report.cpuPercent! / onlineCPUs).atResolution(100)
         }
         if !sample.alive {
             report.residentBytes = nil; report.proportionalBytes = nil; report.virtualBytes = nil; report.threads = nil

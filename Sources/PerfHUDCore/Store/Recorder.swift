@@ -12,8 +12,9 @@ import Glibc
 public final class Recorder {
     /// `PRAGMA user_version` of the files this version writes; readers accept up to it.
     /// 1: the first; 2 adds what the live rows need to be given back exactly (`replay`, `export
-    /// ndjson`): the wall-clock skew, the machine-wide CPU, the 1 % low, the command name when it
-    /// changes, rejected events by reason, and how the target ended (meta `target_ended`).
+    /// ndjson`): the wall-clock skew, the command name when it changes, rejected events by reason,
+    /// and how the target ended (meta `target_ended`). The machine-wide CPU and the 1 % low are
+    /// derived from the recorded CPU and p99 as live (see `Resolution`), so they need no column.
     public static let formatVersion: Int64 = 2
     static let schema = """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -24,8 +25,7 @@ public final class Recorder {
             fps_centi INTEGER, p50_us INTEGER, p95_us INTEGER, p99_us INTEGER, janky REAL, dropped REAL,
             frames_total REAL, aps_centi INTEGER, actions_total REAL, frame_source INTEGER,
             received INTEGER, malformed INTEGER, rejected INTEGER, ignored INTEGER, latency_p50_us INTEGER,
-            latency_p99_us INTEGER, wall_skew_ms INTEGER, cpu_machine_centi INTEGER, fps_low_centi INTEGER,
-            command_id INTEGER, rejected_reasons TEXT);
+            latency_p99_us INTEGER, wall_skew_ms INTEGER, command_id INTEGER, rejected_reasons TEXT);
         CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);
         CREATE TABLE action_log(t_ms INTEGER NOT NULL, label_id INTEGER NOT NULL, count REAL NOT NULL);
         CREATE TABLE high_frequency_log(t_ms INTEGER NOT NULL, label_id INTEGER, rate REAL, peak REAL);
@@ -41,7 +41,6 @@ public final class Recorder {
             received AS events_received, malformed AS events_malformed, rejected AS events_rejected,
             ignored AS events_ignored, latency_p50_us / 1000.0 AS input_latency_p50_ms,
             latency_p99_us / 1000.0 AS input_latency_p99_ms, events AS has_events, wall_skew_ms,
-            cpu_machine_centi / 100.0 AS cpu_machine_percent, fps_low_centi / 100.0 AS fps_1pct_low,
             (SELECT name FROM names WHERE id = command_id) AS command_from_here, rejected_reasons,
             (SELECT value FROM meta WHERE key = 'started_at_unix') + (t_ms + wall_skew_ms) / 1000.0 AS wall_time_unix FROM sample_log;
         CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms,
@@ -94,7 +93,7 @@ public final class Recorder {
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
-            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...35).map { "?\($0)" }.joined(separator: ",") + ")")
+            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...33).map { "?\($0)" }.joined(separator: ",") + ")")
             insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
             insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
@@ -183,7 +182,6 @@ public final class Recorder {
                 lastRejected = rejected
             }
             row += [.integer(Self.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time),
-                    Self.fixed(report.cpuMachinePercent, 100), Self.fixed(events?.fpsOnePercentLow, 100),
                     commandID.map { .integer($0) }, reasons]
             try insertSample.run(row)
             for frame in frames {

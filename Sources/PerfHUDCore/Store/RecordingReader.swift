@@ -53,10 +53,10 @@ extension Recording {
             let milliseconds = Int64(((row.double(0) ?? 0) * 1000).rounded())
             let hasFormat2 = format >= 2
             sample.wallSeconds = Double(startedAtMilliseconds + milliseconds + (hasFormat2 ? row.int64(30) ?? 0 : 0)) / 1000
-            sample.cpuMachinePercent = hasFormat2 && !row.isNull(31) ? row.double(31) : sample.cpuPercent.map { $0 / cpus }
-            if hasFormat2, let name = row.text(33) { commandName = name }
+            sample.cpuMachinePercent = sample.cpuPercent.map { ($0 / cpus).atResolution(100) }   // as `MetricsStore`
+            if hasFormat2, let name = row.text(31) { commandName = name }
             sample.commandName = commandName
-            if hasFormat2, let reasons = row.text(34) { rejectedReasons = Self.reasons(reasons) }
+            if hasFormat2, let reasons = row.text(32) { rejectedReasons = Self.reasons(reasons) }
             sample.proportionalBytes = row.int64(3).map(UInt64.init)
             sample.virtualBytes = row.int64(4).map(UInt64.init)
             sample.threads = row.int64(5).map(Int.init)
@@ -72,7 +72,8 @@ extension Recording {
                 events.frameP50 = row.double(14)
                 events.frameP95 = row.double(15)
                 events.frameP99 = row.double(16)
-                events.fpsOnePercentLow = format >= 2 ? row.double(32) : events.frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
+                // As `EventAggregator` derives it (format 1 recorded p99 unrounded, so its 1 % low was too).
+                events.fpsOnePercentLow = events.frameP99.flatMap { $0 > 0 ? (format >= 2 ? (1000 / $0).atResolution(100) : 1000 / $0) : nil }
                 events.jankyFrames = row.double(17) ?? 0
                 events.droppedFrames = row.double(18) ?? 0
                 events.framesTotal = row.double(19) ?? 0
