@@ -105,7 +105,9 @@ public final class ReplaySession {
         }
         screen.setUp()
         let command = recording.meta["target_command_line"] ?? recording.meta["target_command"] ?? "?"
-        screen.notice("replaying \(TerminalText.escaped(configuration.path)): \(TerminalText.escaped(command, maxLength: 200)), recorded \(recording.meta["started_at"] ?? "?")")
+        screen.notice("replaying \(TerminalText.escaped(configuration.path, maxLength: 60)), recorded \(recording.meta["started_at"] ?? "?"), "
+                      + DurationText.clock(seconds: playhead.end - playhead.start) + " long")
+        screen.notice("command line: " + TerminalText.escaped(command, maxLength: 400))
         for warning in recording.warnings { screen.notice("warning: " + TerminalText.escaped(warning)) }
         let readsKeys = Terminal.isTerminal(STDIN_FILENO)
         if readsKeys { screen.notice("space pauses, ←/→ seek 5 s (Shift: 60 s), Home/End, +/− speed, q quits") }
