@@ -35,7 +35,9 @@ struct ReplayCommand: ParsableCommand {
     var noColor = false
 
     func validate() throws {
-        if let speed, !(speed > 0 && speed.isFinite) { throw ValidationError("--speed must be a number above 0, e.g. 2 or 0.5") }
+        if let speed, !(ReplayPlayhead.slowest...ReplayPlayhead.fastest).contains(speed) {
+            throw ValidationError("--speed must be between \(ReplayPlayhead.slowest) and \(Int(ReplayPlayhead.fastest)), e.g. 2 or 0.5")
+        }
         guard (0...20).contains(graphRows) else { throw ValidationError("--graph-rows must be between 0 and 20") }
         if history.nanoseconds == 0 { throw ValidationError("--history must be longer than 0") }
     }

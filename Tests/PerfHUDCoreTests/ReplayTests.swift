@@ -151,4 +151,68 @@ final class ReplayTests: XCTestCase {
         XCTAssertTrue(replayed[5].hasSuffix(",\"exit_code\":3,\"exit_signal\":null}"), replayed[5])
         XCTAssertEqual(replayed[5].replacingOccurrences(of: ",\"exit_code\":3,\"exit_signal\":null}", with: "}"), live[4])
     }
+
+    // MARK: a file that lies
+
+    func testAForgedRecordingIsReadWithoutATrap() throws {
+        let path = NSTemporaryDirectory() + "perfhud-forged-\(getpid()).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 7, command: "x", commandLine: nil,
+                                                                 tickNanoseconds: 100_000_000, events: EventConfiguration()),
+                                    startNanoseconds: 0, warn: { XCTFail($0) })
+        var phases = PhaseHistory()
+        phases.enter("Home", at: 0, residentBytes: 10)
+        for tick in 0..<4 {
+            var events = EventSnapshot()
+            events.framesTotal = 1
+            recorder.record(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 7, alive: true, cpuPercent: 5,
+                                   residentBytes: 100, processCount: 1),
+                            at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases, aggregator: EventAggregator())
+        }
+        recorder.close()
+        // What a damaged or forged file can say: negative sizes and counts, times and skews at the
+        // ends of Int64, settings out of any range, reasons that do not parse.
+        let database = try SQLiteDatabase(path: path, create: false)
+        try database.execute("""
+            UPDATE sample_log SET rss_bytes = -5, received = -1, wall_skew_ms = 9223372036854775807, cpu_centi = 9223372036854775807 WHERE rowid = 1;
+            UPDATE sample_log SET t_ms = 9223372036854775807, rejected_reasons = '=;==5;x=99999999999999999999999;;' WHERE rowid = 2;
+            UPDATE sample_log SET t_ms = -9223372036854775808, wall_skew_ms = -9223372036854775808 WHERE rowid = 3;
+            INSERT INTO frame_log VALUES (1, -1, 0), (9223372036854775807, 5000, 1), (100, 9223372036854775807, 2);
+            INSERT INTO names(name) VALUES ('a');
+            INSERT INTO action_log VALUES (200, 1, 1e308), (300, 1, -1);
+            INSERT INTO phases VALUES (1e300, 'Far', -1, -1e300, 9223372036854775807), (0.2, 'Gallery', 50, NULL, NULL);
+            UPDATE meta SET value = '1e300' WHERE key = 'started_at_unix';
+            UPDATE meta SET value = 'nan' WHERE key = 'tick_seconds';
+            UPDATE meta SET value = '0' WHERE key = 'refresh_hz';
+            UPDATE meta SET value = '-3' WHERE key = 'online_cpus';
+            UPDATE meta SET value = 'inf' WHERE key = 'jank_factor';
+            """)
+        database.close()
+        let recording = try Recording(path: path)
+        XCTAssertEqual(recording.samples.count, 2, "the rows with impossible times are skipped")
+        XCTAssertTrue(recording.warnings.contains { $0.contains("impossible") }, "\(recording.warnings)")
+        XCTAssertNil(recording.samples[0].residentBytes, "a negative size is no size")
+        XCTAssertEqual(recording.tickSeconds, 0.1)
+        XCTAssertEqual(recording.refreshHz, 60)
+        // Everything that reads a recording gets through it.
+        let rows = RecordingRows(recording)
+        for index in 0..<rows.count {
+            let row = rows.row(index)
+            XCTAssertFalse(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
+            XCTAssertFalse(ReportFormatter.plain(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
+        }
+        let summary = RecordingSummary(recording)
+        XCTAssertFalse(SummaryFormatter.json(summary, recording: recording, baseline: summary).isEmpty)
+        XCTAssertFalse(SummaryFormatter.markdown(summary, recording: recording, baseline: summary).isEmpty)
+        var cursor = ReplayCursor(recording: recording, capacity: 10, historySeconds: 1)
+        var playhead = ReplayPlayhead(start: recording.samples[0].t, end: recording.samples.last!.t)
+        _ = cursor.move(to: playhead.end)
+        playhead.seek(by: 1e300)
+        XCTAssertFalse(playhead.description.isEmpty)
+        _ = cursor.move(to: playhead.position)
+        var export = ""
+        RecordingExport.csv(recording) { export += $0 }
+        RecordingExport.openMetrics(recording) { export += $0 }
+        XCTAssertTrue(export.hasSuffix("# EOF\n"))
+    }
 }

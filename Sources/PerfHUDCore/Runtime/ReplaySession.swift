@@ -32,8 +32,7 @@ public final class ReplaySession {
         self.recording = recording
         self.configuration = configuration
         rows = RecordingRows(recording)
-        let tick = recording.meta["tick_seconds"].flatMap(Double.init) ?? 0.1
-        tickNanoseconds = UInt64(max(0.000_001, tick) * 1e9)
+        tickNanoseconds = UInt64(recording.tickSeconds * 1e9)
     }
 
     public func run() -> ExitStatus {
@@ -62,7 +61,7 @@ public final class ReplaySession {
                 break
             }
             if let speed = configuration.speed {
-                let due = startedAt + UInt64(max(0, (row.report.elapsedSeconds - first) / speed) * 1e9)
+                let due = startedAt &+ UInt64(min(1e18, max(0, (row.report.elapsedSeconds - first) / speed * 1e9)))
                 if !sleep(until: due, signals: signals) { exitStatus = .signaled(SIGINT); return }
             }
             let at = UInt64((row.report.elapsedSeconds * 1e9).rounded())

@@ -67,10 +67,18 @@ public struct Recording {
 
     public init() {}
 
-    public var refreshHz: Double { meta["refresh_hz"].flatMap(Double.init) ?? 60 }
-    public var jankFactor: Double { meta["jank_factor"].flatMap(Double.init) ?? 1.5 }
-    public var actionThreshold: Double { meta["action_threshold"].flatMap(Double.init) ?? 20 }
-    public var startedAtUnix: Double { meta["started_at_unix"].flatMap(Double.init) ?? 0 }
+    // The settings the session ran with; a value out of any sensible range (a damaged or forged
+    // file) reads as the default, so no figure derived from it can overflow.
+    public var refreshHz: Double { setting("refresh_hz", 1...10_000) ?? 60 }
+    public var jankFactor: Double { setting("jank_factor", 1...1000) ?? 1.5 }
+    public var actionThreshold: Double { setting("action_threshold", 0.001...1e9) ?? 20 }
+    public var startedAtUnix: Double { setting("started_at_unix", 0...1e11) ?? 0 }
+    public var tickSeconds: Double { setting("tick_seconds", 0.000_1...3600) ?? 0.1 }
+    public var onlineCPUs: Double { setting("online_cpus", 1...1_000_000) ?? 1 }
+
+    private func setting(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+        meta[key].flatMap(Double.init).flatMap { range.contains($0) ? $0 : nil }
+    }
     /// Whether the target ended by itself while recorded (not stopped by perfhud), and how.
     public var targetEnded: TargetStatus? {
         guard meta["target_ended"] == "1" else { return nil }

@@ -40,30 +40,32 @@ extension Recording {
         guard meta["format"] == "perfhud-recording" else { throw notRecording }
         let refreshHz = self.refreshHz
         let startedAtMilliseconds = Recorder.milliseconds(unix: startedAtUnix)
-        let cpus = meta["online_cpus"].flatMap(Double.init) ?? 1
+        let cpus = onlineCPUs
         var commandName = meta["target_command"], rejectedReasons: [String: UInt64]?
+        var impossibleTimes = 0
         var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings = self.warnings
         func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) {
             if let warning = Self.readRows(database, what, sql, body) { warnings.append(warning) }
         }
         readRows(database, "samples", "SELECT * FROM samples") { row in
-            var sample = SampleRow(t: row.double(0) ?? 0, cpuPercent: row.double(1), residentBytes: row.int64(2).map(UInt64.init),
-                                   phase: row.text(6))
+            guard let t = Self.time(row.double(0)) else { impossibleTimes += 1; return }
+            var sample = SampleRow(t: t, cpuPercent: Self.finite(row.double(1)), residentBytes: row.size(2), phase: row.text(6))
             // Format 2's columns; format 1 derives what it can.
-            let milliseconds = Int64(((row.double(0) ?? 0) * 1000).rounded())
+            let milliseconds = Int64((t * 1000).rounded())
             let hasFormat2 = format >= 2
-            sample.wallSeconds = Double(startedAtMilliseconds + milliseconds + (hasFormat2 ? row.int64(30) ?? 0 : 0)) / 1000
+            let skew = hasFormat2 ? max(-Self.latestTime, min(Self.latestTime, Double(row.int64(30) ?? 0))) : 0
+            sample.wallSeconds = (Double(startedAtMilliseconds + milliseconds) + skew) / 1000
             sample.cpuMachinePercent = sample.cpuPercent.map { ($0 / cpus).atResolution(100) }   // as `MetricsStore`
             if hasFormat2, let name = row.text(31) { commandName = name }
             sample.commandName = commandName
             if hasFormat2, let reasons = row.text(32) { rejectedReasons = Self.reasons(reasons) }
-            sample.proportionalBytes = row.int64(3).map(UInt64.init)
-            sample.virtualBytes = row.int64(4).map(UInt64.init)
+            sample.proportionalBytes = row.size(3)
+            sample.virtualBytes = row.size(4)
             sample.threads = row.int64(5).map(Int.init)
             sample.alive = row.int64(7) != 0
             sample.cpuUserPercent = row.double(8)
             sample.cpuSystemPercent = row.double(9)
-            sample.processes = Int(row.int64(10) ?? 1)
+            sample.processes = Int(max(0, row.int64(10) ?? 1))
             sample.cpuSecondsTotal = row.double(11)
             sample.residentTrend = row.double(12)
             if row.int64(29) == 1 {
@@ -80,11 +82,11 @@ extension Recording {
                 events.actionsPerSecond = row.double(20) ?? 0
                 events.actionsTotal = row.double(21) ?? 0
                 events.frameSource = row.text(22).flatMap(FrameSource.init(rawValue:))
-                events.received = UInt64(row.int64(23) ?? 0)
-                events.malformed = UInt64(row.int64(24) ?? 0)
-                let rejected = UInt64(row.int64(25) ?? 0)
+                events.received = row.size(23) ?? 0
+                events.malformed = row.size(24) ?? 0
+                let rejected = row.size(25) ?? 0
                 if rejected > 0 { events.rejected = rejectedReasons ?? ["recorded": rejected] }
-                events.ignored = UInt64(row.int64(26) ?? 0)
+                events.ignored = row.size(26) ?? 0
                 events.inputLatencyP50 = row.double(27)
                 events.inputLatencyP99 = row.double(28)
                 events.phase = sample.phase
@@ -96,7 +98,7 @@ extension Recording {
         // The high-frequency list, written when it changed: each sample takes the last list at or before it.
         var changes: [(t: Double, list: [EventSnapshot.HighFrequencyAction])] = []
         readRows(database, "high-frequency actions", "SELECT t, action, rate, peak FROM high_frequency_actions") { row in
-            let t = row.double(0) ?? 0
+            guard let t = Self.time(row.double(0)) else { impossibleTimes += 1; return }
             if changes.last?.t != t { changes.append((t, [])) }
             if let action = row.text(1) { changes[changes.count - 1].list.append(.init(action: action, rate: row.double(2) ?? 0, peak: row.double(3) ?? 0)) }
         }
@@ -107,18 +109,30 @@ extension Recording {
             samples[index].events!.highFrequencyActions = current
         }
         readRows(database, "frames", "SELECT t, ms FROM frames") { row in
-            frames.append(Frame(t: row.double(0) ?? 0, milliseconds: row.double(1) ?? 0))
+            guard let t = Self.time(row.double(0)), let milliseconds = Self.time(row.double(1)) else { impossibleTimes += 1; return }
+            frames.append(Frame(t: t, milliseconds: milliseconds))
         }
         readRows(database, "actions", "SELECT t, label, count FROM actions") { row in
-            actions.append(Action(t: row.double(0) ?? 0, label: row.text(1) ?? "", count: row.double(2) ?? 0))
+            guard let t = Self.time(row.double(0)), let count = Self.time(row.double(2)) else { impossibleTimes += 1; return }
+            actions.append(Action(t: t, label: row.text(1) ?? "", count: count))
         }
         readRows(database, "phases", "SELECT name, t, t_exit, rss_entry_bytes, rss_exit_bytes FROM phases") { row in
-            phases.append(Phase(name: row.text(0) ?? "", t: row.double(1) ?? 0, tExit: row.double(2),
-                                entryBytes: row.int64(3).map(UInt64.init), exitBytes: row.int64(4).map(UInt64.init)))
+            guard let t = Self.time(row.double(1)) else { impossibleTimes += 1; return }
+            phases.append(Phase(name: row.text(0) ?? "", t: t, tExit: Self.time(row.double(2)), entryBytes: row.size(3), exitBytes: row.size(4)))
         }
         database.close()
+        if impossibleTimes > 0 { warnings.append("the recording is damaged: \(impossibleTimes) rows with an impossible time or value were skipped") }
         (self.samples, self.frames, self.actions, self.phases, self.warnings) = (samples, frames, actions, phases, warnings)
     }
+
+    /// Times (seconds since the start) and durations a recording can hold: finite, not negative,
+    /// at most about three years. Anything else is damage, and would overflow the conversions after.
+    static let latestTime = 1e8
+    static func time(_ value: Double?) -> Double? {
+        guard let value, value.isFinite, value >= 0, value <= latestTime else { return nil }
+        return value
+    }
+    static func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
 
     /// `peer=2;size=1` (rejected events by reason, as the recorder writes them).
     static func reasons(_ text: String) -> [String: UInt64] {

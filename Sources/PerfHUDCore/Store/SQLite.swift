@@ -117,6 +117,8 @@ final class SQLiteStatement {
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
     func int64(_ column: Int32) -> Int64? { isNull(column) ? nil : sqlite3_column_int64(statement, column) }
+    /// A count or a size: nil when null or negative (a damaged file), never a trap.
+    func size(_ column: Int32) -> UInt64? { int64(column).flatMap { $0 >= 0 ? UInt64($0) : nil } }
     func double(_ column: Int32) -> Double? { isNull(column) ? nil : sqlite3_column_double(statement, column) }
     func text(_ column: Int32) -> String? {
         guard !isNull(column), let bytes = sqlite3_column_text(statement, column) else { return nil }

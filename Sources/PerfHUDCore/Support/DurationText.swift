@@ -35,7 +35,7 @@ public enum DurationText {
 
     /// Elapsed time as a clock: `00:01:23`, `1:02:03:04` past a day.
     public static func clock(seconds: Double) -> String {
-        let total = max(0, Int(seconds))
+        let total = max(0, seconds.clampedInt)
         let (hours, rest) = total.quotientAndRemainder(dividingBy: 3600)
         let (minutes, secs) = rest.quotientAndRemainder(dividingBy: 60)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
