@@ -30,7 +30,8 @@ build() {
   while read -r file; do [ -n "$file" ] && sources+=("Sources/PerfHUDCore/$file"); done < "$HERE/$target/sources"
   mkdir -p "$OUT/$target"
   # (ld.gold warns about every ASan symbol it cannot export: kept in a log, shown on failure.)
-  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_${target//-/_}" \
+  # -I Sources/CSQLite: `import CSQLite` for a target that reads recordings (its modulemap links libsqlite3).
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_${target//-/_}" -I Sources/CSQLite \
     "$HERE/$target/entry.swift" "${sources[@]}" -o "$OUT/$target/fuzzer" > "$OUT/$target/build.log" 2>&1 \
     || { grep -v "Cannot export local symbol" "$OUT/$target/build.log" | tail -40; return 1; }
 }

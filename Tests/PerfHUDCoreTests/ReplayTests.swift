@@ -115,7 +115,7 @@ final class ReplayTests: XCTestCase {
                                     startNanoseconds: start, warn: { XCTFail($0) })
         let aggregator = EventAggregator()
         var live: [String] = []
-        let wallStart = Double(Recorder.milliseconds(unix: Double(time(nil)))) / 1000
+        let wallStart = Double(Recording.milliseconds(unix: Double(time(nil)))) / 1000
         for tick in 0..<5 {
             let elapsed = Double(tick) * 0.1 + 0.0004 * Double(tick)   // not whole milliseconds
             // Figures at the resolution `MetricsStore` and `EventAggregator` keep them at.

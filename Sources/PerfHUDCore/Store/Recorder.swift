@@ -10,12 +10,8 @@ import Glibc
 /// Storage is compact (fixed-point integers: a REAL costs 8 bytes, an integer 1–4), and the views
 /// `samples`, `frames` and `actions` give the figures in their units (seconds, percent, ms).
 public final class Recorder {
-    /// `PRAGMA user_version` of the files this version writes; readers accept up to it.
-    /// 1: the first; 2 adds what the live rows need to be given back exactly (`replay`, `export
-    /// ndjson`): the wall-clock skew, the command name when it changes, rejected events by reason,
-    /// and how the target ended (meta `target_ended`). The machine-wide CPU and the 1 % low are
-    /// derived from the recorded CPU and p99 as live (see `Resolution`), so they need no column.
-    public static let formatVersion: Int64 = 2
+    /// The format written (see `Recording.formatVersion`).
+    public static let formatVersion = Recording.formatVersion
     static let schema = """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
         CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
@@ -74,7 +70,7 @@ public final class Recorder {
     public init(path: String, meta: [(String, String)], startNanoseconds: UInt64, warn: @escaping (String) -> Void) throws {
         self.startNanoseconds = startNanoseconds
         self.warn = warn
-        startedAtMilliseconds = Self.milliseconds(unix: meta.first { $0.0 == "started_at_unix" }.flatMap { Double($0.1) } ?? 0)
+        startedAtMilliseconds = Recording.milliseconds(unix: meta.first { $0.0 == "started_at_unix" }.flatMap { Double($0.1) } ?? 0)
         lastCommit = startNanoseconds
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd >= 0 {
@@ -122,11 +118,6 @@ public final class Recorder {
     }
 
     private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
-    /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
-    static func milliseconds(unix seconds: Double) -> Int64 {
-        let whole = seconds.rounded(.down)
-        return Int64(whole) * 1000 + Int64(((seconds - whole) * 1000).rounded())
-    }
     /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
     private static func milliseconds(elapsed seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
     private static func fixed(_ value: Double?, _ scale: Double) -> SQLiteValue? {
@@ -181,7 +172,7 @@ public final class Recorder {
                 reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
                 lastRejected = rejected
             }
-            row += [.integer(Self.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time),
+            row += [.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time),
                     commandID.map { .integer($0) }, reasons]
             try insertSample.run(row)
             for frame in frames {

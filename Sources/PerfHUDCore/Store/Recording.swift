@@ -67,6 +67,19 @@ public struct Recording {
 
     public init() {}
 
+    /// `PRAGMA user_version` of the files this version writes; readers accept up to it.
+    /// 1: the first; 2 adds what the live rows need to be given back exactly (`replay`, `export
+    /// ndjson`): the wall-clock skew, the command name when it changes, rejected events by reason,
+    /// and how the target ended (meta `target_ended`). The machine-wide CPU and the 1 % low are
+    /// derived from the recorded CPU and p99 as live (see `Resolution`), so they need no column.
+    public static let formatVersion: Int64 = 2
+
+    /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
+    static func milliseconds(unix seconds: Double) -> Int64 {
+        let whole = seconds.rounded(.down)
+        return Int64(whole) * 1000 + Int64(((seconds - whole) * 1000).rounded())
+    }
+
     // The settings the session ran with; a value out of any sensible range (a damaged or forged
     // file) reads as the default, so no figure derived from it can overflow.
     public var refreshHz: Double { setting("refresh_hz", 1...10_000) ?? 60 }

@@ -27,8 +27,8 @@ extension Recording {
             database = try (try? SQLiteDatabase(path: readPath, create: false)) ?? SQLiteDatabase(path: readPath, create: false, readOnly: true)
             guard let version = try database.integer("PRAGMA user_version"), version > 0 else { throw notRecording }
             format = version
-            if version > Recorder.formatVersion {
-                throw PerfHUDError(.data, "\(path) was written by a newer perfhud (format \(version); this one reads up to \(Recorder.formatVersion))")
+            if version > Recording.formatVersion {
+                throw PerfHUDError(.data, "\(path) was written by a newer perfhud (format \(version); this one reads up to \(Recording.formatVersion))")
             }
             let meta = try database.prepare("SELECT key, value FROM meta")
             while try meta.step() { if let key = meta.text(0) { self.meta[key] = meta.text(1) ?? "" } }
@@ -39,7 +39,7 @@ extension Recording {
         }
         guard meta["format"] == "perfhud-recording" else { throw notRecording }
         let refreshHz = self.refreshHz
-        let startedAtMilliseconds = Recorder.milliseconds(unix: startedAtUnix)
+        let startedAtMilliseconds = Recording.milliseconds(unix: startedAtUnix)
         let cpus = onlineCPUs
         var commandName = meta["target_command"], rejectedReasons: [String: UInt64]?
         var impossibleTimes = 0
