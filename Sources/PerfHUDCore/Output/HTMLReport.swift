@@ -35,9 +35,11 @@ public enum HTMLReport {
             if run.summary.phases.isEmpty { html += "<p class=\"warning\">The recording has no phase \(HTMLText.escaped(phase)).</p>\n" }
         }
         html += "<h2>Summary</h2>\n" + summary(run.summary, baseline: baseline?.summary, recording: run.recording)
-        html += "<h2>Over time</h2>\n" + HTMLReportCharts.all(run, baseline: baseline, colors: phaseColors(run.recording))
-        html += "<h2>Phases</h2>\n" + phaseTable(run.summary, colors: phaseColors(run.recording))
+        // Tables first (what a reviewer reads), then the charts that explain them.
+        let colors = phaseColors(run.recording)
+        html += "<h2>Phases</h2>\n" + phaseTable(run.summary, colors: colors)
         html += "<h2>Actions</h2>\n" + actionTable(run.summary, recording: run.recording)
+        html += "<h2>Over time</h2>\n" + HTMLReportCharts.all(run, baseline: baseline, colors: colors)
         return html + "</main></body></html>\n"
     }
 
@@ -215,7 +217,7 @@ public enum HTMLReport {
         svg text{font:12px "DejaVu Sans",Verdana,sans-serif;fill:#333}
         svg .axis-title{fill:#555}svg .band-label{font-size:11px;font-weight:bold;fill:#222}
         svg .rule-label{font-size:11px;font-weight:bold;paint-order:stroke;stroke:#fff;stroke-width:3px}
-        .grid{stroke:#e8e8e8}.axis{stroke:#888}.line{fill:none;stroke-linejoin:round}.scatter{fill:none;stroke-width:1.5;stroke-opacity:.65}
+        .grid{stroke:#e8e8e8}.axis{stroke:#888}.line{fill:none;stroke-linejoin:round}.scatter{fill:none;stroke-width:2;stroke-opacity:.8}
         .rule{stroke-width:1.4}.mark{stroke:#fff;stroke-width:1}
         .legend{display:flex;flex-wrap:wrap;gap:4px 18px;font-size:13px;margin:2px 0 0 78px}
         .legend .key{white-space:nowrap}.legend .stroke{display:inline-block;width:22px;border-top:3px solid;margin-right:6px;vertical-align:4px}

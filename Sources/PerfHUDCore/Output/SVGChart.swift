@@ -90,6 +90,18 @@ struct SVGChart {
             let name = band.name.count <= room ? band.name : String(band.name.prefix(room - 1)) + "…"
             svg += "<text class=\"band-label\" x=\"\(n(x(band.start) + 4))\" y=\"\(n(Self.top + 13))\">\(HTMLText.escaped(name))</text>"
         }
+        // Reference lines under the data (a frame time on p50 stays visible), their labels over it:
+        // above the line at the right, a label too close to the one above pushed down.
+        var ruleLabels = ""
+        var lastLabelY = -Double.infinity
+        for rule in rules.sorted(by: { $0.value > $1.value }) {
+            let ruleY = y(rule.value)
+            let labelY = max(ruleY - 4, lastLabelY + 14)
+            lastLabelY = labelY
+            svg += "<line class=\"rule\" data-label=\"\(HTMLText.escaped(rule.label))\" data-value=\"\(ReportFormatter.number(rule.value, decimals: 3))\" x1=\"\(n(Self.left))\" x2=\"\(n(Self.width - Self.right))\" y1=\"\(n(ruleY))\" y2=\"\(n(ruleY))\" stroke=\"\(rule.color)\""
+                + (rule.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>"
+            ruleLabels += "<text class=\"rule-label\" x=\"\(n(Self.width - Self.right - 4))\" y=\"\(n(labelY))\" text-anchor=\"end\" style=\"fill:\(rule.color)\">\(HTMLText.escaped(rule.label))</text>"
+        }
         if let scatter {
             var low = [Double?](repeating: nil, count: columns), high = [Double?](repeating: nil, count: columns)
             for point in scatter.points {
@@ -115,16 +127,7 @@ struct SVGChart {
                 + (line.dashed ? " stroke-dasharray=\"6 4\"" : "") + (line.opacity < 1 ? " stroke-opacity=\"\(ReportFormatter.number(line.opacity))\"" : "")
                 + "><title>\(HTMLText.escaped(line.name))</title></path>"
         }
-        // Rule labels sit above their line at the right; close values push the lower label down.
-        var lastLabelY = -Double.infinity
-        for rule in rules.sorted(by: { $0.value > $1.value }) {
-            let ruleY = y(rule.value)
-            let labelY = max(ruleY - 4, lastLabelY + 14)
-            lastLabelY = labelY
-            svg += "<line class=\"rule\" data-label=\"\(HTMLText.escaped(rule.label))\" data-value=\"\(ReportFormatter.number(rule.value, decimals: 3))\" x1=\"\(n(Self.left))\" x2=\"\(n(Self.width - Self.right))\" y1=\"\(n(ruleY))\" y2=\"\(n(ruleY))\" stroke=\"\(rule.color)\""
-                + (rule.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>"
-                + "<text class=\"rule-label\" x=\"\(n(Self.width - Self.right - 4))\" y=\"\(n(labelY))\" text-anchor=\"end\" style=\"fill:\(rule.color)\">\(HTMLText.escaped(rule.label))</text>"
-        }
+        svg += ruleLabels
         if let marks {
             var count = [Int](repeating: 0, count: columns), worst = [Double](repeating: 0, count: columns), at = [Double](repeating: 0, count: columns)
             for point in marks.points {
