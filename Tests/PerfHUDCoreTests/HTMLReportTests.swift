@@ -171,6 +171,13 @@ final class HTMLReportTests: XCTestCase {
         XCTAssertEqual(Double(Self.attributes("data-frames", in: hourPage).compactMap { Int($0) }.reduce(0, +)), RecordingSummary(hour).jankyFrames)
     }
 
+    func testActionRatesCountTheLastSecondUpToTheEndOfTheRun() {
+        let actions: [Recording.Action] = [.init(t: 1, label: "a", count: 2), .init(t: 1.5, label: "a", count: 3), .init(t: 1.5, label: "b", count: 9)]
+        let rates = HTMLReportCharts.rates(of: "a", in: actions, end: 2.2)
+        XCTAssertEqual(rates.map(\.t), [0, 1, 1, 1.5, 1.5, 2, 2, 2.2])
+        XCTAssertEqual(rates.map(\.value), [0, 0, 2, 2, 5, 5, 3, 3])
+    }
+
     func testDownsamplingKeepsEachColumnsExtremesAndGaps() {
         let points: [(t: Double, value: Double?)] = [(0, 1), (0.1, 9), (0.2, 5), (1.0, 3), (1.1, nil), (1.2, 4), (2.5, 7)]
         let kept = SVGChart.downsampled(points, columns: 3) { Int($0) }

@@ -119,14 +119,15 @@ enum HTMLReportCharts {
         changes.sort { $0.t < $1.t }
         var points: [(t: Double, value: Double?)] = [(0, 0)]
         var rate = 0.0, index = 0
-        while index < changes.count {
+        // Up to the end of the run: the drops one second after the last actions come after it.
+        while index < changes.count && changes[index].t <= end {
             let t = changes[index].t
             points.append((t, rate))
             while index < changes.count && changes[index].t == t { rate += changes[index].delta; index += 1 }
             if abs(rate) < 1e-9 { rate = 0 }   // what many additions and subtractions leave behind
             points.append((t, rate))
         }
-        points.append((max(end, points.last?.t ?? 0), rate))
+        points.append((end, rate))
         return points
     }
 
