@@ -16,9 +16,9 @@ func writeOutput(_ path: String?, _ body: ((String) -> Void) -> Void) throws {
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Summarize a recording (markdown or JSON); compare with a baseline; gate a CI job with --fail-on.")
+        abstract: "Summarize a recording (markdown, JSON, or a self-contained HTML page with charts); compare with a baseline; gate a CI job with --fail-on.")
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case markdown, json }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case markdown, json, html }
 
     @Argument(help: "A recording made with --record.")
     var file: String
@@ -26,7 +26,7 @@ struct ReportCommand: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Write the report here instead of standard output.")
     var out: String?
 
-    @Option(help: "markdown or json.")
+    @Option(help: "markdown, json or html (one page, no network: inline SVG charts).")
     var format: Format = .markdown
 
     @Option(help: "Only the time spent in this phase.")
@@ -49,8 +49,13 @@ struct ReportCommand: ParsableCommand {
         let old = try baseline.map { try Recording(path: $0) }
         let oldSummary = old.map { RecordingSummary($0, phase: phase) }
         try writeOutput(out) { write in
-            write(format == .json ? SummaryFormatter.json(summary, recording: recording, baseline: oldSummary) + "\n"
-                                  : SummaryFormatter.markdown(summary, recording: recording, baseline: oldSummary))
+            switch format {
+            case .json: write(SummaryFormatter.json(summary, recording: recording, baseline: oldSummary) + "\n")
+            case .markdown: write(SummaryFormatter.markdown(summary, recording: recording, baseline: oldSummary))
+            case .html:
+                let baselineRun = old.flatMap { oldRecording in oldSummary.map { HTMLReport.Run(recording: oldRecording, summary: $0, path: baseline ?? "") } }
+                write(HTMLReport.page(HTMLReport.Run(recording: recording, summary: summary, path: file), baseline: baselineRun))
+            }
         }
         var failed = false
         for condition in conditions {

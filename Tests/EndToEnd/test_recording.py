@@ -1,15 +1,21 @@
 """Recordings (issue 12): --record on demo, report, --fail-on, export, and files that are damaged,
 cut short by kill -9, or not recordings at all."""
+import decimal
 import json
 import os
+import pathlib
+import re
+import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import time
+import zlib
 
 import pytest
 
-from conftest import PERFHUD, perfhud
+from conftest import PERFHUD, ROOT, perfhud
 
 
 @pytest.fixture(scope="module")
@@ -288,3 +294,149 @@ def test_openmetrics_export_imports_with_promtool(recorded, tmp_path):
     listing = subprocess.run(["promtool", "tsdb", "list", str(tmp_path / "tsdb")], capture_output=True, text=True, check=True).stdout
     samples = sum(int(line.split()[4]) for line in listing.splitlines()[1:])
     assert samples >= len(rows) * 5, listing
+
+
+# The HTML report: one page that fetches nothing, rendered by headless Chromium. The screenshots
+# are checked not blank and kept in Tests/EndToEnd/out/ (git-ignored) for a person to look at.
+SCREENSHOTS = pathlib.Path(__file__).resolve().parent / "out"
+
+
+def read_png(path):
+    """(width, height, bytes per pixel, rows) of an 8-bit RGB or RGBA PNG, as Chromium writes them:
+    a few lines of zlib instead of a dependency."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, []
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat.append(body)
+        pos += 12 + length
+    assert depth == 8 and color in (2, 6) and interlace == 0, (depth, color, interlace)
+    bpp = 3 if color == 2 else 4
+    stride = width * bpp
+    raw = zlib.decompress(b"".join(idat))
+    high = int.from_bytes(b"\x80" * stride, "big")
+    low = int.from_bytes(b"\x7f" * stride, "big")
+    rows, previous = [], bytes(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if kind == 1:      # Sub
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 255
+        elif kind == 2:    # Up: bytewise addition without carries over the whole row at once
+            a, b = int.from_bytes(line, "big"), int.from_bytes(previous, "big")
+            line = bytearray((((a & low) + (b & low)) ^ ((a ^ b) & high)).to_bytes(stride, "big"))
+        elif kind == 3:    # Average
+            for i in range(stride):
+                line[i] = (line[i] + ((line[i - bpp] if i >= bpp else 0) + previous[i]) // 2) & 255
+        elif kind == 4:    # Paeth
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = previous[i], previous[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        previous = bytes(line)
+        rows.append(previous)
+    return width, height, bpp, rows
+
+
+def screenshot(page, tmp_path, name, size=(1280, 3200)):
+    """Renders `page` in headless Chromium; checks the PNG is the size asked and not blank; keeps a copy."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium is not installed (make deps-apt installs it)")
+    png = tmp_path / name
+    # As root Chromium needs --no-sandbox; its own profile directory keeps it off $HOME.
+    result = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                             "--force-device-scale-factor=1", f"--user-data-dir={tmp_path / 'chromium-profile'}",
+                             f"--window-size={size[0]},{size[1]}", f"--screenshot={png}", page.as_uri()],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and png.exists(), result.stderr[-3000:]
+    SCREENSHOTS.mkdir(exist_ok=True)
+    kept = SCREENSHOTS / name
+    shutil.copy(png, kept)
+    print(f"\nscreenshot of the HTML report: {kept}")
+    width, height, bpp, rows = read_png(png)
+    assert (width, height) == size
+    # Not blank: many colours (lines, bands, text), and something drawn in every quarter of the height.
+    colours, inked = set(), [0, 0, 0, 0]
+    for y in range(0, height, 2):
+        row = rows[y]
+        for x in range(0, width * bpp, 2 * bpp):
+            pixel = row[x:x + 3]
+            colours.add(pixel)
+            if pixel != b"\xff\xff\xff":
+                inked[y * 4 // height] += 1
+    assert len(colours) > 50, len(colours)
+    samples = (height // 2) * (width // 2) // 4
+    assert all(count > samples * 0.01 for count in inked), (inked, samples)
+    return png
+
+
+def shown(value, decimals=1):
+    """A figure as the page shows it (ReportFormatter.number): half away from zero, no trailing zeros."""
+    text = format(decimal.Decimal(str(value)).quantize(decimal.Decimal(1).scaleb(-decimals), rounding=decimal.ROUND_HALF_UP), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def shown_either_way(value, decimals=1):
+    """The JSON figure is itself rounded to 3 decimals: rounding it again may differ by one in the last place."""
+    return {shown(value, decimals), shown(value - 0.0005, decimals), shown(value + 0.0005, decimals)}
+
+
+def assert_fetches_nothing(html):
+    for reference in ["http://", "https://", "src=", "href=", "url(", "@import", "<script", "<link"]:
+        assert reference not in html, reference
+
+
+def test_html_report_renders_with_the_figures_of_the_json_report(recorded, tmp_path):
+    path, _ = recorded
+    page = tmp_path / "report.html"
+    result = perfhud("report", str(path), "--format", "html", "-o", str(page))
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.endswith("</html>\n")
+    assert perfhud("report", str(path), "--format", "html").stdout == html, "without -o the page goes to standard output"
+    assert_fetches_nothing(html)
+    summary = report_json(path)
+    for phase in summary["phases"]:
+        assert f'data-phase="{phase["name"]}"' in html and f'</i>{phase["name"]}</span>' in html, phase["name"]   # band, legend
+    for name in ["Home", "Gallery", "Editor"]:   # long enough to be named at the top of their band (a short one may not be)
+        assert f'>{name}</text>' in html, name
+    assert any(f"<code>fps_avg</code></td><td>{text}</td>" in html for text in shown_either_way(summary["fps_avg"]))
+    assert any(f"<code>fps_1pct_low</code></td><td>{text}</td>" in html for text in shown_either_way(summary["fps_1pct_low"]))
+    assert any(f"<code>cpu_percent_avg</code></td><td>{text} %</td>" in html for text in shown_either_way(summary["cpu_percent_avg"]))
+    assert f"<code>janky_frames</code></td><td>{shown(summary['janky_frames'])}</td>" in html
+    marks = sum(int(count) for count in re.findall(r' data-frames="(\d+)"', html))
+    assert marks == summary["janky_frames"]
+    assert 'data-label="p99 ' in html and 'data-label="p50 ' in html
+    assert "Editor.Action.slider(.changed) <b>high-frequency</b>" in html
+    screenshot(page, tmp_path, "html-report.png")
+
+
+def test_html_report_against_a_baseline_and_for_one_phase(recorded, tmp_path):
+    path, _ = recorded
+    baseline = ROOT / "Tests/Fixtures/recordings/format1-demo.db"
+    page = tmp_path / "compared.html"
+    result = perfhud("report", str(path), "--baseline", str(baseline), "--format", "html", "-o", str(page))
+    assert result.returncode == 0, result.stderr
+    html = page.read_text()
+    assert_fetches_nothing(html)
+    assert "<th>baseline</th><th>this run</th><th>change</th><th>change %</th>" in html
+    assert f"<dd>{path}</dd>" in html and f"<dd>{baseline}</dd>" in html
+    assert "baseline RSS" in html and "baseline CPU %" in html
+    old = report_json(baseline)
+    assert any(f"<code>fps_avg</code></td><td>{text}</td>" in html for text in shown_either_way(old["fps_avg"]))
+    screenshot(page, tmp_path, "html-report-baseline.png")
+
+    editor = perfhud("report", str(path), "--phase", "Editor", "--format", "html")
+    assert editor.returncode == 0, editor.stderr
+    only = report_json(path, "--phase", "Editor")
+    assert "Figures count only the time in phase <b>Editor</b>" in editor.stdout
+    assert any(f"<code>cpu_percent_avg</code></td><td>{text} %</td>" in editor.stdout for text in shown_either_way(only["cpu_percent_avg"]))

@@ -52,16 +52,28 @@ public struct RecordingSummary {
         return sorted[min(sorted.count - 1, max(0, Int(rank) - 1))]
     }
 
+    /// The time windows a summary counts: the whole run, or the visits of phase `only` (a visit
+    /// not left yet lasts to the last sample). The HTML report marks frames by the same windows.
+    public static func windows(_ recording: Recording, phase only: String?) -> [(start: Double, end: Double)] {
+        let end = recording.samples.last?.t ?? 0
+        guard let only else { return [(recording.samples.first?.t ?? 0, end)] }
+        return recording.phases.filter { $0.name == only }.map { ($0.t, $0.tExit ?? end) }
+    }
+
+    /// Whether a frame counts as janky: longer than the jank factor × the budget, as live.
+    public static func isJanky(_ milliseconds: Double, in recording: Recording) -> Bool {
+        milliseconds > recording.jankFactor * (1000 / recording.refreshHz)
+    }
+
     /// The summary of `recording`, or of the time spent in phase `only`.
     public init(_ recording: Recording, phase only: String? = nil) {
         phase = only
         let end = recording.samples.last?.t ?? 0
         // The time windows counted: all of it, or the visits of the phase.
-        var windows: [(Double, Double)] = [(recording.samples.first?.t ?? 0, end)]
-        if let only { windows = recording.phases.filter { $0.name == only }.map { ($0.t, $0.tExit ?? end) } }
-        func inside(_ t: Double) -> Bool { windows.contains { t >= $0.0 && t <= $0.1 } }
+        let windows = Self.windows(recording, phase: only)
+        func inside(_ t: Double) -> Bool { windows.contains { t >= $0.start && t <= $0.end } }
         let samples = only == nil ? recording.samples : recording.samples.filter { $0.phase == only }
-        durationSeconds = windows.reduce(0) { $0 + max(0, $1.1 - $1.0) }
+        durationSeconds = windows.reduce(0) { $0 + max(0, $1.end - $1.start) }
         self.samples = samples.count
         let cpu = samples.compactMap(\.cpuPercent)
         if !cpu.isEmpty { cpuPercentAvg = cpu.reduce(0, +) / Double(cpu.count); cpuPercentMax = cpu.max() }
@@ -83,7 +95,7 @@ public struct RecordingSummary {
         fps01PercentLow = frameP999.flatMap { $0 > 0 ? 1000 / $0 : nil }
         let budget = 1000 / recording.refreshHz
         for duration in durations {
-            if duration > recording.jankFactor * budget { jankyFrames += 1 }
+            if Self.isJanky(duration, in: recording) { jankyFrames += 1 }
             droppedFrames += max(0, (duration / budget).rounded() - 1)
         }
 

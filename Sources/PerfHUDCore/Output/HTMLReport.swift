@@ -1,0 +1,227 @@
+/// `perfhud report --format html`: a run's report as one self-contained page — inline style and
+/// inline SVG, no script, nothing fetched from anywhere — so it can be attached to a CI job or
+/// mailed and opened offline. The figures are `RecordingSummary`'s, formatted as the markdown
+/// report formats them; the charts are drawn by `HTMLReportCharts`. Every string that came from
+/// the recording goes through `HTMLText.escaped`.
+public enum HTMLReport {
+    /// One run to report: the recording, its summary (with the `--phase` of the report), and the
+    /// file it was read from.
+    public struct Run {
+        public var recording: Recording
+        public var summary: RecordingSummary
+        public var path: String
+        public init(recording: Recording, summary: RecordingSummary, path: String) {
+            self.recording = recording; self.summary = summary; self.path = path
+        }
+    }
+
+    /// The page: header, warnings, summary (side by side with `baseline` when given), charts,
+    /// phases and actions.
+    public static func page(_ run: Run, baseline: Run? = nil) -> String {
+        let command = run.recording.meta["target_command"] ?? "?"
+        let title = "perfhud report: " + command + (run.summary.phase.map { " (phase " + $0 + ")" } ?? "")
+        var html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(HTMLText.escaped(title))</title>\n"
+        html += "<style>\(style)</style></head>\n<body><main>\n<h1>\(HTMLText.escaped(title))</h1>\n"
+        html += header(run, label: baseline == nil ? nil : "this run")
+        if let baseline { html += header(baseline, label: "baseline") }
+        for warning in run.recording.warnings { html += "<p class=\"warning\">warning: \(HTMLText.escaped(run.path)): \(HTMLText.escaped(warning))</p>\n" }
+        for warning in baseline?.recording.warnings ?? [] {
+            html += "<p class=\"warning\">warning (baseline): \(HTMLText.escaped(baseline!.path)): \(HTMLText.escaped(warning))</p>\n"
+        }
+        if let phase = run.summary.phase {
+            html += "<p class=\"note\">Figures count only the time in phase <b>\(HTMLText.escaped(phase))</b>"
+                + " (" + plural(run.summary.phases.first?.visits ?? 0, "visit") + ", \(SummaryFormatter.human("_s", run.summary.durationSeconds)));"
+                + " the charts show the whole run with that phase highlighted.</p>\n"
+            if run.summary.phases.isEmpty { html += "<p class=\"warning\">The recording has no phase \(HTMLText.escaped(phase)).</p>\n" }
+        }
+        html += "<h2>Summary</h2>\n" + summary(run.summary, baseline: baseline?.summary, recording: run.recording)
+        // Tables first (what a reviewer reads), then the charts that explain them.
+        let colors = phaseColors(run.recording)
+        html += "<h2>Phases</h2>\n" + phaseTable(run.summary, colors: colors)
+        html += "<h2>Actions</h2>\n" + actionTable(run.summary, recording: run.recording)
+        html += "<h2>Over time</h2>\n" + HTMLReportCharts.all(run, baseline: baseline, colors: colors)
+        return html + "</main></body></html>\n"
+    }
+
+    /// A colour per phase name, in the order the phases were first entered (the bands, the legend
+    /// and the phase table agree).
+    static func phaseColors(_ recording: Recording) -> [String: String] {
+        let palette = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac"]
+        var colors: [String: String] = [:]
+        for visit in recording.phases where colors[visit.name] == nil { colors[visit.name] = palette[colors.count % palette.count] }
+        return colors
+    }
+
+    static func header(_ run: Run, label: String?) -> String {
+        let meta = run.recording.meta
+        var rows: [(String, String)] = [("recording", run.path)]
+        if let line = meta["target_command_line"] ?? meta["target_command"] { rows.append(("target", line + (meta["target_pid"].map { "  (PID " + $0 + ")" } ?? ""))) }
+        if let options = meta["options"] { rows.append(("recorded by", jsonStrings(options)?.joined(separator: " ") ?? options)) }
+        if let version = meta["perfhud_version"] { rows.append(("perfhud version", version)) }
+        if let started = meta["started_at"] { rows.append(("started at", started)) }
+        let end = run.recording.samples.last?.t ?? 0
+        rows.append(("duration", SummaryFormatter.human("_s", end) + (end >= 120 ? " (" + DurationText.format(nanoseconds: UInt64(end * 1e9)) + ")" : "")
+            + ", \(run.recording.samples.count) samples, \(run.recording.frames.count) frames"))
+        if let tick = meta["tick_seconds"].flatMap(Double.init), tick > 0 { rows.append(("tick", DurationText.format(nanoseconds: UInt64((tick * 1e9).rounded())))) }
+        let recording = run.recording
+        rows.append(("frame budget", ReportFormatter.number(1000 / recording.refreshHz, decimals: 1) + " ms (" + ReportFormatter.number(recording.refreshHz, decimals: 1)
+            + " Hz); janky above " + ReportFormatter.number(recording.jankFactor, decimals: 2) + " × budget"))
+        rows.append(("high-frequency actions", "≥ " + ReportFormatter.number(recording.actionThreshold) + " a second"))
+        var html = label.map { "<h3>\(HTMLText.escaped($0))</h3>" } ?? ""
+        html += "<dl class=\"meta\">" + rows.map { "<dt>\(HTMLText.escaped($0.0))</dt><dd>\(HTMLText.escaped($0.1))</dd>" }.joined() + "</dl>\n"
+        return html
+    }
+
+    /// The figures, in groups: MangoHud's frame figures, CPU and memory, actions.
+    static func summary(_ summary: RecordingSummary, baseline: RecordingSummary?, recording: Recording) -> String {
+        let jank = ReportFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1)
+        let groups: [(String, [(key: String, label: String)])] = [
+            ("Frames", [("frames", "frames"), ("fps_avg", "average FPS (frames ÷ time)"), ("fps_1pct_low", "1 % low FPS (1000 ÷ p99)"),
+                        ("fps_0_1pct_low", "0.1 % low FPS (1000 ÷ p99.9)"), ("frame_p50_ms", "frame time p50"), ("frame_p97_ms", "frame time p97"),
+                        ("frame_p99_ms", "frame time p99"), ("frame_p99_9_ms", "frame time p99.9"),
+                        ("janky_frames", "janky frames (> \(jank) ms)"), ("dropped_frames", "dropped frames")]),
+            ("CPU and memory", [("duration_s", "duration"), ("samples", "samples"), ("cpu_percent_avg", "CPU average (100 = one core)"),
+                                ("cpu_percent_max", "CPU peak"), ("rss_start_bytes", "RSS at start"), ("rss_peak_bytes", "RSS peak"),
+                                ("rss_end_bytes", "RSS at end"), ("pss_peak_bytes", "PSS peak"), ("actions_total", "actions in total")]),
+        ]
+        func value(_ figures: RecordingSummary, _ key: String) -> Double? {
+            RecordingSummary.keys.firstIndex(of: key).flatMap { figures.numbers[$0] }
+        }
+        var html = "<div class=\"cards\">"
+        for (name, rows) in groups {
+            html += "<table class=\"figures\"><caption>\(name)</caption><tr><th>figure</th>"
+                + (baseline == nil ? "<th>value</th>" : "<th>baseline</th><th>this run</th><th>change</th><th>change %</th>") + "</tr>"
+            for row in rows {
+                let new = value(summary, row.key)
+                html += "<tr data-key=\"\(row.key)\"><td>\(HTMLText.escaped(row.label)) <code>\(row.key)</code></td>"
+                guard let baseline else { html += "<td>\(HTMLText.escaped(SummaryFormatter.human(row.key, new)))</td></tr>"; continue }
+                let old = value(baseline, row.key)
+                html += "<td>\(HTMLText.escaped(SummaryFormatter.human(row.key, old)))</td><td>\(HTMLText.escaped(SummaryFormatter.human(row.key, new)))</td>"
+                guard let new, let old else { html += "<td></td><td></td></tr>"; continue }
+                let change = new - old
+                let percent = old != 0 ? change / abs(old) * 100 : nil
+                html += "<td class=\"\(judgement(row.key, change: change, percent: percent))\">\(HTMLText.escaped(signed(SummaryFormatter.human(row.key, change))))</td>"
+                    + "<td>\(percent.map { signed(ReportFormatter.number($0, decimals: 1)) + " %" } ?? "")</td></tr>"
+            }
+            html += "</table>"
+        }
+        return html + "</div>\n"
+    }
+
+    /// A formatted change with its sign: `+12.5 ms`, `-3`; a change that rounds to nothing has none.
+    static func signed(_ formatted: String) -> String {
+        formatted.hasPrefix("-") || !formatted.contains(where: { ("1"..."9").contains($0) }) ? formatted : "+" + formatted
+    }
+
+    static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
+    /// `worse` or `better` for a change of at least 1 %, by which way is good for the figure.
+    static func judgement(_ key: String, change: Double, percent: Double?) -> String {
+        guard change != 0, abs(percent ?? 100) >= 1 else { return "same" }
+        let higherIsBetter = key.hasPrefix("fps")
+        let lowerIsBetter = key.hasPrefix("cpu") || key.hasPrefix("rss") || key.hasPrefix("pss") || key.hasPrefix("frame_")
+            || key == "janky_frames" || key == "dropped_frames"
+        if higherIsBetter { return change > 0 ? "better" : "worse" }
+        if lowerIsBetter { return change < 0 ? "better" : "worse" }
+        return "same"
+    }
+
+    static func phaseTable(_ summary: RecordingSummary, colors: [String: String]) -> String {
+        guard !summary.phases.isEmpty else { return "<p class=\"note\">no phases recorded</p>\n" }
+        var html = "<table class=\"phases\"><tr><th>phase</th><th>visits</th><th>time</th><th>CPU avg</th><th>RSS at entry</th><th>RSS at exit</th>"
+            + "<th>kept</th><th>kept (worst visit)</th><th>RSS peak</th><th>FPS</th><th>1 % low</th></tr>"
+        func bytes(_ value: UInt64?) -> String { SummaryFormatter.human("_bytes", value.map { Double($0) }) }
+        func signed(_ value: Int64?) -> String { value.map { Units.signedBytes(Double($0)) } ?? "n/a" }
+        for phase in summary.phases {
+            let cells = [String(phase.visits), SummaryFormatter.human("_s", phase.seconds), SummaryFormatter.human("cpu", phase.cpuPercentAvg),
+                         bytes(phase.entryBytes), bytes(phase.exitBytes), signed(phase.keptBytes), signed(phase.keptBytesMax),
+                         bytes(phase.rssPeakBytes), SummaryFormatter.human("", phase.fpsAvg), SummaryFormatter.human("", phase.fps1PercentLow)]
+            html += "<tr data-phase=\"\(HTMLText.escaped(phase.name))\"><td><i class=\"swatch\" style=\"background:\(colors[phase.name] ?? "#999")\"></i>"
+                + HTMLText.escaped(phase.name) + "</td>" + cells.map { "<td>\(HTMLText.escaped($0))</td>" }.joined() + "</tr>"
+        }
+        return html + "</table>\n<p class=\"note\">kept: RSS at exit − RSS at entry, summed over the visits that ended.</p>\n"
+    }
+
+    static func actionTable(_ summary: RecordingSummary, recording: Recording) -> String {
+        guard !summary.topActions.isEmpty else { return "<p class=\"note\">no actions recorded</p>\n" }
+        var html = "<table class=\"actions\"><tr><th>action</th><th>total</th><th>peak per second</th></tr>"
+        for action in summary.topActions.prefix(10) {
+            let high = action.peak >= recording.actionThreshold
+            html += "<tr\(high ? " class=\"high\"" : "")><td>\(HTMLText.escaped(action.action))\(high ? " <b>high-frequency</b>" : "")</td>"
+                + "<td>\(SummaryFormatter.human("", action.total))</td><td>\(SummaryFormatter.human("", action.peak))</td></tr>"
+        }
+        html += "</table>\n"
+        if summary.topActions.count > 10 { html += "<p class=\"note\">\(summary.topActions.count - 10) more labels not shown.</p>\n" }
+        return html
+    }
+
+    /// The strings of a JSON array of strings (the recording's `options`), or nil when it is not one.
+    static func jsonStrings(_ text: String) -> [String]? {
+        var scalars = Array(text.unicodeScalars)[...]
+        var result: [String] = []
+        func skipSpace() { while let first = scalars.first, first == " " { scalars.removeFirst() } }
+        skipSpace()
+        guard scalars.popFirst() == "[" else { return nil }
+        skipSpace()
+        if scalars.first == "]" { return [] }
+        while true {
+            skipSpace()
+            guard scalars.popFirst() == "\"" else { return nil }
+            var value = String.UnicodeScalarView()
+            while let scalar = scalars.popFirst(), scalar != "\"" {
+                guard scalar == "\\" else { value.append(scalar); continue }
+                switch scalars.popFirst() {
+                case "n": value.append("\n")
+                case "t": value.append("\t")
+                case "r": value.append("\r")
+                case "b": value.append("\u{8}")
+                case "f": value.append("\u{C}")
+                case "u":
+                    guard scalars.count >= 4, let code = UInt32(String(String.UnicodeScalarView(scalars.prefix(4))), radix: 16) else { return nil }
+                    scalars.removeFirst(4)
+                    value.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+                case let other?: value.append(other)
+                case nil: return nil
+                }
+            }
+            result.append(String(value))
+            skipSpace()
+            switch scalars.popFirst() {
+            case ",": continue
+            case "]": return result
+            default: return nil
+            }
+        }
+    }
+
+    static let style = """
+        body{margin:0;background:#fff;color:#222;font:14px/1.45 "DejaVu Sans",Verdana,sans-serif}
+        main{max-width:1200px;margin:0 auto;padding:12px 20px 40px}
+        h1{font-size:22px;margin:6px 0 10px}h2{font-size:18px;margin:26px 0 8px;padding-bottom:3px;border-bottom:2px solid #ddd}
+        h3{font-size:15px;margin:14px 0 4px}
+        dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:1px 16px;margin:0}dt{color:#666}
+        dd{margin:0;font-family:"DejaVu Sans Mono",monospace;font-size:13px;overflow-wrap:anywhere}
+        .warning{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:6px 10px;margin:8px 0}
+        .note{color:#555;font-style:italic;margin:4px 0}
+        table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:4px 0}
+        caption{text-align:left;font-weight:bold;padding:4px 0}
+        th,td{padding:3px 10px;border-bottom:1px solid #e8e8e8;text-align:right;white-space:nowrap}
+        th{background:#f4f4f4}th:first-child,td:first-child{text-align:left;white-space:normal}
+        code{font-size:11px;color:#888}
+        .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(540px,1fr));gap:8px 28px;align-items:start}
+        .figures{width:100%}
+        .worse{color:#c0392b;font-weight:bold}.better{color:#1e8449;font-weight:bold}
+        tr.high td:first-child b{color:#c0392b}
+        .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}
+        .chart{margin:6px 0 18px}svg{display:block;width:100%;height:auto}
+        svg text{font:12px "DejaVu Sans",Verdana,sans-serif;fill:#333}
+        svg .axis-title{fill:#555}svg .band-label{font-size:11px;font-weight:bold;fill:#222}
+        svg .rule-label{font-size:11px;font-weight:bold;paint-order:stroke;stroke:#fff;stroke-width:3px}
+        .grid{stroke:#e8e8e8}.axis{stroke:#888}.line{fill:none;stroke-linejoin:round}.scatter{fill:none;stroke-width:2;stroke-opacity:.8}
+        .rule{stroke-width:1.4}.mark{stroke:#fff;stroke-width:1}
+        .legend{display:flex;flex-wrap:wrap;gap:4px 18px;font-size:13px;margin:2px 0 0 78px}
+        .legend .key{white-space:nowrap}.legend .stroke{display:inline-block;width:22px;border-top:3px solid;margin-right:6px;vertical-align:4px}
+        .legend .stroke.dashed{border-top-style:dashed}.legend .dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px}
+        .legend .high{font-weight:bold;color:#c0392b}
+        """
+}
