@@ -112,4 +112,13 @@ final class NumberFormattingTests: XCTestCase {
         XCTAssertEqual(lines[0].unicodeScalars.first!.value, 0x2800 | 0x40 | 0x20)
         XCTAssertEqual(lines[0].unicodeScalars.last!.value, 0x2800 | 0x08)
     }
+
+    func testJSONStringArraysAsARecordingKeepsACommandLine() {
+        XCTAssertEqual(JSONText.strings(#"["perfhud","run","--","sh","-c","echo \"hi\"\t\u00e9"]"#),
+                       ["perfhud", "run", "--", "sh", "-c", "echo \"hi\"\t\u{e9}"])
+        XCTAssertEqual(JSONText.strings(" [ ] "), [])
+        for broken in ["", "[", "[\"a\"", "[\"a\",]", "[1]", "[\"a\" \"b\"]", "[\"\\u12\"]", "{\"a\": 1}"] {
+            XCTAssertNil(JSONText.strings(broken), broken)
+        }
+    }
 }

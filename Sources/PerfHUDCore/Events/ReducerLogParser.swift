@@ -245,7 +245,7 @@ public struct ReducerLogParser {
             if scalar == "{" || scalar == "[" { depth += 1; index += 1; continue }
             if scalar == "}" || scalar == "]" { depth -= 1; index += 1; continue }
             guard scalar == "\"" else { index += 1; continue }
-            guard let (key, afterKey) = jsonString(scalars, index) else { return nil }
+            guard let (key, afterKey) = JSONText.string(scalars, index) else { return nil }
             index = afterKey
             var cursor = index
             while cursor < scalars.count, scalars[cursor] == " " { cursor += 1 }
@@ -253,38 +253,9 @@ public struct ReducerLogParser {
             cursor += 1
             while cursor < scalars.count, scalars[cursor] == " " { cursor += 1 }
             if depth == 1 && key == "action", cursor < scalars.count, scalars[cursor] == "\"" {
-                return jsonString(scalars, cursor).map { $0.0 }.flatMap { $0.isEmpty ? nil : $0 }
+                return JSONText.string(scalars, cursor).map { $0.0 }.flatMap { $0.isEmpty ? nil : $0 }
             }
             index = cursor
-        }
-        return nil
-    }
-
-    private static func jsonString(_ scalars: [Unicode.Scalar], _ start: Int) -> (String, Int)? {
-        var result = String.UnicodeScalarView()
-        var index = start + 1
-        while index < scalars.count {
-            let scalar = scalars[index]
-            if scalar == "\"" { return (String(result), index + 1) }
-            if scalar == "\\", index + 1 < scalars.count {
-                index += 1
-                switch scalars[index] {
-                case "n": result.append("\n")
-                case "t": result.append("\t")
-                case "r": result.append("\r")
-                case "b": result.append("\u{8}")
-                case "f": result.append("\u{C}")
-                case "u":
-                    guard index + 4 < scalars.count,
-                          let value = UInt32(String(String.UnicodeScalarView(scalars[(index + 1)...(index + 4)])), radix: 16) else { return nil }
-                    result.append(Unicode.Scalar(value) ?? "\u{FFFD}")
-                    index += 4
-                default: result.append(scalars[index])
-                }
-            } else {
-                result.append(scalar)
-            }
-            index += 1
         }
         return nil
     }

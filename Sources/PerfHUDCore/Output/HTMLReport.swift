@@ -56,7 +56,7 @@ public enum HTMLReport {
         let meta = run.recording.meta
         var rows: [(String, String)] = [("recording", run.path)]
         if let line = meta["target_command_line"] ?? meta["target_command"] { rows.append(("target", line + (meta["target_pid"].map { "  (PID " + $0 + ")" } ?? ""))) }
-        if let options = meta["options"] { rows.append(("recorded by", jsonStrings(options)?.joined(separator: " ") ?? options)) }
+        if let options = meta["options"] { rows.append(("recorded by", JSONText.strings(options)?.joined(separator: " ") ?? options)) }
         if let version = meta["perfhud_version"] { rows.append(("perfhud version", version)) }
         if let started = meta["started_at"] { rows.append(("started at", started)) }
         let end = run.recording.samples.last?.t ?? 0
@@ -155,44 +155,6 @@ public enum HTMLReport {
         return html
     }
 
-    /// The strings of a JSON array of strings (the recording's `options`), or nil when it is not one.
-    static func jsonStrings(_ text: String) -> [String]? {
-        var scalars = Array(text.unicodeScalars)[...]
-        var result: [String] = []
-        func skipSpace() { while let first = scalars.first, first == " " { scalars.removeFirst() } }
-        skipSpace()
-        guard scalars.popFirst() == "[" else { return nil }
-        skipSpace()
-        if scalars.first == "]" { return [] }
-        while true {
-            skipSpace()
-            guard scalars.popFirst() == "\"" else { return nil }
-            var value = String.UnicodeScalarView()
-            while let scalar = scalars.popFirst(), scalar != "\"" {
-                guard scalar == "\\" else { value.append(scalar); continue }
-                switch scalars.popFirst() {
-                case "n": value.append("\n")
-                case "t": value.append("\t")
-                case "r": value.append("\r")
-                case "b": value.append("\u{8}")
-                case "f": value.append("\u{C}")
-                case "u":
-                    guard scalars.count >= 4, let code = UInt32(String(String.UnicodeScalarView(scalars.prefix(4))), radix: 16) else { return nil }
-                    scalars.removeFirst(4)
-                    value.append(Unicode.Scalar(code) ?? "\u{FFFD}")
-                case let other?: value.append(other)
-                case nil: return nil
-                }
-            }
-            result.append(String(value))
-            skipSpace()
-            switch scalars.popFirst() {
-            case ",": continue
-            case "]": return result
-            default: return nil
-            }
-        }
-    }
 
     static let style = """
         body{margin:0;background:#fff;color:#222;font:14px/1.45 "DejaVu Sans",Verdana,sans-serif}

@@ -24,6 +24,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let summary = RecordingSummary(recording)
         _ = SummaryFormatter.json(summary, recording: recording, baseline: summary)
         _ = SummaryFormatter.markdown(summary, recording: recording, baseline: summary)
+        let run = HTMLReport.Run(recording: recording, summary: summary, path: "fuzz.db")
+        _ = HTMLReport.page(run, baseline: run)
         let rows = RecordingRows(recording)
         for index in 0..<rows.count {
             let row = rows.row(index)
