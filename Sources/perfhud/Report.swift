@@ -12,6 +12,19 @@ func writeOutput(_ path: String?, _ body: ((String) -> Void) -> Void) throws {
     if fclose(file) != 0 { throw PerfHUDError(.cannotCreate, "cannot write \(path): \(SystemError.current)") }
 }
 
+/// `-o OUT` naming a recording it reads (a slip of the keyboard) would destroy it: refused (73).
+func refuseToOverwrite(_ out: String?, inputs: [String]) throws {
+    guard let out, out != "-" else { return }
+    var target = stat()
+    guard stat(out, &target) == 0 else { return }
+    for input in inputs {
+        var source = stat()
+        if stat(input, &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino {
+            throw PerfHUDError(.cannotCreate, "-o \(out) is the recording \(input): not overwriting it")
+        }
+    }
+}
+
 /// `perfhud report FILE`: a recording's summary; with `--fail-on`, a CI gate.
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,8 +39,18 @@ struct ReportCommand: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Write the report here instead of standard output.")
     var out: String?
 
-    @Option(help: "markdown, json or html (one page, no network: inline SVG charts).")
-    var format: Format = .markdown
+    @Option(help: "markdown, json or html (one page, no network: inline SVG charts). Default: from -o's extension (.html, .json, .md), else markdown.")
+    var format: Format?
+
+    /// --format, or what -o's name says, or markdown.
+    var chosenFormat: Format {
+        if let format { return format }
+        switch out.flatMap({ $0.split(separator: ".").count > 1 ? $0.split(separator: ".").last?.lowercased() : nil }) {
+        case "html", "htm": return .html
+        case "json": return .json
+        default: return .markdown
+        }
+    }
 
     @Option(help: "Only the time spent in this phase.")
     var phase: String?
@@ -40,6 +63,7 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         let conditions = try failOn.map(FailCondition.init)   // a condition it cannot read fails before any work
+        try refuseToOverwrite(out, inputs: [file] + (baseline.map { [$0] } ?? []))
         let recording = try Recording(path: file)
         for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }
         let summary = RecordingSummary(recording, phase: phase)
@@ -49,7 +73,7 @@ struct ReportCommand: ParsableCommand {
         let old = try baseline.map { try Recording(path: $0) }
         let oldSummary = old.map { RecordingSummary($0, phase: phase) }
         try writeOutput(out) { write in
-            switch format {
+            switch chosenFormat {
             case .json: write(SummaryFormatter.json(summary, recording: recording, baseline: oldSummary) + "\n")
             case .markdown: write(SummaryFormatter.markdown(summary, recording: recording, baseline: oldSummary))
             case .html:
@@ -89,6 +113,7 @@ struct ExportCommand: ParsableCommand {
     var out: String?
 
     func run() throws {
+        try refuseToOverwrite(out, inputs: [file])
         let recording = try Recording(path: file)
         for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }
         try writeOutput(out) { write in

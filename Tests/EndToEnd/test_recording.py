@@ -440,3 +440,22 @@ def test_html_report_against_a_baseline_and_for_one_phase(recorded, tmp_path):
     only = report_json(path, "--phase", "Editor")
     assert "Figures count only the time in phase <b>Editor</b>" in editor.stdout
     assert any(f"<code>cpu_percent_avg</code></td><td>{text} %</td>" in editor.stdout for text in shown_either_way(only["cpu_percent_avg"]))
+
+
+def test_report_format_follows_the_output_name_and_never_overwrites_the_recording(recorded, tmp_path):
+    path, rows = recorded
+    page, summary = tmp_path / "run.html", tmp_path / "run.json"
+    assert perfhud("report", str(path), "-o", str(page)).returncode == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    assert perfhud("report", str(path), "-o", str(summary)).returncode == 0
+    assert json.loads(summary.read_text())["samples"] == len(rows)
+    # --format wins over the name
+    assert perfhud("report", str(path), "-o", str(page), "--format", "markdown").returncode == 0
+    assert page.read_text().startswith("# perfhud report")
+    # -o naming the recording (or the baseline) is refused before anything is written
+    before = path.read_bytes()
+    for command in (["report", str(path), "-o", str(path)], ["report", str(page), "--baseline", str(path), "-o", str(path)],
+                    ["export", str(path), "--format", "csv", "-o", str(path)]):
+        result = perfhud(*command)
+        assert result.returncode in (65, 73) and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert path.read_bytes() == before
