@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from conftest import PERFHUD, wait_until
+from conftest import PERFHUD, perfhud, wait_until
 
 pytestmark = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by `make test`")
 
@@ -96,6 +96,29 @@ def test_ctrl_z_restores_and_fg_reinitialises(tmux):
     assert tmux.state("scroll_region_upper") == "6"
     tmux.type("q", enter=False)
     time.sleep(1)
+    assert_restored(tmux)
+
+
+def test_replay_suspends_resizes_and_quits_like_the_live_hud(tmux, tmp_path):
+    recording = tmp_path / "demo.db"
+    assert perfhud("demo", "--output", "json", "--record", str(recording), "--duration", "3s").returncode == 0
+    tmux.type(f"{PERFHUD} replay {recording} --speed 0.25")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and "replay ×0.25" in s[0], "the replay's HUD")
+    assert tmux.state("cursor_flag") == "0"
+    assert tmux.state("scroll_region_upper") == "6"
+    tmux.key("C-z")
+    tmux.wait(lambda s: any("Stopped" in line for line in s), "the shell's Stopped message")
+    assert_restored(tmux)
+    tmux.type("clear; fg")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and "replay" in s[0], "the replay's HUD after fg")
+    tmux.run("resize-window", "-t", "t", "-x", "70", "-y", "30")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and len(s[0].rstrip()) <= 70 and "replay" in s[0], "the HUD on 70 columns")
+    assert tmux.state("scroll_region_lower") == "29"
+    tmux.type("q", enter=False)
+    tmux.wait(lambda s: not s[0].startswith(" PID ") or any(line.rstrip().endswith(("$", "#")) for line in s[6:]),
+              "the shell after q")
+    time.sleep(0.5)
+    tmux.rows = 30
     assert_restored(tmux)
 
 
