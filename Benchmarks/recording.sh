@@ -29,3 +29,27 @@ for round in $(seq "$rounds"); do
     echo "round $round $mode: $((after - before)) ticks"
   done
 done
+
+# The stable figure: instructions (callgrind, on a strip --strip-debug copy), not clock ticks. Two
+# runs with --record at --tick 10ms, N1 and N2 reports: the difference divided by N2 - N1 is the
+# cost of one more tick, start-up excluded. Recorder.record's inclusive count is what recording
+# costs; the whole process's count (every thread) minus it, what perfhud costs without it. The
+# event load (frames, actions) is the demo's in both, but how many arrive per tick under valgrind
+# varies, which is why the recording's share is taken within one run rather than between two.
+if command -v valgrind >/dev/null; then
+  echo "== instructions per tick at --tick 10ms with --record (callgrind)"
+  cp "$bin/perfhud" "$out/perfhud" && strip --strip-debug "$out/perfhud"
+  cp "$bin/perfhud-demo" "$out/perfhud-demo"
+  for count in 300 900; do
+    rm -f "$out"/ir.db* "$out"/cg.*
+    valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" "$out/perfhud" demo --tick 10ms --count "$count" \
+      --output json --record "$out/ir.db" > /dev/null 2> "$out/valgrind.log"
+    main=$(ls -S "$out"/cg.* | head -1)   # perfhud itself; the smaller file is the program's session leader
+    total=$(callgrind_annotate "$main" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    record=$(callgrind_annotate --inclusive=yes "$main" | awk '/RecorderC6record_2at/ { gsub(",", "", $1); if ($1 + 0 > max + 0) max = $1 + 0 } END { print max + 0 }')
+    echo "$count $total $record" >> "$out/ir.txt"
+  done
+  awk 'NR == 1 { n1 = $1; t1 = $2; r1 = $3 } NR == 2 { n = $1 - n1; total = ($2 - t1) / n; record = ($3 - r1) / n
+       printf "per tick: %.0f instructions in all, %.0f of them recording: recording adds %.1f %% to what perfhud costs without it\n",
+              total, record, 100 * record / (total - record) }' "$out/ir.txt"
+fi

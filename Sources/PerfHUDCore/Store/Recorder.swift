@@ -141,29 +141,13 @@ public final class Recorder {
         do {
             try recordPhases(phases)
             let phaseID = try phases.current.map { try nameID($0.name) }
-            var row: [SQLiteValue?] = [.integer(time), .integer(report.alive ? 1 : 0), Self.fixed(report.cpuPercent, 100),
-                                       Self.fixed(report.cpuUserPercent, 100), Self.fixed(report.cpuSystemPercent, 100),
-                                       report.residentBytes.sqlite, report.proportionalBytes.sqlite, report.virtualBytes.sqlite,
-                                       report.threads.sqlite, .integer(Int64(report.processCount)), Self.fixed(report.cpuSecondsTotal, 1e6),
-                                       report.residentTrendBytesPerSecond.map { $0.rounded() }.sqlite, phaseID.map { .integer($0) }]
-            if let events {
-                if events.highFrequencyActions != lastHighFrequency {
-                    // A change: the new list, or one row without a label for "none from here".
-                    for action in events.highFrequencyActions {
-                        try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
-                    }
-                    if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
-                    lastHighFrequency = events.highFrequencyActions
+            if let events, events.highFrequencyActions != lastHighFrequency {
+                // A change: the new list, or one row without a label for "none from here".
+                for action in events.highFrequencyActions {
+                    try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
                 }
-                row += [.integer(1), Self.fixed(events.fps, 100), Self.fixed(events.frameP50, 1000), Self.fixed(events.frameP95, 1000),
-                        Self.fixed(events.frameP99, 1000), .real(events.jankyFrames), .real(events.droppedFrames), .real(events.framesTotal),
-                        Self.fixed(events.actionsPerSecond, 100), .real(events.actionsTotal),
-                        events.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite,
-                        .integer(Int64(clamping: events.received)), .integer(Int64(clamping: events.malformed)),
-                        .integer(Int64(clamping: events.rejectedTotal)), .integer(Int64(clamping: events.ignored)),
-                        Self.fixed(events.inputLatencyP50, 1000), Self.fixed(events.inputLatencyP99, 1000)]
-            } else {
-                row += [SQLiteValue?](repeating: nil, count: 17)
+                if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
+                lastHighFrequency = events.highFrequencyActions
             }
             let commandID = commandName == lastCommandName ? nil : try nameID(commandName)
             lastCommandName = commandName
@@ -172,14 +156,38 @@ public final class Recorder {
                 reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
                 lastRejected = rejected
             }
-            row += [.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time),
-                    commandID.map { .integer($0) }, reasons]
-            try insertSample.run(row)
-            for frame in frames {
-                try insertFrame.run([.integer(milliseconds(frame.time)), .integer(Int64((frame.milliseconds * 1000).rounded())),
-                                     FrameSource.allCases.firstIndex(of: frame.source).sqlite])
+            // Column by column, in the order of `sample_log`.
+            try insertSample.insert { row in
+                try row.add(.integer(time)); try row.add(.integer(report.alive ? 1 : 0)); try row.add(Self.fixed(report.cpuPercent, 100))
+                try row.add(Self.fixed(report.cpuUserPercent, 100)); try row.add(Self.fixed(report.cpuSystemPercent, 100))
+                try row.add(report.residentBytes.sqlite); try row.add(report.proportionalBytes.sqlite); try row.add(report.virtualBytes.sqlite)
+                try row.add(report.threads.sqlite); try row.add(.integer(Int64(report.processCount))); try row.add(Self.fixed(report.cpuSecondsTotal, 1e6))
+                try row.add(report.residentTrendBytesPerSecond.map { $0.rounded() }.sqlite); try row.add(phaseID.map { .integer($0) })
+                if let events {
+                    try row.add(.integer(1)); try row.add(Self.fixed(events.fps, 100)); try row.add(Self.fixed(events.frameP50, 1000))
+                    try row.add(Self.fixed(events.frameP95, 1000)); try row.add(Self.fixed(events.frameP99, 1000))
+                    try row.add(.real(events.jankyFrames)); try row.add(.real(events.droppedFrames)); try row.add(.real(events.framesTotal))
+                    try row.add(Self.fixed(events.actionsPerSecond, 100)); try row.add(.real(events.actionsTotal))
+                    try row.add(events.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
+                    try row.add(.integer(Int64(clamping: events.received))); try row.add(.integer(Int64(clamping: events.malformed)))
+                    try row.add(.integer(Int64(clamping: events.rejectedTotal))); try row.add(.integer(Int64(clamping: events.ignored)))
+                    try row.add(Self.fixed(events.inputLatencyP50, 1000)); try row.add(Self.fixed(events.inputLatencyP99, 1000))
+                } else {
+                    for _ in 0..<17 { try row.add(nil) }
+                }
+                try row.add(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+                try row.add(commandID.map { .integer($0) }); try row.add(reasons)
             }
-            for action in actions { try insertAction.run([.integer(time), .integer(try nameID(action.label)), .real(action.count)]) }
+            for frame in frames {
+                try insertFrame.insert { row in
+                    try row.add(.integer(milliseconds(frame.time))); try row.add(.integer(Int64((frame.milliseconds * 1000).rounded())))
+                    try row.add(FrameSource.allCases.firstIndex(of: frame.source).sqlite)
+                }
+            }
+            for action in actions {
+                let label = try nameID(action.label)
+                try insertAction.insert { row in try row.add(.integer(time)); try row.add(.integer(label)); try row.add(.real(action.count)) }
+            }
             if now &- lastCommit >= 1_000_000_000 {
                 try dropOldestIfFull()
                 try database.execute("COMMIT; BEGIN;")

@@ -83,21 +83,41 @@ final class SQLiteStatement {
     /// Binds `values` to ?1, ?2… (nil is NULL).
     func bind(_ values: [SQLiteValue?]) throws {
         sqlite3_reset(statement)
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let result: Int32
-            switch value {
-            case nil: result = sqlite3_bind_null(statement, index)
-            case .integer(let number)?: result = sqlite3_bind_int64(statement, index, number)
-            case .real(let number)?: result = number.isFinite ? sqlite3_bind_double(statement, index, number) : sqlite3_bind_null(statement, index)
-            case .text(let text)?:
-                var copy = text
-                result = copy.isEmpty ? perfhud_sqlite_bind_text(statement, index, "", 0) : copy.withUTF8 { bytes in
-                    bytes.withMemoryRebound(to: CChar.self) { perfhud_sqlite_bind_text(statement, index, $0.baseAddress, Int32(bytes.count)) }
-                }
-            }
-            try database.check(result)
+        for (offset, value) in values.enumerated() { try bind(Int32(offset + 1), value) }
+    }
+
+    /// Inserts one row, its values added one by one by `body` (to ?1, ?2…): no array a row, for
+    /// the rows a recording writes every tick.
+    func insert(_ body: (inout Row) throws -> Void) throws {
+        sqlite3_reset(statement)
+        var row = Row(statement: self)
+        try body(&row)
+        _ = try step()
+    }
+
+    struct Row {
+        fileprivate let statement: SQLiteStatement
+        fileprivate var column: Int32 = 0
+        mutating func add(_ value: SQLiteValue?) throws {
+            column += 1
+            try statement.bind(column, value)
         }
+    }
+
+    /// Binds `value` to ?`index` (nil is NULL).
+    private func bind(_ index: Int32, _ value: SQLiteValue?) throws {
+        let result: Int32
+        switch value {
+        case nil: result = sqlite3_bind_null(statement, index)
+        case .integer(let number)?: result = sqlite3_bind_int64(statement, index, number)
+        case .real(let number)?: result = number.isFinite ? sqlite3_bind_double(statement, index, number) : sqlite3_bind_null(statement, index)
+        case .text(let text)?:
+            var copy = text
+            result = copy.isEmpty ? perfhud_sqlite_bind_text(statement, index, "", 0) : copy.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { perfhud_sqlite_bind_text(statement, index, $0.baseAddress, Int32(bytes.count)) }
+            }
+        }
+        try database.check(result)
     }
 
     /// Runs an insert or update once.
