@@ -180,7 +180,9 @@ def test_a_misspelt_command_gets_a_suggestion():
     typo = perfhud("atach", "1")
     assert typo.returncode == 64 and typo.stderr == "perfhud: unknown command 'atach': did you mean 'attach'?\n"
     unknown = perfhud("frobnicate")
-    assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, emit, report, export" in unknown.stderr
+    assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, emit, report, replay, export" in unknown.stderr
+    replay = perfhud("replya", "run.db")
+    assert replay.returncode == 64 and replay.stderr == "perfhud: unknown command 'replya': did you mean 'replay'?\n"
 
 
 def test_a_misspelt_option_is_named_not_the_next_argument():
