@@ -149,6 +149,12 @@ final class HTMLReportTests: XCTestCase {
         XCTAssertTrue(page.contains("<code>rss_start_bytes</code></td><td>100.0 MiB</td><td>110.0 MiB</td><td class=\"worse\">+10.0 MiB</td><td>+10 %</td>"))
         XCTAssertTrue(page.contains("baseline RSS") && page.contains("stroke-dasharray=\"6 4\""))
         XCTAssertTrue(page.contains("<dd>old.db</dd>"))
+        // The phases side by side, the same rows as the markdown report's.
+        XCTAssertTrue(page.contains("<h3>Against the baseline</h3>"))
+        for row in SummaryFormatter.phaseComparison(RecordingSummary(new), baseline: RecordingSummary(old)) {
+            XCTAssertTrue(page.contains("<tr>" + row.map { "<td>\(HTMLText.escaped($0))</td>" }.joined() + "</tr>"), "\(row)")
+        }
+        XCTAssertFalse(Self.page(new, baseline: nil).contains("Against the baseline"))
     }
 
     func testThePageFetchesNothing() {

@@ -107,4 +107,21 @@ final class RecordingTests: XCTestCase {
         XCTAssertEqual(gallery.rssPeakBytes, 500)
         XCTAssertEqual(gallery.actionsTotal, 31)
     }
+
+    func testPhasesSideBySideWithTheBaseline() {
+        var recording = Recording()
+        recording.samples = [.init(t: 0, residentBytes: 10), .init(t: 4, residentBytes: 10)]
+        recording.phases = [.init(name: "Home", t: 0, tExit: 1, entryBytes: 100, exitBytes: 300),
+                            .init(name: "Gallery", t: 1, tExit: 4, entryBytes: 300, exitBytes: 20 << 20)]
+        var older = recording
+        older.phases = [.init(name: "Home", t: 0, tExit: 2, entryBytes: 100, exitBytes: 200),
+                        .init(name: "Settings", t: 2, tExit: 4, entryBytes: 200, exitBytes: 200)]
+        let markdown = SummaryFormatter.markdown(RecordingSummary(recording), recording: recording, baseline: RecordingSummary(older))
+        XCTAssertTrue(markdown.contains("| phase | kept (baseline) | kept | change | time (baseline) | time |"), markdown)
+        XCTAssertTrue(markdown.contains("| Home | +100 B | +200 B | +100 B | 2 s | 1 s |"), markdown)
+        XCTAssertTrue(markdown.contains("| Gallery | n/a | +20.0 MiB |  | n/a | 3 s |"), markdown)
+        XCTAssertTrue(markdown.contains("| Settings | ±0 B | n/a |  | 2 s | n/a |"), markdown)
+        // Without a baseline, no comparison.
+        XCTAssertFalse(SummaryFormatter.markdown(RecordingSummary(recording), recording: recording).contains("kept (baseline)"))
+    }
 }

@@ -181,6 +181,7 @@ final class ReplayTests: XCTestCase {
             INSERT INTO names(name) VALUES ('a');
             INSERT INTO action_log VALUES (200, 1, 1e308), (300, 1, -1);
             INSERT INTO phases VALUES (1e300, 'Far', -1, -1e300, 9223372036854775807), (0.2, 'Gallery', 50, NULL, NULL);
+            INSERT INTO phases VALUES (0.05, 'Big', 0, 0.1, 9223372036854775807), (0.1, 'Big', 0, 0.15, 9223372036854775807);
             UPDATE meta SET value = '1e300' WHERE key = 'started_at_unix';
             UPDATE meta SET value = 'nan' WHERE key = 'tick_seconds';
             UPDATE meta SET value = '0' WHERE key = 'refresh_hz';
@@ -202,6 +203,7 @@ final class ReplayTests: XCTestCase {
             XCTAssertFalse(ReportFormatter.plain(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
         }
         let summary = RecordingSummary(recording)
+        XCTAssertEqual(summary.phases.first { $0.name == "Big" }?.keptBytes, .max, "two visits that kept Int64.max saturate")
         XCTAssertFalse(SummaryFormatter.json(summary, recording: recording, baseline: summary).isEmpty)
         XCTAssertFalse(SummaryFormatter.markdown(summary, recording: recording, baseline: summary).isEmpty)
         var cursor = ReplayCursor(recording: recording, capacity: 10, historySeconds: 1)

@@ -38,6 +38,14 @@ public enum HTMLReport {
         // Tables first (what a reviewer reads), then the charts that explain them.
         let colors = phaseColors(run.recording)
         html += "<h2>Phases</h2>\n" + phaseTable(run.summary, colors: colors)
+        if let baseline, !(run.summary.phases.isEmpty && baseline.summary.phases.isEmpty) {
+            html += "<h3>Against the baseline</h3>\n<table class=\"phases compare\"><tr>"
+                + SummaryFormatter.phaseComparisonHeader.map { "<th>\(HTMLText.escaped($0))</th>" }.joined() + "</tr>"
+            for row in SummaryFormatter.phaseComparison(run.summary, baseline: baseline.summary) {
+                html += "<tr>" + row.map { "<td>\(HTMLText.escaped($0))</td>" }.joined() + "</tr>"
+            }
+            html += "</table>\n"
+        }
         html += "<h2>Actions</h2>\n" + actionTable(run.summary, recording: run.recording)
         html += "<h2>Over time</h2>\n" + HTMLReportCharts.all(run, baseline: baseline, colors: colors)
         return html + "</main></body></html>\n"

@@ -126,7 +126,9 @@ public struct RecordingSummary {
             if let exit = visit.exitBytes { entry.exitBytes = exit }
             if let entered = visit.entryBytes, let exit = visit.exitBytes {
                 let kept = Int64(bitPattern: exit &- entered)
-                entry.keptBytes = (entry.keptBytes ?? 0) + kept
+                // Saturating: sizes from a forged file may sum past Int64, which must not trap.
+                let (sum, overflow) = (entry.keptBytes ?? 0).addingReportingOverflow(kept)
+                entry.keptBytes = overflow ? (kept > 0 ? .max : .min) : sum
                 entry.keptBytesMax = max(entry.keptBytesMax ?? kept, kept)
             }
             figures[visit.name] = entry

@@ -46,6 +46,24 @@ public enum SummaryFormatter {
         return ReportFormatter.number(value, decimals: 1)
     }
 
+    /// The phases of both runs side by side, by name (a phase of one run only shows n/a for the
+    /// other): what a phase kept, how long it lasted, its RSS peak and FPS — the figures a
+    /// regression in one screen shows in. Shared by the markdown and the HTML report.
+    static let phaseComparisonHeader = ["phase", "kept (baseline)", "kept", "change", "time (baseline)", "time",
+                                        "RSS peak (baseline)", "RSS peak", "FPS (baseline)", "FPS"]
+    static func phaseComparison(_ summary: RecordingSummary, baseline: RecordingSummary) -> [[String]] {
+        var names = summary.phases.map(\.name)
+        for phase in baseline.phases where !names.contains(phase.name) { names.append(phase.name) }
+        func signed(_ value: Int64?) -> String { value.map { Units.signedBytes(Double($0)) } ?? "n/a" }
+        return names.map { name in
+            let new = summary.phases.first { $0.name == name }, old = baseline.phases.first { $0.name == name }
+            let change = new?.keptBytes.flatMap { kept in old?.keptBytes.map { Units.signedBytes(Double(kept) - Double($0)) } } ?? ""
+            return [name, signed(old?.keptBytes), signed(new?.keptBytes), change, human("_s", old?.seconds), human("_s", new?.seconds),
+                    human("_bytes", old?.rssPeakBytes.map { Double($0) }), human("_bytes", new?.rssPeakBytes.map { Double($0) }),
+                    human("", old?.fpsAvg), human("", new?.fpsAvg)]
+        }
+    }
+
     public static func markdown(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
         var lines = ["# perfhud report: \(recording.meta["target_command"] ?? "?")" + (summary.phase.map { " (phase \($0))" } ?? ""), ""]
         if let started = recording.meta["started_at"] { lines += ["Recorded \(started), perfhud \(recording.meta["perfhud_version"] ?? "?").", ""] }
@@ -69,6 +87,10 @@ public enum SummaryFormatter {
                     + "\(human("_bytes", phase.entryBytes.map { Double($0) })) | \(human("_bytes", phase.exitBytes.map { Double($0) })) | "
                     + "\(human("_bytes", phase.keptBytes.map { Double($0) })) | \(human("", phase.fpsAvg)) | \(human("", phase.fps1PercentLow)) |")
             }
+        }
+        if let baseline, !(summary.phases.isEmpty && baseline.phases.isEmpty) {
+            lines += ["", "| " + phaseComparisonHeader.joined(separator: " | ") + " |", "|---|" + String(repeating: "---:|", count: phaseComparisonHeader.count - 1)]
+            for row in phaseComparison(summary, baseline: baseline) { lines.append("| " + row.joined(separator: " | ") + " |") }
         }
         if !summary.topActions.isEmpty {
             lines += ["", "| action | total | peak per second |", "|---|---:|---:|"]
