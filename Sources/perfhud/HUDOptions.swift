@@ -4,31 +4,17 @@ import PerfHUDCore
 import Glibc
 #endif
 
-/// Options of the HUD commands (`attach`, `run`, `demo`): those shared with the daemon, then what
-/// is shown and when to stop.
+/// Options of the HUD commands (`attach`, `run`, `demo`): those shared with the daemon, how the
+/// result is shown (shared with `replay`), then when to stop and what else to read.
 struct HUDOptions: ParsableArguments {
     @OptionGroup var watch: WatchOptions
-
-    @Option(help: "hud, plain or json (default: hud on a terminal, plain otherwise).")
-    var output: SessionConfiguration.Output?
-
-    @Option(help: "With plain or json output, report this often instead of every tick.")
-    var reportEvery: DurationArgument?
+    @OptionGroup var screen: ScreenOptions
 
     @Option(help: "Stop after this long.")
     var duration: DurationArgument?
 
     @Option(help: "Stop after this many reports.")
     var count: Int?
-
-    @Option(help: "Where the HUD sits: top or bottom.")
-    var position: HUDStyle.Position = .top
-
-    @Option(help: "Rows of the memory graph.")
-    var graphRows = 4
-
-    @Flag(help: "No colours (also when NO_COLOR is set).")
-    var noColor = false
 
     @Flag(help: "With the HUD: print no summary of the run when it ends.")
     var noSummary = false
@@ -57,8 +43,7 @@ struct HUDOptions: ParsableArguments {
         guard frameGap.nanoseconds >= 1_000_000, frameGap.nanoseconds < 1_000_000_000 else {
             throw ValidationError("--frame-gap must be between 1ms and 1s")
         }
-        guard (0...20).contains(graphRows) else { throw ValidationError("--graph-rows must be between 0 and 20") }
-        if let reportEvery, reportEvery.nanoseconds < watch.tick?.nanoseconds ?? WatchOptions.hudTick {
+        if let reportEvery = screen.reportEvery, reportEvery.nanoseconds < watch.tick?.nanoseconds ?? WatchOptions.hudTick {
             throw ValidationError("--report-every must be at least one --tick")
         }
     }
@@ -67,11 +52,11 @@ struct HUDOptions: ParsableArguments {
     func configuration() -> SessionConfiguration {
         var configuration = SessionConfiguration()
         configuration.watch = watch.configuration(defaultTick: WatchOptions.hudTick)
-        configuration.output = Self.output(output)
-        configuration.reportEveryNanoseconds = reportEvery?.nanoseconds
+        configuration.output = screen.resolvedOutput
+        configuration.reportEveryNanoseconds = screen.reportEvery?.nanoseconds
         configuration.durationNanoseconds = duration?.nanoseconds
         configuration.count = count
-        configuration.style = Self.style(position: position, noColor: noColor, graphRows: graphRows)
+        configuration.style = screen.style
         configuration.crashAfterReports = crashAfter
         configuration.summary = !noSummary
         configuration.recordPath = record
@@ -81,18 +66,5 @@ struct HUDOptions: ParsableArguments {
         configuration.frames = frames
         configuration.frameGapNanoseconds = frameGap.nanoseconds
         return configuration
-    }
-
-    /// What `--output` means here: hud on a terminal, plain otherwise (also when hud is asked for without one).
-    static func output(_ asked: SessionConfiguration.Output?) -> SessionConfiguration.Output {
-        let terminal = isatty(STDOUT_FILENO) == 1
-        let output = asked ?? (terminal ? .hud : .plain)
-        return output == .hud && !terminal ? .plain : output
-    }
-
-    /// The HUD's look; colours off with --no-color or NO_COLOR.
-    static func style(position: HUDStyle.Position, noColor: Bool, graphRows: Int) -> HUDStyle {
-        let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
-        return HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
     }
 }

@@ -87,11 +87,7 @@ def test_ctrl_z_restores_and_fg_reinitialises(tmux):
     tmux.type(f"{PERFHUD} attach $!")
     tmux.wait(lambda s: s[0].startswith(" PID ") and "sleep" in s[0], "the HUD")
     assert tmux.state("cursor_flag") == "0"
-    tmux.key("C-z")
-    tmux.wait(lambda s: any("Stopped" in line for line in s), "the shell's Stopped message")
-    assert_restored(tmux)
-    tmux.type("clear; fg")
-    tmux.wait(lambda s: s[0].startswith(" PID ") and "sleep" in s[0], "the HUD again after fg")
+    suspend_and_resume(tmux, lambda s: "sleep" in s[0], "the HUD", timeout=20)
     assert tmux.state("cursor_flag") == "0"
     assert tmux.state("scroll_region_upper") == "6"
     tmux.type("q", enter=False)
@@ -106,11 +102,7 @@ def test_replay_suspends_resizes_and_quits_like_the_live_hud(tmux, tmp_path):
     tmux.wait(lambda s: s[0].startswith(" PID ") and "replay ×0.25" in s[0], "the replay's HUD")
     assert tmux.state("cursor_flag") == "0"
     assert tmux.state("scroll_region_upper") == "6"
-    tmux.key("C-z")
-    tmux.wait(lambda s: any("Stopped" in line for line in s), "the shell's Stopped message")
-    assert_restored(tmux)
-    tmux.type("clear; fg")
-    tmux.wait(lambda s: s[0].startswith(" PID ") and "replay" in s[0], "the replay's HUD after fg")
+    suspend_and_resume(tmux, lambda s: "replay" in s[0], "the replay's HUD", timeout=20)
     tmux.run("resize-window", "-t", "t", "-x", "70", "-y", "30")
     tmux.wait(lambda s: s[0].startswith(" PID ") and len(s[0].rstrip()) <= 70 and "replay" in s[0], "the HUD on 70 columns")
     assert tmux.state("scroll_region_lower") == "29"
@@ -168,16 +160,21 @@ def prompt_back(screen):
     return any(line.startswith("bash-") and line.rstrip().endswith(("#", "$")) for line in screen)
 
 
-def suspend_and_resume(tmux, command, ready, what):
-    """Runs `command` under the HUD, waits until `ready(screen)`, presses Ctrl-Z, checks the shell
-    has the terminal back, then `fg` and waits until `ready` holds again without any resize."""
-    tmux.type(f"{PERFHUD} run -- {command}")
-    tmux.wait(lambda s: s[0].startswith(" PID ") and ready(s), what)
+def suspend_and_resume(tmux, ready, what, timeout=10):
+    """With a HUD up, presses Ctrl-Z, checks the shell has the terminal back, then `fg` and waits
+    until `ready(screen)` holds again without any resize."""
     tmux.key("C-z")
     tmux.wait(lambda s: any("Stopped" in line for line in s), "the shell's Stopped message")
     assert_restored(tmux)
     tmux.type("clear; fg")
-    tmux.wait(lambda s: s[0].startswith(" PID ") and ready(s), what + " repainted after fg", timeout=10)
+    tmux.wait(lambda s: s[0].startswith(" PID ") and ready(s), what + " repainted after fg", timeout=timeout)
+
+
+def run_suspend_and_resume(tmux, command, ready, what):
+    """Runs `command` under the HUD, waits until `ready(screen)`, then `suspend_and_resume`."""
+    tmux.type(f"{PERFHUD} run -- {command}")
+    tmux.wait(lambda s: s[0].startswith(" PID ") and ready(s), what)
+    suspend_and_resume(tmux, ready, what)
 
 
 def test_htop_repaints_completely_after_ctrl_z_and_fg(tmux):
@@ -188,7 +185,7 @@ def test_htop_repaints_completely_after_ctrl_z_and_fg(tmux):
         pytest.skip("htop is installed by `make test`")
     whole = lambda s: (any("Mem[" in line for line in s[6:12]) and any("Tasks:" in line for line in s[6:12])
                        and any(line.startswith("F1Help") for line in s[-3:]))
-    suspend_and_resume(tmux, "htop", whole, "htop's meters and F-key bar")
+    run_suspend_and_resume(tmux, "htop", whole, "htop's meters and F-key bar")
     tmux.key("F10")
     tmux.wait(prompt_back, "htop quits")
     time.sleep(0.5)
@@ -198,7 +195,7 @@ def test_htop_repaints_completely_after_ctrl_z_and_fg(tmux):
 def test_less_repaints_after_ctrl_z_and_fg(tmux):
     tmux.type("seq 1 500 > /tmp/perfhud-less-z.txt")
     rows = lambda s: [line.strip() for line in s[6:20]] == [str(n) for n in range(1, 15)]
-    suspend_and_resume(tmux, "less /tmp/perfhud-less-z.txt", rows, "less's rows")
+    run_suspend_and_resume(tmux, "less /tmp/perfhud-less-z.txt", rows, "less's rows")
     tmux.type("q", enter=False)
     time.sleep(1)
     assert_restored(tmux)
@@ -210,7 +207,7 @@ def test_vim_stopping_itself_stops_the_session(tmux, tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("".join(f"note {n}\n" for n in range(1, 30)))
     shown = lambda s: s[6].startswith("note 1") and s[7].startswith("note 2")
-    suspend_and_resume(tmux, f"vim -u NONE -i NONE -N {path}", shown, "vim's buffer")
+    run_suspend_and_resume(tmux, f"vim -u NONE -i NONE -N {path}", shown, "vim's buffer")
     tmux.type(":q!")
     tmux.wait(prompt_back, "vim quits", timeout=10)
     time.sleep(0.5)
