@@ -15,37 +15,23 @@ public final class DaemonService: @unchecked Sendable {
     private let log = DaemonLog()
     private let notifier = SystemdNotifier()
     private let directory = ProcessDirectory()
-    private let aggregator: EventAggregator
-    private var receiver: EventReceiver?
-    /// Where the socket is also linked as `TARGET-PID.sock` (the default directory only), so a
-    /// watched program finds it by its own PID as it would under `perfhud attach`.
-    private var linkDirectory: String?
+    /// The watched processes, as one sample source.
+    private let group: TargetGroup
+    /// Samples, events and the store: each tick one `Tick`.
+    private let watcher: TargetWatcher
     public let metrics: DaemonMetrics
     /// Written to by `stop()`: the sampling loop polls it.
     private let wake: (read: Int32, write: Int32)
-
-    // The watched group: one sampler per root process.
-    private var samplers: [Int32: ProcessSampler] = [:]
-    private var commandName = ""
-    private var retired = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
-    private var lastCumulative: [Int32: (cpu: UInt64, user: UInt64, system: UInt64)] = [:]
-    private var latest: Sample?
-    private var report: Report?
-    private var store: MetricsStore
-    private var events = EventSnapshot()
-    /// `--record`: the recording, and the phases it needs (the daemon shows none itself).
-    private var recorder: Recorder?
-    private var phases = PhaseHistory()
-    private var recordedPID: Int32 = 0
-    private var sampleDuration: Double = 0
-    private var lastDiscovery: UInt64 = 0
+    /// Where the socket is also linked as `TARGET-PID.sock` (the default directory only), so a
+    /// watched program finds it by its own PID as it would under `perfhud attach`.
+    private var linkDirectory: String?
+    /// `--record`: the recording, and the PID its metadata names.
+    private var recorder: Recorder?, recordedPID: Int32 = 0
+    /// The last tick with a target; nil while there is none.
+    private var latest: Tick?
     private var warned = DaemonWarnings()
-    private var wasUp = false
-    private var lastSummary: UInt64 = 0
-    private var lastWatchdog: UInt64 = 0
-    private let startedAt = monotonicNanoseconds()
-    private let bootTime = ProcessDirectory.bootTime ?? 0
-    private let ticksPerSecond = Double(ProcessDirectory.ticksPerSecond)
+    /// When the target was last looked for, the journal last got a summary, systemd's watchdog last a ping.
+    private var schedule = (discovery: UInt64(0), summary: UInt64(0), watchdog: UInt64(0), wasUp: false)
 
     public init(configuration: DaemonConfiguration, resolver: TargetResolver) {
         self.configuration = configuration
@@ -56,54 +42,45 @@ public final class DaemonService: @unchecked Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)   // a signal handler writes to it: never block there
         wake = (ends[0], ends[1])
-        aggregator = EventAggregator(configuration: configuration.watch.events)
-        aggregator.frameObserver = { [metrics] seconds, weight in metrics.recordFrame(seconds: seconds, weight: weight) }
-        store = MetricsStore(pid: 0, capacity: configuration.watch.historyCapacity, startNanoseconds: monotonicNanoseconds())
+        group = TargetGroup(includeChildren: configuration.watch.includeChildren)
+        let events = SessionEvents(configuration: configuration.watch.events)
+        events.aggregator.frameObserver = { [metrics] seconds, weight in metrics.recordFrame(seconds: seconds, weight: weight) }
+        watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: configuration.watch.historyCapacity,
+                                recording: configuration.recordPath != nil, fallbackName: "")
         log.setContext(journalFields(pids: []))
     }
+
+    private var events: SessionEvents { watcher.events }
 
     /// Opens the event socket (before READY=1). The target may run as another user: the socket
     /// is open to all, and the credential check (default: the target and its descendants)
     /// decides who may send.
     public func openEventSocket() throws {
-        let path: String
-        if let chosen = configuration.watch.eventsPath {
-            path = chosen
-        } else {
-            let (defaultPath, warnings) = try EventReceiver.defaultPath(pid: getpid())
-            for warning in warnings { log.warning(warning) }
-            path = defaultPath
-            linkDirectory = String(defaultPath[..<defaultPath.lastIndex(of: "/")!])
+        try events.open(pathPID: getpid(), targetPID: 0, configuration: configuration.watch, defaultPolicy: .target, mode: 0o666,
+                        required: true) { [log] in log.warning($0) }
+        if configuration.watch.eventsPath == nil, let path = events.receiver?.path, let slash = path.lastIndex(of: "/") {
+            linkDirectory = String(path[..<slash])
         }
-        let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.watch.acceptFrom ?? .target,
-                                       targetPID: 0, mode: 0o666)
-        if let udp = configuration.watch.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
-        opened.start()
-        receiver = opened
     }
 
-    public var eventSocketPath: String? { receiver?.path }
+    public var eventSocketPath: String? { events.receiver?.path }
 
     /// `--record FILE`: opened before READY=1, so a path that cannot be written stops the start.
     public func openRecording() throws {
         guard let path = configuration.recordPath else { return }
         let meta = Recorder.meta(version: configuration.version, pid: 0, command: "", commandLine: configuration.selector.description,
                                  tickNanoseconds: configuration.watch.tickNanoseconds, events: configuration.watch.events)
-        let opened = try Recorder(path: path, meta: meta, startNanoseconds: store.startNanoseconds) { [log] in log.warning($0) }
+        let opened = try Recorder(path: path, meta: meta, startNanoseconds: watcher.store.startNanoseconds) { [log] in log.warning($0) }
         opened.maxBytes = configuration.recordMaxBytes
-        aggregator.startRecording()
         recorder = opened
     }
 
     /// Removes the event socket again (when the daemon cannot start after all).
-    public func closeEventSocket() {
-        receiver?.stop()
-        receiver = nil
-    }
+    public func closeEventSocket() { events.stop() }
 
     /// Says so in the log and to systemd once the HTTP port and the event socket are bound.
     public func announceReady(metricsAddress: String) {
-        log.notice("watching \(configuration.selector.description); metrics on http://\(metricsAddress)/metrics; events on \(receiver?.path ?? "-")")
+        log.notice("watching \(configuration.selector.description); metrics on http://\(metricsAddress)/metrics; events on \(events.receiver?.path ?? "-")")
         notifier.notify("READY=1\nSTATUS=\(status())")
     }
 
@@ -118,7 +95,7 @@ public final class DaemonService: @unchecked Sendable {
             // Wake for the next watchdog ping on time, whatever the tick: a late ping is a restart.
             var timeout: Int32 = 1000
             if let interval = notifier.watchdogInterval {
-                let due = lastWatchdog &+ interval
+                let due = schedule.watchdog &+ interval
                 let now = monotonicNanoseconds()
                 timeout = due <= now ? 0 : Int32(min(1000, (due - now + 999_999) / 1_000_000))
             }
@@ -126,14 +103,13 @@ public final class DaemonService: @unchecked Sendable {
             if descriptors[0].revents != 0 { notifier.notify("STOPPING=1"); break }
             if descriptors[1].revents != 0, timer.expirations() > 0 { tick() }
             let now = monotonicNanoseconds()
-            if let interval = notifier.watchdogInterval, now &- lastWatchdog >= interval {
+            if let interval = notifier.watchdogInterval, now &- schedule.watchdog >= interval {
                 notifier.notify("WATCHDOG=1")
-                lastWatchdog = now
+                schedule.watchdog = now
             }
         }
-        // The last interval is not lost: one more sample, then the final line.
-        tick()
-        receiver?.stop()
+        // The last interval is not lost: one more tick, with what the event socket still held, then the final line.
+        tick(final: true)
         recorder?.close()
         log.notice("stopping: " + summary())
     }
@@ -151,7 +127,7 @@ public final class DaemonService: @unchecked Sendable {
 
     // MARK: sampling
 
-    private func tick() {
+    private func tick(final: Bool = false) {
         let started = monotonicNanoseconds()
         // A --pid or --pidfile target is looked for only while it is missing; a --match or
         // --unit group is rescanned every few seconds for members that come and go.
@@ -160,82 +136,50 @@ public final class DaemonService: @unchecked Sendable {
         case .pid, .pidfile: rescans = false
         case .match, .unit: rescans = true
         }
-        if started &- lastDiscovery >= configuration.discoveryNanoseconds && (samplers.isEmpty || rescans) {
-            discover(now: started, force: samplers.isEmpty)
+        if started &- schedule.discovery >= configuration.discoveryNanoseconds && (group.isEmpty || rescans) {
+            discover(now: started, force: group.isEmpty)
         }
-        var combined: Sample? = nil
-        for (pid, sampler) in samplers {
-            let sample = sampler.sample()
-            guard sample.alive || (configuration.watch.includeChildren && sample.processCount > 0) else {
-                retire(pid)
-                continue
-            }
-            lastCumulative[pid] = (sample.cpuNanoseconds ?? 0, sample.userTicks ?? 0, sample.systemTicks ?? 0)
-            combined = combined.map { Self.sum($0, sample) } ?? sample
-        }
-        if var group = combined {
-            // Cumulative totals include the processes that left the group: counters never go back.
-            group.cpuNanoseconds = (group.cpuNanoseconds ?? 0) &+ retired.cpu
-            group.userTicks = (group.userTicks ?? 0) &+ retired.user
-            group.systemTicks = (group.systemTicks ?? 0) &+ retired.system
-            latest = group
-            report = store.record(group)
-        } else {
-            latest = nil
-            report = nil
-        }
-        if samplers.isEmpty && wasUp {
-            wasUp = false
+        latest = watcher.tick(final: final, endedByPerfhud: final)
+        if group.isEmpty && schedule.wasUp {
+            schedule.wasUp = false
             targetsChanged()
             log.warning("target went away (\(configuration.selector.description))")
             notifier.notify("STATUS=\(status())")
         }
-        let now = monotonicNanoseconds()
-        events = aggregator.snapshot(at: now)
-        _ = aggregator.drainLog()
-        for change in aggregator.drainPhaseChanges() where recorder != nil {
-            let time = Double(change.monotonicNanoseconds &- store.startNanoseconds) / 1e9
-            phases.enter(change.name, at: max(0, time), residentBytes: change.residentBytes ?? latest?.residentBytes)
-        }
-        if let recorder, let report {
-            if let pid = samplers.keys.min(), pid != recordedPID {
+        let snapshot = events.snapshot ?? EventSnapshot()
+        if let recorder, let latest {
+            if let pid = group.pids.first, pid != recordedPID {
                 recordedPID = pid
                 recorder.setMeta("target_pid", String(pid))
-                recorder.setMeta("target_command", commandName)
+                recorder.setMeta("target_command", group.commandName)
             }
-            recorder.record(report, at: now, commandName: commandName, events: events, phases: phases, aggregator: aggregator)
+            recorder.record(latest)
         }
-        warnings()
-        sampleDuration = Double(monotonicNanoseconds() &- started) / 1e9
-        let target = latest.map { sample in
-            DaemonMetrics.Target(sample: sample, commandName: commandName, pid: samplers.keys.min() ?? 0,
-                                 startTimeSeconds: samplers.values.map(\.startTicks).min().map { bootTime + Double($0) / ticksPerSecond },
-                                 ticksPerSecond: ticksPerSecond)
+        for line in warned.check(events: snapshot, series: watcher.store.series, threshold: configuration.watch.events.actionThreshold) {
+            log.warning(line)
         }
-        metrics.update(target: target, events: events, actionTotals: aggregator.actionTotals(), sampleSeconds: sampleDuration,
+        let target = latest.map { tick in
+            DaemonMetrics.Target(sample: tick.sample, commandName: tick.commandName, pid: group.pids.first ?? 0,
+                                 startTimeSeconds: group.startTicks.map { (ProcessDirectory.bootTime ?? 0) + Double($0) / Double(ProcessDirectory.ticksPerSecond) },
+                                 ticksPerSecond: Double(ProcessDirectory.ticksPerSecond))
+        }
+        metrics.update(target: target, events: snapshot, actionTotals: events.aggregator.actionTotals(),
+                       sampleSeconds: Double(monotonicNanoseconds() &- started) / 1e9,
                        droppedWrites: (log: log.dropped, notify: notifier.dropped))
-        if now &- lastSummary >= configuration.logIntervalNanoseconds {
-            lastSummary = now
+        if started &- schedule.summary >= configuration.logIntervalNanoseconds {
+            schedule.summary = started
             log.info(summary())
         }
     }
 
-    private func retire(_ pid: Int32) {
-        if let last = lastCumulative[pid] {
-            retired.cpu &+= last.cpu; retired.user &+= last.user; retired.system &+= last.system
-        }
-        lastCumulative[pid] = nil
-        samplers[pid] = nil
-    }
-
     private func discover(now: UInt64, force: Bool) {
-        lastDiscovery = now
+        schedule.discovery = now
         switch resolver.resolve() {
         case .success(let pids):
             var changed = false
-            for pid in pids where samplers[pid] == nil {
+            for pid in pids where !group.contains(pid) {
                 do {
-                    samplers[pid] = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
+                    group.add(try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory))
                     changed = true
                 } catch {
                     noteReason((error as? PerfHUDError)?.message ?? "\(error)")
@@ -243,27 +187,28 @@ public final class DaemonService: @unchecked Sendable {
             }
             // --match and --unit: processes that no longer belong are let go.
             if case .pid = configuration.selector {} else {
-                for pid in samplers.keys where !pids.contains(pid) { retire(pid); changed = true }
+                for pid in group.pids where !pids.contains(pid) { group.retire(pid); changed = true }
             }
-            if changed && !samplers.isEmpty {
-                let first = samplers.keys.min()!
-                commandName = directory.describe(pid: first)?.commandName ?? "?"
+            if changed && !group.isEmpty {
+                group.commandName = directory.describe(pid: group.pids[0])?.commandName ?? "?"
                 targetsChanged()
-                if !wasUp { log.notice("target is up: \(Self.listing(samplers.keys)) (\(TerminalText.escaped(commandName)))") }
-                wasUp = true
+                if !schedule.wasUp { log.notice("target is up: \(TargetGroup.listing(group.pids)) (\(TerminalText.escaped(group.commandName)))") }
+                schedule.wasUp = true
                 warned.targetFound()
                 notifier.notify("STATUS=\(status())")
             }
         case .failure(let reason):
-            if samplers.isEmpty { noteReason(reason.message) }
+            if group.isEmpty { noteReason(reason.message) }
         }
     }
 
     /// Tells the event socket and the log who the target is now.
     private func targetsChanged() {
-        let pids = samplers.keys.sorted()
-        receiver?.setTargets(pids)
-        if let linkDirectory { receiver?.setLinks(pids.map { "\(linkDirectory)/\($0).sock" }) }
+        let pids = group.pids
+        events.receiver?.setTargets(pids)
+        if let linkDirectory { events.receiver?.setLinks(pids.map { "\(linkDirectory)/\($0).sock" }) }
+        // A phase's memory is read the moment its event arrives, from the group's first process.
+        if let first = pids.first { events.measurePhasesOf(pid: first) }
         log.setContext(journalFields(pids: pids))
     }
 
@@ -282,47 +227,20 @@ public final class DaemonService: @unchecked Sendable {
         notifier.notify("STATUS=\(status())")
     }
 
-    private func warnings() {
-        for line in warned.check(events: events, series: store.series, threshold: configuration.watch.events.actionThreshold) {
-            log.warning(line)
-        }
-    }
-
-    static func sum(_ a: Sample, _ b: Sample) -> Sample {
-        func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
-        var result = a
-        result.alive = a.alive || b.alive
-        result.cpuNanoseconds = add(a.cpuNanoseconds, b.cpuNanoseconds)
-        result.userTicks = add(a.userTicks, b.userTicks)
-        result.systemTicks = add(a.systemTicks, b.systemTicks)
-        result.residentBytes = add(a.residentBytes, b.residentBytes)
-        result.virtualBytes = add(a.virtualBytes, b.virtualBytes)
-        // PSS is known for the group only when known for every member.
-        result.proportionalBytes = a.proportionalBytes.flatMap { x in b.proportionalBytes.map { x &+ $0 } }
-        result.threads = (a.threads ?? 0) + (b.threads ?? 0)
-        result.processCount = a.processCount + b.processCount
-        return result
-    }
-
-    static func listing<S: Sequence>(_ pids: S) -> String where S.Element == Int32 {
-        let sorted = pids.sorted()
-        let shown = sorted.prefix(8).map { String($0) }.joined(separator: ", ")
-        return (sorted.count == 1 ? "PID " : "PIDs ") + shown + (sorted.count > 8 ? ", …" : "")
-    }
-
     private func status() -> String {
-        if samplers.isEmpty {
+        if group.isEmpty {
             return "waiting for \(configuration.selector.description)" + (warned.reason.isEmpty ? "" : ": \(warned.reason)")
         }
-        return "watching \(Self.listing(samplers.keys)) (\(TerminalText.escaped(commandName)))"
+        return "watching \(TargetGroup.listing(group.pids)) (\(TerminalText.escaped(group.commandName)))"
     }
 
     private func summary() -> String {
-        guard let report, let sample = latest else { return status() + "; target down" }
+        guard let latest else { return status() + "; target down" }
+        let report = latest.report, events = latest.events ?? EventSnapshot()
         var parts = [status()]
         if let cpu = report.cpuPercent { parts.append("CPU " + Units.percent(cpu)) }
         if let rss = report.residentBytes { parts.append("RSS " + Units.bytes(Double(rss))) }
-        parts.append("PSS " + (sample.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
+        parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
         if events.hasFrames { parts.append("FPS " + ReportFormatter.number(events.fps, decimals: 0)) }
         if events.hasActions { parts.append("actions " + ReportFormatter.number(events.actionsPerSecond, decimals: 0) + "/s") }
         parts.append("events \(events.received)")

@@ -113,7 +113,6 @@ final class ReplayTests: XCTestCase {
         let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 42, command: "sh", commandLine: "sh -c x",
                                                                  tickNanoseconds: 100_000_000, events: configuration),
                                     startNanoseconds: start, warn: { XCTFail($0) })
-        let aggregator = EventAggregator()
         var live: [String] = []
         let wallStart = Double(Recording.milliseconds(unix: Double(time(nil)))) / 1000
         for tick in 0..<5 {
@@ -131,26 +130,62 @@ final class ReplayTests: XCTestCase {
             events.fpsOnePercentLow = (1000 / 17.001).atResolution(100)
             events.rejected = tick >= 2 ? ["peer uid": UInt64(tick)] : [:]
             let command = tick < 3 ? "sh" : "sleep"   // an exec
-            recorder.record(report, at: start + UInt64(elapsed * 1e9), commandName: command, events: events, phases: PhaseHistory(),
-                            aggregator: aggregator)
+            recorder.record(Self.tick(report, at: start + UInt64(elapsed * 1e9), commandName: command, events: events))
             live.append(ReportFormatter.json(report, commandName: command, status: .running, events: events))
         }
-        recorder.recordEnd(exitCode: 3, exitSignal: nil)
+        // The exit row: a tick of its own, the target no longer alive, with how it ended.
+        let elapsed = 0.5
+        let exitReport = Report(wallSeconds: wallStart + elapsed, elapsedSeconds: elapsed, pid: 42, alive: false, processCount: 0,
+                                cpuSecondsTotal: 0.0493824)
+        var exitTick = Self.tick(exitReport, at: start + UInt64(elapsed * 1e9), commandName: "sleep", events: EventSnapshot(),
+                                 status: .exited(code: 3, signal: nil))
+        exitTick.isFinal = true
+        recorder.record(exitTick)
+        live.append(ReportFormatter.json(exitReport, commandName: "sleep", status: exitTick.status, events: exitTick.events))
         recorder.close()
         let recording = try Recording(path: path)
         XCTAssertEqual(recording.targetEnded, .exited(code: 3, signal: nil))
         let rows = RecordingRows(recording)
-        XCTAssertEqual(rows.count, 6, "five samples and the exit row")
+        XCTAssertEqual(rows.count, 6, "five samples and the exit row, not repeated")
+        XCTAssertEqual(rows.exitRow, 5)
         let replayed = (0..<rows.count).map { index -> String in
             let row = rows.row(index)
             return ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events)
         }
-        for (index, line) in live.enumerated() {
-            XCTAssertEqual(replayed[index], line)
-        }
+        XCTAssertEqual(replayed, live)
         XCTAssertTrue(replayed[5].hasSuffix(",\"exit_code\":3,\"exit_signal\":null}"), replayed[5])
-        XCTAssertEqual(replayed[5].replacingOccurrences(of: ",\"exit_code\":3,\"exit_signal\":null}", with: "}"), live[4])
+        XCTAssertTrue(replayed[5].contains("\"alive\":false"), replayed[5])
     }
+
+    func testAnOlderRecordingRepeatsItsLastSampleAsTheExitRow() throws {
+        let path = NSTemporaryDirectory() + "perfhud-replay-old-\(getpid()).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 42, command: "sh", commandLine: nil,
+                                                                 tickNanoseconds: 100_000_000, events: EventConfiguration()),
+                                    startNanoseconds: 0, warn: { XCTFail($0) })
+        for tick in 0..<3 {
+            recorder.record(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 42, alive: true, processCount: 1),
+                                      at: UInt64(tick) * 100_000_000, commandName: "sh", events: nil))
+        }
+        recorder.setMeta("target_ended", "1")     // as sessions before the exit row was a tick of its own wrote it
+        recorder.setMeta("exit_code", "0")
+        recorder.close()
+        let rows = RecordingRows(try Recording(path: path))
+        XCTAssertEqual(rows.count, 4)
+        XCTAssertEqual(rows.row(3).report, rows.row(2).report)
+        XCTAssertEqual(rows.row(3).status, .exited(code: 0, signal: nil))
+        XCTAssertEqual(rows.row(2).status, .running)
+    }
+
+    /// A tick as the watcher hands it to the recorder.
+    static func tick(_ report: Report, at time: UInt64, commandName: String, events: EventSnapshot?, phases: PhaseHistory = PhaseHistory(),
+                     status: TargetStatus = .running) -> Tick {
+        let sample = Sample(monotonicNanoseconds: time, wallSeconds: report.wallSeconds, alive: report.alive, processCount: report.processCount)
+        return Tick(monotonicNanoseconds: time, sample: sample, report: report, events: events, commandName: commandName,
+                    status: status, phases: phases)
+    }
+
+
 
     // MARK: a file that lies
 
@@ -165,9 +200,9 @@ final class ReplayTests: XCTestCase {
         for tick in 0..<4 {
             var events = EventSnapshot()
             events.framesTotal = 1
-            recorder.record(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 7, alive: true, cpuPercent: 5,
-                                   residentBytes: 100, processCount: 1),
-                            at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases, aggregator: EventAggregator())
+            recorder.record(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 7, alive: true, cpuPercent: 5,
+                                             residentBytes: 100, processCount: 1),
+                                      at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases))
         }
         recorder.close()
         // What a damaged or forged file can say: negative sizes and counts, times and skews at the

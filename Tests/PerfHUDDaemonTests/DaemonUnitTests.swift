@@ -81,7 +81,7 @@ final class DaemonUnitTests: XCTestCase {
     func testAGroupAddsUpAndKnowsPSSOnlyWhenEveryMemberDoes() {
         let a = sample(cpu: 1_000, user: 10, rss: 100, pss: 80, threads: 2)
         let b = sample(cpu: 500, user: 4, rss: 50, pss: 40, threads: 3, alive: false)
-        let both = DaemonService.sum(a, b)
+        let both = TargetGroup.sum(a, b)
         XCTAssertEqual(both.cpuNanoseconds, 1_500)
         XCTAssertEqual(both.userTicks, 14)
         XCTAssertEqual(both.residentBytes, 150)
@@ -90,13 +90,13 @@ final class DaemonUnitTests: XCTestCase {
         XCTAssertEqual(both.threads, 5)
         XCTAssertEqual(both.processCount, 2)
         XCTAssertTrue(both.alive, "a group is up while any member is")
-        XCTAssertNil(DaemonService.sum(a, sample(cpu: 1, user: 1, rss: 1, pss: nil, threads: 1)).proportionalBytes,
+        XCTAssertNil(TargetGroup.sum(a, sample(cpu: 1, user: 1, rss: 1, pss: nil, threads: 1)).proportionalBytes,
                      "PSS of a member it may not read makes the group's unknown, not smaller")
     }
 
     func testListingsStayShort() {
-        XCTAssertEqual(DaemonService.listing([7]), "PID 7")
-        XCTAssertEqual(DaemonService.listing((1...10).map { Int32($0) }.reversed()), "PIDs 1, 2, 3, 4, 5, 6, 7, 8, …")
+        XCTAssertEqual(TargetGroup.listing([7]), "PID 7")
+        XCTAssertEqual(TargetGroup.listing((1...10).map { Int32($0) }.reversed()), "PIDs 1, 2, 3, 4, 5, 6, 7, 8, …")
     }
 
     // MARK: metric updates

@@ -138,10 +138,11 @@ public final class EventAggregator: @unchecked Sendable {
     deinit { pthread_mutex_destroy(&mutex) }
 
     /// Reads the target's RSS on the receiving thread when a phase change arrives, so the phase's
-    /// entry and exit memory are those of that moment, not of the next tick. Set before start.
+    /// entry and exit memory are those of that moment, not of the next tick. Set under the lock:
+    /// the daemon's target changes while the receiver runs.
     public var residentProbe: (() -> UInt64?)? {
-        get { state.residentProbe }
-        set { state.residentProbe = newValue }
+        get { withLock { $0.residentProbe } }
+        set { withLock { $0.residentProbe = newValue } }
     }
 
     /// Called on the receiving thread for every frame, with its duration in seconds and its

@@ -21,19 +21,18 @@ final class ReportWriter {
 
     var readerGone: Bool { output.isClosed }
 
-    /// Writes `report` if a row is due at `now` (the first always; then every `--report-every`,
-    /// give or take half a tick). - Returns: whether a row was written.
-    func offer(_ report: Report, at now: UInt64, commandName: String, status: TargetStatus, events: EventSnapshot?) -> Bool {
-        if let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
+    /// Writes the row of `tick` if one is due: the first always, then every `--report-every` (give
+    /// or take half a tick); the exit row always; none for the last tick of a session perfhud ended
+    /// (`--count N` is N rows). - Returns: whether a row was written.
+    func consume(_ tick: Tick) -> Bool {
+        if tick.isFinal && !tick.isExitRow { return false }
+        let now = tick.monotonicNanoseconds
+        if !tick.isExitRow, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
         last = now
-        write(report, commandName: commandName, status: status, events: events)
-        return true
-    }
-
-    func write(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot?) {
         let line = format == .json
-            ? ReportFormatter.json(report, commandName: commandName, status: status, events: events)
-            : ReportFormatter.plain(report, commandName: commandName, status: status, events: events)
+            ? ReportFormatter.json(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events)
+            : ReportFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events)
         output.write(line + "\n")
+        return true
     }
 }

@@ -10,7 +10,8 @@ struct SessionSummary {
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
 
-    mutating func add(_ report: Report, events: EventSnapshot?) {
+    mutating func add(_ tick: Tick) {
+        let report = tick.report, events = tick.events
         if first == nil { first = report }
         if report.alive { last = report }
         if let cpu = report.cpuPercent { cpuPeak = max(cpuPeak ?? cpu, cpu) }

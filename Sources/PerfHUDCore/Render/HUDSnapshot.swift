@@ -31,10 +31,10 @@ public struct HUDSnapshot {
 }
 
 extension HUDSnapshot {
-    /// The frame of a session: the store's latest report and series, its settings, its events.
-    init(pid: Int32, commandName: String, store: MetricsStore, watch: WatchConfiguration, status: TargetStatus,
+    /// The frame of a live session: the last tick's report, events and phases, the store's series.
+    init(pid: Int32, commandName: String, report: Report?, series: TimeSeries, watch: WatchConfiguration, status: TargetStatus,
          elapsedSeconds: Double, events: EventSnapshot?, phases: PhaseHistory) {
-        self.init(pid: pid, commandName: commandName, report: store.latest, series: store.series,
+        self.init(pid: pid, commandName: commandName, report: report, series: series,
                   tickNanoseconds: watch.tickNanoseconds, historySeconds: Double(watch.historyNanoseconds) / 1e9,
                   status: status, elapsedSeconds: elapsedSeconds)
         self.events = events

@@ -54,18 +54,13 @@ public final class ReplaySession {
         let startedAt = monotonicNanoseconds()
         let first = recording.samples[0].t
         for index in 0..<rows.count {
-            let row = rows.row(index)
-            if index == recording.samples.count {
-                // The exit row is written whatever the interval, as it was live.
-                writer.write(row.report, commandName: row.commandName, status: row.status, events: row.events)
-                break
-            }
-            if let speed = configuration.speed {
-                let due = startedAt &+ UInt64(min(1e18, max(0, (row.report.elapsedSeconds - first) / speed * 1e9)))
+            let tick = rows.row(index)
+            // The exit row is written at once, whatever the interval, as it was live.
+            if let speed = configuration.speed, !tick.isExitRow {
+                let due = startedAt &+ UInt64(min(1e18, max(0, (tick.report.elapsedSeconds - first) / speed * 1e9)))
                 if !sleep(until: due, signals: signals) { exitStatus = .signaled(SIGINT); return }
             }
-            let at = UInt64((row.report.elapsedSeconds * 1e9).rounded())
-            _ = writer.offer(row.report, at: at, commandName: row.commandName, status: row.status, events: row.events)
+            _ = writer.consume(tick)
             if writer.readerGone { return }
         }
     }

@@ -4,10 +4,10 @@ import Glibc
 #endif
 
 /// One run of `attach`, `run` or `demo`: the loop that ties every input — tick, key, program
-/// output, signal, target exit, action log — to one thread and one `poll`, samples on each tick,
-/// records into the store, and hands the result to the screen (HUD) or the report formatter
-/// (plain, JSON). What is written to the terminal belongs to `Screen`, the launched program's life
-/// to `LaunchedProgram`, the events to `SessionEvents`.
+/// output, signal, target exit, action log — to one thread and one `poll`. Each tick is taken by
+/// the `TargetWatcher` and handed, as one `Tick`, to every sink: the screen (HUD) or the rows
+/// (plain, JSON), the end summary, the recording. What is written to the terminal belongs to
+/// `Screen`, the launched program's life to `LaunchedProgram`, the events to `SessionEvents`.
 public final class Session {
     private let configuration: SessionConfiguration
     private let target: SessionTarget
@@ -20,10 +20,10 @@ public final class Session {
     /// The HUD reads keys itself (attach, demo) instead of passing them to a program (run).
     private let ownsKeys: Bool
     private var program: LaunchedProgram?, actionLog: ActionLogFollower?
-    private var sampler: ProcessSampler!, store: MetricsStore!
-    /// The target's name as it is now (it follows an exec), or what was launched.
-    private var commandName: String { sampler.commandName ?? target.launchedName }
+    private var sampler: ProcessSampler!, watcher: TargetWatcher!
     private var status = TargetStatus.running
+    /// The last tick taken; the HUD draws it.
+    private var latest: Tick?
 
     private var reports = 0, startedAt: UInt64 = 0
     private var finished = false, exitStatus = ExitStatus.success
@@ -80,7 +80,7 @@ public final class Session {
             if slots[keySlot].revents != 0 { readKeys() }
             if slots[exitSlot].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
             if slots[actionLogSlot].revents != 0 { actionLog?.read(into: events.aggregator) }
-            if slots[tickSlot].revents != 0, timer.expirations() > 0 { takeSample() }
+            if slots[tickSlot].revents != 0, timer.expirations() > 0, !finished { takeSample() }
             if let screen {
                 if screen.needsRelayout { relayout() }
                 if !finished { screen.draw() }
@@ -112,19 +112,23 @@ public final class Session {
         program?.watched()
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
+        watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
+                                recording: configuration.recordPath != nil, fallbackName: target.launchedName)
+        let commandName = watcher.commandName
         let kernelThread = sampler.isKernelThread ? "PID \(pid) (\(TerminalText.escaped(commandName))) is a kernel thread: its CPU time is shown; it has no memory of its own (RSS n/a)" : nil
         if let kernelThread, screen == nil { warn(kernelThread) }
         if let path = configuration.actionsFrom {
             actionLog = try ActionLogFollower(path: path)
             if path == "-" { keysOpen = false }   // standard input carries the log, not keys
         }
-        store = MetricsStore(pid: pid, capacity: configuration.watch.historyCapacity, startNanoseconds: monotonicNanoseconds())
         recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
-                                                                  startNanoseconds: store.startNanoseconds, aggregator: events.aggregator, warn: warn) }
+                                                                  startNanoseconds: watcher.store.startNanoseconds, warn: warn) }
         guard let screen else { return }
         screen.snapshot = { [unowned self] in
-            var snapshot = HUDSnapshot(pid: pid, commandName: commandName, store: store, watch: configuration.watch, status: status,
-                                       elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9, events: events.snapshot, phases: events.phases)
+            var snapshot = HUDSnapshot(pid: pid, commandName: latest?.commandName ?? watcher.commandName, report: latest?.report,
+                                       series: watcher.store.series, watch: configuration.watch, status: status,
+                                       elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9, events: latest?.events,
+                                       phases: latest?.phases ?? PhaseHistory())
             if case .attach = target { snapshot.framesNote = "frames not reported" }   // nothing can be injected
             return snapshot
         }
@@ -138,36 +142,47 @@ public final class Session {
 
     private func takeSample() {
         actionLog?.tick(into: events.aggregator)
-        let sample = sampler.sample()
-        let now = sample.monotonicNanoseconds
-        for ended in events.tick(now: now, startNanoseconds: store.startNanoseconds, residentBytes: sample.residentBytes) {
-            screen?.notice("phase \(TerminalText.escaped(ended.name)) ended, kept \(Units.bytes(Double(ended.keptBytes)))", kind: .phase)
+        guard let tick = watcher.tick() else { return }
+        // The target ended between two ticks (attach): the last tick says so, with what the socket still held.
+        if !tick.report.alive && status == .running && program == nil { return targetEnded(.exited(code: nil, signal: nil)) }
+        deliver(tick)
+        if let crash = configuration.crashAfterReports, reports >= crash { fatalError("crash requested by --crash-after") }
+        if let count = configuration.count, reports >= count { stop() }
+        if let duration = configuration.durationNanoseconds, tick.monotonicNanoseconds &- startedAt >= duration { stop() }
+    }
+
+    /// Hands one tick to every sink: the screen or the rows, the recording, the summary.
+    private func deliver(_ tick: Tick) {
+        latest = tick
+        for ended in tick.endedPhases {
+            screen?.notice("phase \(TerminalText.escaped(ended.name)) ended" + (ended.keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""), kind: .phase)
         }
         if let screen, ownsKeys {
-            let (entries, dropped) = events.aggregator.drainLog()
-            screen.showActionLog(entries, dropped: dropped, highFrequency: Set(events.snapshot?.highFrequencyActions.map(\.action) ?? []))
+            screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))
         }
-        let report = store.record(sample, phase: events.phases.current?.id)
-        recorder?.record(report, at: now, commandName: commandName, events: events.snapshot, phases: events.phases, aggregator: events.aggregator)
-        summary?.add(report, events: events.snapshot)
+        recorder?.record(tick)
+        summary?.add(tick)
         if let screen {
-            screen.invalidate(); reports += 1
-        } else if let reportWriter, reportWriter.offer(report, at: now, commandName: commandName, status: status, events: events.snapshot) {
+            screen.invalidate()
+            if !tick.isFinal { reports += 1 }
+        } else if let reportWriter, reportWriter.consume(tick) {
             reports += 1
             if reportWriter.readerGone { finished = true }
         }
-        // After the row: the last one, with how the target ended, follows it (as when a program perfhud runs ends).
-        if !sample.alive && status == .running && program == nil { targetEnded(.exited(code: nil, signal: nil)) }
-        if let crash = configuration.crashAfterReports, reports >= crash { fatalError("crash requested by --crash-after") }
-        if let count = configuration.count, reports >= count { stop() }
-        if let duration = configuration.durationNanoseconds, now &- startedAt >= duration { stop() }
+    }
+
+    /// The session's last tick, once: the event socket drained first, so every sink has the same totals.
+    private func deliverFinalTick() {
+        guard latest?.isFinal != true, let tick = watcher?.tick(status: status, final: true, endedByPerfhud: stoppedByUs || status == .running)
+        else { return }
+        deliver(tick)
     }
 
     /// Stops at the user's request or at `--duration` / `--count`; a launched program is ended.
     private func stop() {
         guard !finished else { return }
+        stoppedByUs = true
         if let program, status == .running {
-            stoppedByUs = true
             let state = program.stop()
             readProgramOutput(draining: true)
             programEnded(state)
@@ -175,19 +190,12 @@ public final class Session {
         finished = true
     }
 
+    /// The target ended (or perfhud ended it): the last tick, with how it ended, goes to every sink.
     private func targetEnded(_ newStatus: TargetStatus) {
         guard status == .running else { return }
         status = newStatus
-        events.stop()           // what the program sent as it ended counts in the last report
-        if !stoppedByUs, case .exited(let code, let signal) = newStatus { recorder?.recordEnd(exitCode: code, exitSignal: signal) }
-        if let screen {
-            screen.invalidate()
-            screen.notice("PID \(sampler.pid) (\(TerminalText.escaped(commandName))) \(newStatus.description)")
-        }
-        // A last row says how the program ended, unless we ended it (`--count N` means N rows).
-        else if reports > 0, !stoppedByUs, let latest = store.latest {
-            reportWriter?.write(latest, commandName: commandName, status: status, events: events.snapshot)
-        }
+        deliverFinalTick()
+        screen?.notice("PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) \(newStatus.description)")
         finished = true
     }
 
@@ -198,14 +206,14 @@ public final class Session {
     }
 
     private func finish() {
+        deliverFinalTick()      // perfhud ended the session (attach: `q`, `--count`, `--duration`; a reader gone)
         events.stop()
         recorder?.close()
         standardError.restoreInput()
         if let screen {
-            if status == .running { store.record(sampler.sample()) }
             screen.drawFinalFrame()
             screen.restore()
-            if let summary { standardOutput.write(summary.text(commandName: commandName, recordPath: configuration.recordPath)) }
+            if let summary { standardOutput.write(summary.text(commandName: latest?.commandName ?? watcher.commandName, recordPath: configuration.recordPath)) }
         }
     }
 

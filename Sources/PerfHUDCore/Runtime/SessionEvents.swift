@@ -2,23 +2,21 @@
 import Glibc
 #endif
 
-/// What the program reports in one HUD session: the event socket and its aggregator, the phases
-/// entered so far, and actions read from the program's own output (`--actions-from-output`).
-final class SessionEvents {
-    let aggregator: EventAggregator
-    private(set) var receiver: EventReceiver?
+/// What the program reports, for a HUD session and the daemon alike: the event socket and its
+/// aggregator, the phases entered so far, frames and key latency read from a launched program's
+/// terminal output, and actions read from its output (`--actions-from-output`).
+public final class SessionEvents {
+    public let aggregator: EventAggregator
+    public private(set) var receiver: EventReceiver?
     /// The figures at the last tick; nil without an event socket (JSON then says null, not 0).
-    private(set) var snapshot: EventSnapshot?
-    private(set) var phases = PhaseHistory()
+    public private(set) var snapshot: EventSnapshot?
+    public private(set) var phases = PhaseHistory()
     private var outputParser = ReducerLogParser()
     /// Frames and key latency from the program's terminal output (`run`, `--frames auto|tty`).
     private var terminalFrames: TerminalFrames?
     private var latencies = LatencyWindow()
 
-    /// A phase that ended, and the memory it kept (RSS at exit minus RSS at entry).
-    struct EndedPhase { var name: String; var keptBytes: Int64 }
-
-    init(configuration: EventConfiguration) {
+    public init(configuration: EventConfiguration) {
         aggregator = EventAggregator(configuration: configuration)
     }
 
@@ -28,22 +26,27 @@ final class SessionEvents {
     ///   - pathPID: the PID the default path is named after.
     ///   - targetPID: whose descendants may send (with `--accept-from target`).
     ///   - warn: told each warning, one line each.
+    ///   - defaultPolicy: who may send when `--accept-from` is not given (nil: the receiver's default).
+    ///   - mode: the socket file's mode (the daemon's target may run as another user).
+    ///   - required: the daemon cannot do without it: trouble with the default path is an error too.
     /// - Throws: `PerfHUDError` `.cannotCreate` (73).
-    func open(pathPID: Int32, targetPID: Int32, configuration: WatchConfiguration, warn: (String) -> Void) throws {
+    public func open(pathPID: Int32, targetPID: Int32, configuration: WatchConfiguration, defaultPolicy: AcceptPolicy? = nil,
+                     mode: mode_t = 0o600, required: Bool = false, warn: (String) -> Void) throws {
         do {
             var path = configuration.eventsPath ?? ""
             if configuration.eventsPath == nil {
                 let (defaultPath, warnings) = try EventReceiver.defaultPath(pid: pathPID)
-                for warning in warnings { warn("\(warning); using \(defaultPath)") }
+                for warning in warnings { warn(required ? warning : "\(warning); using \(defaultPath)") }
                 path = defaultPath
             }
-            let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom, targetPID: targetPID)
+            let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom ?? defaultPolicy,
+                                           targetPID: targetPID, mode: mode)
             if let udp = configuration.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
             opened.start()
             receiver = opened
             snapshot = EventSnapshot()
         } catch let error as PerfHUDError {
-            if configuration.eventsPath != nil || configuration.statsdUDP != nil { throw error }
+            if required || configuration.eventsPath != nil || configuration.statsdUDP != nil { throw error }
             warn("no event socket (\(error.message)); CPU and memory only")
         }
     }
@@ -61,25 +64,27 @@ final class SessionEvents {
 
     /// Reads the target's RSS the moment a phase change arrives (on the receiving thread), so a
     /// phase's memory is measured at its edge, not at the next tick.
-    func measurePhasesOf(pid: Int32) {
-        guard case .success(let statm) = KeptOpenFile.open("/proc/\(pid)/statm") else { return }
+    public func measurePhasesOf(pid: Int32) {
+        guard case .success(let statm) = KeptOpenFile.open("/proc/\(pid)/statm") else {
+            aggregator.residentProbe = nil
+            return
+        }
         let pageSize = ProcessDirectory.pageSize
         aggregator.residentProbe = { statm.readStatm().map { $0.residentPages * pageSize } }
     }
 
-    /// Takes the phase changes since the last tick and the figures now.
+    /// Takes the phase changes since the last tick and the figures now; after `stop()` too, so
+    /// the last tick has what the socket held when the target ended.
     /// - Returns: the phases that ended and what each kept, for a notice.
-    func tick(now: UInt64, startNanoseconds: UInt64, residentBytes: UInt64?) -> [EndedPhase] {
+    func tick(now: UInt64, startNanoseconds: UInt64, residentBytes: UInt64?) -> [Tick.EndedPhase] {
         if let result = terminalFrames?.tick(at: now) { record(result) }
-        guard receiver != nil else { return [] }
-        var ended: [EndedPhase] = []
+        guard snapshot != nil else { return [] }   // no event socket was opened
+        var ended: [Tick.EndedPhase] = []
         for change in aggregator.drainPhaseChanges() {
             let time = Double(change.monotonicNanoseconds &- startNanoseconds) / 1e9
             let leaving = phases.current
             phases.enter(change.name, at: max(0, time), residentBytes: change.residentBytes ?? residentBytes)
-            if let leaving, let kept = phases.records.dropLast().last?.keptBytes {
-                ended.append(EndedPhase(name: leaving.name, keptBytes: kept))
-            }
+            if let leaving { ended.append(Tick.EndedPhase(name: leaving.name, keptBytes: phases.records.dropLast().last?.keptBytes)) }
         }
         refresh(at: now)
         return ended
@@ -106,12 +111,11 @@ final class SessionEvents {
         for latency in result.latencies { latencies.add(latency) }
     }
 
-    /// Stops the socket; what was queued is counted first, and the figures taken again.
-    func stop() {
+    /// Stops the socket; what was queued is counted first (the next tick has it).
+    public func stop() {
         guard let receiver else { return }
         receiver.stop()
         self.receiver = nil
-        refresh(at: monotonicNanoseconds())
     }
 
     private func refresh(at now: UInt64) {

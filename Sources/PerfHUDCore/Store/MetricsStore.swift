@@ -41,6 +41,8 @@ public struct MetricsStore {
             report.cpuMachinePercent = (report.cpuPercent! / onlineCPUs).atResolution(100)
         }
         if !sample.alive {
+            // The total spent stays known after the end (a dead process's files read nothing).
+            if report.cpuSecondsTotal == nil, let last = previous?.cpuNanoseconds { report.cpuSecondsTotal = (Double(last) / 1e9).atResolution(1e6) }
             report.residentBytes = nil; report.proportionalBytes = nil; report.virtualBytes = nil; report.threads = nil
         }
         series.append(time: time, cpuPercent: report.cpuPercent,

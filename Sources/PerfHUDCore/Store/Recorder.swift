@@ -132,70 +132,77 @@ public final class Recorder {
         return database.lastInsertRowID
     }
 
-    /// One tick: the sample, the frames and actions since the last tick, phases entered or left.
-    public func record(_ report: Report, at now: UInt64, commandName: String, events: EventSnapshot?, phases: PhaseHistory,
-                       aggregator: EventAggregator) {
+    /// One tick: its sample row, the frames and actions since the tick before, phases entered or
+    /// left. The last tick of a session perfhud ended has no row (none was written live: `--count N`
+    /// is N rows), only its events; the last tick of a target that ended by itself is the exit row.
+    public func record(_ tick: Tick) {
         guard !failed else { return }
-        let (frames, actions) = aggregator.drainRecorded()
-        let time = Self.milliseconds(elapsed: report.elapsedSeconds)
+        let time = Self.milliseconds(elapsed: tick.report.elapsedSeconds)
         do {
-            try recordPhases(phases)
-            let phaseID = try phases.current.map { try nameID($0.name) }
-            if let events, events.highFrequencyActions != lastHighFrequency {
-                // A change: the new list, or one row without a label for "none from here".
-                for action in events.highFrequencyActions {
-                    try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
-                }
-                if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
-                lastHighFrequency = events.highFrequencyActions
-            }
-            let commandID = commandName == lastCommandName ? nil : try nameID(commandName)
-            lastCommandName = commandName
-            var reasons: SQLiteValue?
-            if let rejected = events?.rejected, rejected != lastRejected {
-                reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
-                lastRejected = rejected
-            }
-            // Column by column, in the order of `sample_log`.
-            try insertSample.insert { row in
-                try row.add(.integer(time)); try row.add(.integer(report.alive ? 1 : 0)); try row.add(Self.fixed(report.cpuPercent, 100))
-                try row.add(Self.fixed(report.cpuUserPercent, 100)); try row.add(Self.fixed(report.cpuSystemPercent, 100))
-                try row.add(report.residentBytes.sqlite); try row.add(report.proportionalBytes.sqlite); try row.add(report.virtualBytes.sqlite)
-                try row.add(report.threads.sqlite); try row.add(.integer(Int64(report.processCount))); try row.add(Self.fixed(report.cpuSecondsTotal, 1e6))
-                try row.add(report.residentTrendBytesPerSecond.map { $0.rounded() }.sqlite); try row.add(phaseID.map { .integer($0) })
-                if let events {
-                    try row.add(.integer(1)); try row.add(Self.fixed(events.fps, 100)); try row.add(Self.fixed(events.frameP50, 1000))
-                    try row.add(Self.fixed(events.frameP95, 1000)); try row.add(Self.fixed(events.frameP99, 1000))
-                    try row.add(.real(events.jankyFrames)); try row.add(.real(events.droppedFrames)); try row.add(.real(events.framesTotal))
-                    try row.add(Self.fixed(events.actionsPerSecond, 100)); try row.add(.real(events.actionsTotal))
-                    try row.add(events.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
-                    try row.add(.integer(Int64(clamping: events.received))); try row.add(.integer(Int64(clamping: events.malformed)))
-                    try row.add(.integer(Int64(clamping: events.rejectedTotal))); try row.add(.integer(Int64(clamping: events.ignored)))
-                    try row.add(Self.fixed(events.inputLatencyP50, 1000)); try row.add(Self.fixed(events.inputLatencyP99, 1000))
-                } else {
-                    for _ in 0..<17 { try row.add(nil) }
-                }
-                try row.add(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
-                try row.add(commandID.map { .integer($0) }); try row.add(reasons)
-            }
-            for frame in frames {
+            try recordPhases(tick.phases)
+            if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time) }
+            if tick.isExitRow, case .exited(let code, let signal) = tick.status { recordEnd(exitCode: code, exitSignal: signal) }
+            for frame in tick.frames {
                 try insertFrame.insert { row in
                     try row.add(.integer(milliseconds(frame.time))); try row.add(.integer(Int64((frame.milliseconds * 1000).rounded())))
                     try row.add(FrameSource.allCases.firstIndex(of: frame.source).sqlite)
                 }
             }
-            for action in actions {
+            for action in tick.actions {
                 let label = try nameID(action.label)
                 try insertAction.insert { row in try row.add(.integer(time)); try row.add(.integer(label)); try row.add(.real(action.count)) }
             }
-            if now &- lastCommit >= 1_000_000_000 {
+            if tick.monotonicNanoseconds &- lastCommit >= 1_000_000_000 {
                 try dropOldestIfFull()
                 try database.execute("COMMIT; BEGIN;")
-                lastCommit = now
+                lastCommit = tick.monotonicNanoseconds
             }
         } catch {
             failed = true
             warn("recording to \(database.path) stopped: \(error)")
+        }
+    }
+
+    /// The tick's row of `sample_log`, column by column in the table's order.
+    private func recordRow(_ tick: Tick, time: Int64) throws {
+        let report = tick.report, events = tick.events, phases = tick.phases, commandName = tick.commandName
+        let phaseID = try phases.current.map { try nameID($0.name) }
+        if let events, events.highFrequencyActions != lastHighFrequency {
+            // A change: the new list, or one row without a label for "none from here".
+            for action in events.highFrequencyActions {
+                try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
+            }
+            if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
+            lastHighFrequency = events.highFrequencyActions
+        }
+        let commandID = commandName == lastCommandName ? nil : try nameID(commandName)
+        lastCommandName = commandName
+        var reasons: SQLiteValue?
+        if let rejected = events?.rejected, rejected != lastRejected {
+            reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
+            lastRejected = rejected
+        }
+        // Column by column, in the order of `sample_log`.
+        try insertSample.insert { row in
+            try row.add(.integer(time)); try row.add(.integer(report.alive ? 1 : 0)); try row.add(Self.fixed(report.cpuPercent, 100))
+            try row.add(Self.fixed(report.cpuUserPercent, 100)); try row.add(Self.fixed(report.cpuSystemPercent, 100))
+            try row.add(report.residentBytes.sqlite); try row.add(report.proportionalBytes.sqlite); try row.add(report.virtualBytes.sqlite)
+            try row.add(report.threads.sqlite); try row.add(.integer(Int64(report.processCount))); try row.add(Self.fixed(report.cpuSecondsTotal, 1e6))
+            try row.add(report.residentTrendBytesPerSecond.map { $0.rounded() }.sqlite); try row.add(phaseID.map { .integer($0) })
+            if let events {
+                try row.add(.integer(1)); try row.add(Self.fixed(events.fps, 100)); try row.add(Self.fixed(events.frameP50, 1000))
+                try row.add(Self.fixed(events.frameP95, 1000)); try row.add(Self.fixed(events.frameP99, 1000))
+                try row.add(.real(events.jankyFrames)); try row.add(.real(events.droppedFrames)); try row.add(.real(events.framesTotal))
+                try row.add(Self.fixed(events.actionsPerSecond, 100)); try row.add(.real(events.actionsTotal))
+                try row.add(events.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
+                try row.add(.integer(Int64(clamping: events.received))); try row.add(.integer(Int64(clamping: events.malformed)))
+                try row.add(.integer(Int64(clamping: events.rejectedTotal))); try row.add(.integer(Int64(clamping: events.ignored)))
+                try row.add(Self.fixed(events.inputLatencyP50, 1000)); try row.add(Self.fixed(events.inputLatencyP99, 1000))
+            } else {
+                for _ in 0..<17 { try row.add(nil) }
+            }
+            try row.add(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+            try row.add(commandID.map { .integer($0) }); try row.add(reasons)
         }
     }
 
@@ -220,8 +227,8 @@ public final class Recorder {
     }
 
     /// How the target ended, when it ended by itself (not stopped by perfhud): the live rows then
-    /// end with one more, the last report with the exit status, and a replay gives it too.
-    public func recordEnd(exitCode: Int32?, exitSignal: Int32?) {
+    /// end with the exit row (the last sample row), and a replay gives it too.
+    private func recordEnd(exitCode: Int32?, exitSignal: Int32?) {
         setMeta("target_ended", "1")
         setMeta("exit_code", exitCode.map { String($0) } ?? "")
         setMeta("exit_signal", exitSignal.map { String($0) } ?? "")
@@ -252,13 +259,11 @@ public final class Recorder {
 }
 
 extension Recorder {
-    /// A recording of a HUD session: its metadata from the session's configuration; from now on
-    /// the aggregator keeps every frame and the actions per label for it.
+    /// A recording of a HUD session: its metadata from the session's configuration.
     convenience init(path: String, session: SessionConfiguration, pid: Int32, command: String, commandLine: String?,
-                     startNanoseconds: UInt64, aggregator: EventAggregator, warn: @escaping (String) -> Void) throws {
+                     startNanoseconds: UInt64, warn: @escaping (String) -> Void) throws {
         try self.init(path: path, meta: Self.meta(version: session.version, pid: pid, command: command, commandLine: commandLine,
                                                   tickNanoseconds: session.watch.tickNanoseconds, events: session.watch.events),
                       startNanoseconds: startNanoseconds, warn: warn)
-        aggregator.startRecording()
     }
 }

@@ -1,0 +1,55 @@
+/// Everything one tick of a watched target produced, computed once: the sample's report, the event
+/// figures, and what the event stream brought since the tick before (frames, actions, phases, each
+/// with its own time). Every sink — the HUD, the plain/JSON rows, the end summary, the recording,
+/// the daemon's metrics and journal — consumes this one value; `replay` rebuilds the same values
+/// from a recording (`RecordingRows`). No sink derives a figure another has already derived.
+public struct Tick {
+    /// When the tick was taken (CLOCK_MONOTONIC).
+    public var monotonicNanoseconds: UInt64
+    /// What was read (cumulative counters, for sinks that export them as counters: the daemon).
+    public var sample: Sample
+    /// The figures derived from the sample (`MetricsStore.record`).
+    public var report: Report
+    /// The event figures at this tick; nil without an event socket (JSON then says null, not 0).
+    public var events: EventSnapshot?
+    /// The target's name at this tick (it follows an exec).
+    public var commandName: String
+    /// `.running`, or how the target ended (the last tick of a target that ended by itself).
+    public var status: TargetStatus
+    /// The phases entered so far, each with the RSS read when its event arrived.
+    public var phases: PhaseHistory
+    /// Phases that ended since the tick before, and what each kept.
+    public var endedPhases: [EndedPhase] = []
+    /// Frames that arrived since the tick before, each stamped with its own end time (`--record`).
+    public var frames: [RecordedFrame] = []
+    /// Actions per label since the tick before (`--record`).
+    public var actions: [(label: String, count: Double)] = []
+    /// The action log since the tick before, repeats folded, and how many did not fit.
+    public var log: [ActionLogEntry] = []
+    public var logDropped = 0.0
+    /// The last tick of the session: the event socket was drained before it was taken, so it has
+    /// every frame and action the target sent.
+    public var isFinal = false
+    /// The last tick of a session perfhud ended (`q`, `--count`, `--duration`): no exit row is written for it.
+    public var endedByPerfhud = false
+
+    /// A phase that ended, and the memory it kept (RSS at exit minus RSS at entry).
+    public struct EndedPhase: Equatable {
+        public var name: String
+        public var keptBytes: Int64?
+    }
+
+    public init(monotonicNanoseconds: UInt64, sample: Sample, report: Report, events: EventSnapshot?, commandName: String,
+                status: TargetStatus, phases: PhaseHistory) {
+        self.monotonicNanoseconds = monotonicNanoseconds
+        self.sample = sample
+        self.report = report
+        self.events = events
+        self.commandName = commandName
+        self.status = status
+        self.phases = phases
+    }
+
+    /// Whether this tick is the row that says how the target ended (written whatever `--report-every` says).
+    public var isExitRow: Bool { isFinal && !endedByPerfhud && status != .running }
+}

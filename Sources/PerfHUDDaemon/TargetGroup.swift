@@ -1,0 +1,76 @@
+import PerfHUDCore
+
+/// The daemon's target as one sample source: one sampler per root process (a `--match` or `--unit`
+/// group has several), summed. The CPU of processes that left the group stays in the totals, so
+/// the counters never go back.
+final class TargetGroup: SampleSource {
+    private(set) var samplers: [Int32: ProcessSampler] = [:]
+    private let includeChildren: Bool
+    private var retired = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
+    private var lastCumulative: [Int32: (cpu: UInt64, user: UInt64, system: UInt64)] = [:]
+    /// The command name of the lowest PID, looked up when the members change.
+    var commandName = ""
+
+    init(includeChildren: Bool) { self.includeChildren = includeChildren }
+
+    var isEmpty: Bool { samplers.isEmpty }
+    var pids: [Int32] { samplers.keys.sorted() }
+    var currentCommandName: String? { samplers.isEmpty ? nil : commandName }
+    /// When the earliest member started, in clock ticks since boot.
+    var startTicks: UInt64? { samplers.values.map(\.startTicks).min() }
+
+    func contains(_ pid: Int32) -> Bool { samplers[pid] != nil }
+    func add(_ sampler: ProcessSampler) { samplers[sampler.pid] = sampler }
+
+    /// Lets `pid` go; what it spent stays in the totals.
+    func retire(_ pid: Int32) {
+        if let last = lastCumulative[pid] {
+            retired.cpu &+= last.cpu; retired.user &+= last.user; retired.system &+= last.system
+        }
+        lastCumulative[pid] = nil
+        samplers[pid] = nil
+    }
+
+    /// The members summed; members that ended are retired. Nil while the group is empty.
+    func takeSample() -> Sample? {
+        var combined: Sample?
+        for (pid, sampler) in samplers {
+            let sample = sampler.sample()
+            guard sample.alive || (includeChildren && sample.processCount > 0) else {
+                retire(pid)
+                continue
+            }
+            lastCumulative[pid] = (sample.cpuNanoseconds ?? 0, sample.userTicks ?? 0, sample.systemTicks ?? 0)
+            combined = combined.map { Self.sum($0, sample) } ?? sample
+        }
+        guard var group = combined else { return nil }
+        // Cumulative totals include the processes that left the group: counters never go back.
+        group.cpuNanoseconds = (group.cpuNanoseconds ?? 0) &+ retired.cpu
+        group.userTicks = (group.userTicks ?? 0) &+ retired.user
+        group.systemTicks = (group.systemTicks ?? 0) &+ retired.system
+        return group
+    }
+
+    static func sum(_ a: Sample, _ b: Sample) -> Sample {
+        func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
+        var result = a
+        result.alive = a.alive || b.alive
+        result.cpuNanoseconds = add(a.cpuNanoseconds, b.cpuNanoseconds)
+        result.userTicks = add(a.userTicks, b.userTicks)
+        result.systemTicks = add(a.systemTicks, b.systemTicks)
+        result.residentBytes = add(a.residentBytes, b.residentBytes)
+        result.virtualBytes = add(a.virtualBytes, b.virtualBytes)
+        // PSS is known for the group only when known for every member.
+        result.proportionalBytes = a.proportionalBytes.flatMap { x in b.proportionalBytes.map { x &+ $0 } }
+        result.threads = (a.threads ?? 0) + (b.threads ?? 0)
+        result.processCount = a.processCount + b.processCount
+        return result
+    }
+
+    /// `PID 7` or `PIDs 1, 2, …` (eight at most).
+    static func listing<S: Sequence>(_ pids: S) -> String where S.Element == Int32 {
+        let sorted = pids.sorted()
+        let shown = sorted.prefix(8).map { String($0) }.joined(separator: ", ")
+        return (sorted.count == 1 ? "PID " : "PIDs ") + shown + (sorted.count > 8 ? ", …" : "")
+    }
+}
