@@ -21,7 +21,7 @@ public struct EventConfiguration: Equatable {
     public var budgetMilliseconds: Double { 1000 / refreshHz }
 }
 
-/// What the event stream says at one moment: the figures of PRODUCT.md.
+/// What the event stream says at one moment: the figures of the README's Definitions.
 public struct EventSnapshot: Equatable {
     public struct HighFrequencyAction: Equatable {
         public var action: String

@@ -4,7 +4,7 @@ import Glibc
 
 /// One report as a line of text: `--output plain` for people, `--output json` for programs.
 public enum ReportFormatter {
-    /// The keys of PRODUCT.md about events, in order: null when there is no event socket.
+    /// The keys about events (README, JSON output), in order: null when there is no event socket.
     public static let eventKeys: [StaticString] = [
         "fps", "frame_p50_ms", "frame_p95_ms", "frame_p99_ms", "fps_1pct_low", "janky_frames", "dropped_frames",
         "actions_per_second", "high_frequency_actions", "phase", "events_received", "events_malformed",

@@ -1,4 +1,5 @@
-/// The only place history is mutated: it takes samples in and derives reports.
+/// Takes samples in, keeps the live history, and derives each report from the sample and the one
+/// before (the watcher calls it once a tick; replay builds its own history from the recording).
 public struct MetricsStore {
     public private(set) var series: TimeSeries
     public private(set) var latest: Report?

@@ -7,7 +7,7 @@ public struct Report: Equatable {
     /// CPU time over wall time of the last tick window; 100 = one core busy.
     public var cpuPercent: Double?
     public var cpuMachinePercent: Double?
-    /// The user / system split of `cpuPercent`, from stat ticks over the last `splitWindow`.
+    /// The user / system split of `cpuPercent`, from stat ticks over the last `MetricsStore.splitWindowSeconds`.
     public var cpuUserPercent: Double?
     public var cpuSystemPercent: Double?
     public var residentBytes: UInt64?

@@ -1,5 +1,5 @@
 /// A run's summary (`perfhud report`), computed from a recording with the definitions of
-/// PRODUCT.md: nearest-rank percentiles over every frame; 1 % low = 1000 / p99 ms, 0.1 % low =
+/// the README's Definitions: nearest-rank percentiles over every frame; 1 % low = 1000 / p99 ms, 0.1 % low =
 /// 1000 / p99.9 ms (MangoHud's); average FPS = frames over time; janky and dropped as live.
 public struct RecordingSummary {
     public struct PhaseFigures {
