@@ -339,7 +339,7 @@ public final class EventAggregator: @unchecked Sendable {
                 snapshot.frameP50 = rank(50).atResolution(1000)
                 snapshot.frameP95 = rank(95).atResolution(1000)
                 snapshot.frameP99 = rank(99).atResolution(1000)
-                snapshot.fpsOnePercentLow = snapshot.frameP99! > 0 ? (1000 / snapshot.frameP99!).atResolution(100) : nil
+                snapshot.fpsOnePercentLow = DerivedFigure.onePercentLow(p99: snapshot.frameP99)
             }
             return snapshot
         }

@@ -5,14 +5,11 @@ import Glibc
 /// One report as a line of text: `--output plain` for people, `--output json` for programs.
 public enum ReportFormatter {
     /// The keys about events (README, JSON output), in order: null when there is no event socket.
-    public static let eventKeys: [StaticString] = [
-        "fps", "frame_p50_ms", "frame_p95_ms", "frame_p99_ms", "fps_1pct_low", "janky_frames", "dropped_frames",
-        "actions_per_second", "high_frequency_actions", "phase", "events_received", "events_malformed",
-        "events_rejected", "frame_source", "input_latency_p50_ms", "input_latency_p99_ms",
-    ]
+    public static var eventKeys: [StaticString] { Figure.eventKeys }
 
-    /// One JSON object, no newline. Built as UTF-8 bytes in one buffer: a report may be written
-    /// every millisecond, and appending to a `String` piece by piece costs ten times more.
+    /// One JSON object, no newline: `time`, `pid`, `alive`, then the fields of `Figure.all` in
+    /// order. Built as UTF-8 bytes in one buffer: a report may be written every millisecond, and
+    /// appending to a `String` piece by piece costs ten times more.
     public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(700)
@@ -27,52 +24,36 @@ public enum ReportFormatter {
         field("time", "\"" + rfc3339(report.wallSeconds) + "\"")
         field("pid", String(report.pid))
         field("alive", report.alive ? "true" : "false")
-        field("cpu_percent", number(report.cpuPercent))
-        field("cpu_machine_percent", number(report.cpuMachinePercent))
-        field("cpu_user_percent", number(report.cpuUserPercent))
-        field("cpu_system_percent", number(report.cpuSystemPercent))
-        field("rss_bytes", integer(report.residentBytes))
-        field("pss_bytes", integer(report.proportionalBytes))
-        field("vsize_bytes", integer(report.virtualBytes))
-        field("threads", report.threads.map { String($0) } ?? "null")
-        if let events {
-            field("fps", events.hasFrames ? number(events.fps) : "null")
-            field("frame_p50_ms", number(events.frameP50, decimals: 3))
-            field("frame_p95_ms", number(events.frameP95, decimals: 3))
-            field("frame_p99_ms", number(events.frameP99, decimals: 3))
-            field("fps_1pct_low", number(events.fpsOnePercentLow))
-            field("janky_frames", number(events.jankyFrames))
-            field("dropped_frames", number(events.droppedFrames))
-            field("actions_per_second", number(events.actionsPerSecond))
-            var list = "["
-            for (index, action) in events.highFrequencyActions.enumerated() {
-                if index > 0 { list += "," }
-                list += "{\"action\":" + quoted(action.action) + ",\"rate\":" + number(action.rate) + ",\"peak\":" + number(action.peak) + "}"
+        let figures = events ?? EventSnapshot()
+        for figure in Figure.all {
+            if figure.source == .events && events == nil {
+                if figure.nullWithoutEvents { field(figure.key, "null") }
+                continue
             }
-            field("high_frequency_actions", list + "]")
-            field("phase", events.phase.map(quoted) ?? "null")
-            field("events_received", String(events.received))
-            field("events_malformed", String(events.malformed))
-            field("events_rejected", String(events.rejectedTotal))
-            field("events_rejected_by_reason", "{" + events.rejected.sorted { $0.key < $1.key }
-                .map { quoted($0.key) + ":" + String($0.value) }.joined(separator: ",") + "}")
-            field("events_ignored", String(events.ignored))
-            field("frames_total", number(events.framesTotal))
-            field("actions_total", number(events.actionsTotal))
-            field("frame_source", events.frameSource.map { quoted($0.rawValue) } ?? "null")
-            field("input_latency_p50_ms", number(events.inputLatencyP50, decimals: 3))
-            field("input_latency_p99_ms", number(events.inputLatencyP99, decimals: 3))
-        } else {
-            for key in eventKeys { field(key, "null") }
-        }
-        field("command", quoted(commandName))
-        field("elapsed_seconds", number(report.elapsedSeconds, decimals: 3))
-        field("rss_trend_bytes_per_second", number(report.residentTrendBytesPerSecond, decimals: 0))
-        field("processes", String(report.processCount))
-        field("cpu_seconds_total", number(report.cpuSecondsTotal, decimals: 6))
-        if case .exited(let code, let signal) = status {
-            field("exit_code", code.map { String($0) } ?? "null")
-            field("exit_signal", signal.map { String($0) } ?? "null")
+            switch figure.kind {
+            case .number(let decimals):
+                field(figure.key, number(figure.read(report, figures), decimals: decimals))
+            case .special(.highFrequencyActions):
+                var list = "["
+                for (index, action) in figures.highFrequencyActions.enumerated() {
+                    if index > 0 { list += "," }
+                    list += "{\"action\":" + quoted(action.action) + ",\"rate\":" + number(action.rate) + ",\"peak\":" + number(action.peak) + "}"
+                }
+                field(figure.key, list + "]")
+            case .special(.phase):
+                field(figure.key, figures.phase.map(quoted) ?? "null")
+            case .special(.rejectedByReason):
+                field(figure.key, "{" + figures.rejected.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + String($0.value) }.joined(separator: ",") + "}")
+            case .special(.frameSource):
+                field(figure.key, figures.frameSource.map { quoted($0.rawValue) } ?? "null")
+            case .special(.command):
+                field(figure.key, quoted(commandName))
+            case .special(.exitStatus):
+                if case .exited(let code, let signal) = status {
+                    field("exit_code", code.map { String($0) } ?? "null")
+                    field("exit_signal", signal.map { String($0) } ?? "null")
+                }
+            }
         }
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
@@ -144,7 +125,6 @@ public enum ReportFormatter {
         return text
     }
 
-    static func integer(_ value: UInt64?) -> String { value.map { String($0) } ?? "null" }
 
     /// A JSON string literal: quotes, backslashes and every control character (C0, DEL, C1)
     /// escaped. Works on UTF-8 bytes; C1 controls are the two-byte sequences C2 80…C2 9F.

@@ -12,39 +12,35 @@ import Glibc
 public final class Recorder {
     /// The format written (see `Recording.formatVersion`).
     public static let formatVersion = Recording.formatVersion
-    static let schema = """
+    /// The columns of `sample_log` that are not a figure of `Figure.all`: the time, whether the
+    /// target was alive and the session had an event socket, and what is kept by reference or
+    /// only when it changes. Then one column a recorded figure.
+    static let leadingColumns = "t_ms INTEGER NOT NULL, alive INTEGER, events INTEGER, phase_id INTEGER, frame_source INTEGER, "
+        + "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER"
+    static let leadingColumnCount = 8
+
+    static var schema: String {
+        let figureColumns = Figure.recorded.map { "\($0.column!) \($0.storage == .real ? "REAL" : "INTEGER")" }
+        let sources = FrameSource.allCases.enumerated().map { "WHEN \($0.offset) THEN '\($0.element.rawValue)'" }.joined(separator: " ")
+        let figureViews = Figure.recorded.map { "\($0.viewExpression!) AS \($0.name)" }
+        return """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
         CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-        CREATE TABLE sample_log(t_ms INTEGER NOT NULL, alive INTEGER, cpu_centi INTEGER, cpu_user_centi INTEGER,
-            cpu_system_centi INTEGER, rss_bytes INTEGER, pss_bytes INTEGER, vsize_bytes INTEGER, threads INTEGER,
-            processes INTEGER, cpu_total_us INTEGER, rss_trend REAL, phase_id INTEGER, events INTEGER,
-            fps_centi INTEGER, p50_us INTEGER, p95_us INTEGER, p99_us INTEGER, janky REAL, dropped REAL,
-            frames_total REAL, aps_centi INTEGER, actions_total REAL, frame_source INTEGER,
-            received INTEGER, malformed INTEGER, rejected INTEGER, ignored INTEGER, latency_p50_us INTEGER,
-            latency_p99_us INTEGER, wall_skew_ms INTEGER, command_id INTEGER, rejected_reasons TEXT);
+        CREATE TABLE sample_log(\(leadingColumns), \(figureColumns.joined(separator: ", ")));
         CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);
         CREATE TABLE action_log(t_ms INTEGER NOT NULL, label_id INTEGER NOT NULL, count REAL NOT NULL);
         CREATE TABLE high_frequency_log(t_ms INTEGER NOT NULL, label_id INTEGER, rate REAL, peak REAL);
         CREATE TABLE phases(t REAL NOT NULL, name TEXT NOT NULL, rss_entry_bytes INTEGER, t_exit REAL, rss_exit_bytes INTEGER);
-        CREATE VIEW samples AS SELECT t_ms / 1000.0 AS t, cpu_centi / 100.0 AS cpu_percent, rss_bytes, pss_bytes,
-            vsize_bytes, threads, (SELECT name FROM names WHERE id = phase_id) AS phase, alive,
-            cpu_user_centi / 100.0 AS cpu_user_percent, cpu_system_centi / 100.0 AS cpu_system_percent, processes,
-            cpu_total_us / 1e6 AS cpu_seconds_total, rss_trend AS rss_trend_bytes_per_second,
-            fps_centi / 100.0 AS fps, p50_us / 1000.0 AS frame_p50_ms, p95_us / 1000.0 AS frame_p95_ms,
-            p99_us / 1000.0 AS frame_p99_ms, janky AS janky_frames, dropped AS dropped_frames, frames_total,
-            aps_centi / 100.0 AS actions_per_second, actions_total,
-            CASE frame_source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS frame_source,
-            received AS events_received, malformed AS events_malformed, rejected AS events_rejected,
-            ignored AS events_ignored, latency_p50_us / 1000.0 AS input_latency_p50_ms,
-            latency_p99_us / 1000.0 AS input_latency_p99_ms, events AS has_events, wall_skew_ms,
-            (SELECT name FROM names WHERE id = command_id) AS command_from_here, rejected_reasons,
+        CREATE VIEW samples AS SELECT t_ms / 1000.0 AS t, \(figureViews.joined(separator: ", ")),
+            (SELECT name FROM names WHERE id = phase_id) AS phase, alive, CASE frame_source \(sources) END AS frame_source,
+            events AS has_events, wall_skew_ms, (SELECT name FROM names WHERE id = command_id) AS command_from_here, rejected_reasons,
             (SELECT value FROM meta WHERE key = 'started_at_unix') + (t_ms + wall_skew_ms) / 1000.0 AS wall_time_unix FROM sample_log;
-        CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms,
-            CASE source WHEN 0 THEN 'events' WHEN 1 THEN 'gl' WHEN 2 THEN 'vulkan' WHEN 3 THEN 'tty' END AS source FROM frame_log;
+        CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms, CASE source \(sources) END AS source FROM frame_log;
         CREATE VIEW high_frequency_actions AS SELECT t_ms / 1000.0 AS t, names.name AS action, rate, peak
             FROM high_frequency_log LEFT JOIN names ON names.id = label_id;
         CREATE VIEW actions AS SELECT t_ms / 1000.0 AS t, names.name AS label, count FROM action_log JOIN names ON names.id = label_id;
         """
+    }
 
     private let database: SQLiteDatabase
     private let startNanoseconds: UInt64
@@ -89,7 +85,8 @@ public final class Recorder {
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
-            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...33).map { "?\($0)" }.joined(separator: ",") + ")")
+            let columns = Self.leadingColumnCount + Figure.recorded.count
+            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...columns).map { "?\($0)" }.joined(separator: ",") + ")")
             insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
             insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
@@ -120,10 +117,6 @@ public final class Recorder {
     private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
     /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
     private static func milliseconds(elapsed seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
-    private static func fixed(_ value: Double?, _ scale: Double) -> SQLiteValue? {
-        guard let value, value.isFinite else { return nil }
-        return .integer(Int64((value * scale).rounded()))
-    }
 
     private func nameID(_ name: String) throws -> Int64 {
         if let id = nameIDs[name] { return id }
@@ -182,27 +175,16 @@ public final class Recorder {
             reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
             lastRejected = rejected
         }
+        let figures = events ?? EventSnapshot()
         // Column by column, in the order of `sample_log`.
         try insertSample.insert { row in
-            try row.add(.integer(time)); try row.add(.integer(report.alive ? 1 : 0)); try row.add(Self.fixed(report.cpuPercent, 100))
-            try row.add(Self.fixed(report.cpuUserPercent, 100)); try row.add(Self.fixed(report.cpuSystemPercent, 100))
-            try row.add(report.residentBytes.sqlite); try row.add(report.proportionalBytes.sqlite); try row.add(report.virtualBytes.sqlite)
-            try row.add(report.threads.sqlite); try row.add(.integer(Int64(report.processCount))); try row.add(Self.fixed(report.cpuSecondsTotal, 1e6))
-            try row.add(report.residentTrendBytesPerSecond.map { $0.rounded() }.sqlite); try row.add(phaseID.map { .integer($0) })
-            if let events {
-                try row.add(.integer(1)); try row.add(Self.fixed(events.fps, 100)); try row.add(Self.fixed(events.frameP50, 1000))
-                try row.add(Self.fixed(events.frameP95, 1000)); try row.add(Self.fixed(events.frameP99, 1000))
-                try row.add(.real(events.jankyFrames)); try row.add(.real(events.droppedFrames)); try row.add(.real(events.framesTotal))
-                try row.add(Self.fixed(events.actionsPerSecond, 100)); try row.add(.real(events.actionsTotal))
-                try row.add(events.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
-                try row.add(.integer(Int64(clamping: events.received))); try row.add(.integer(Int64(clamping: events.malformed)))
-                try row.add(.integer(Int64(clamping: events.rejectedTotal))); try row.add(.integer(Int64(clamping: events.ignored)))
-                try row.add(Self.fixed(events.inputLatencyP50, 1000)); try row.add(Self.fixed(events.inputLatencyP99, 1000))
-            } else {
-                for _ in 0..<17 { try row.add(nil) }
-            }
-            try row.add(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+            try row.add(.integer(time)); try row.add(.integer(report.alive ? 1 : 0)); try row.add(events == nil ? nil : .integer(1))
+            try row.add(phaseID.map { .integer($0) }); try row.add(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
             try row.add(commandID.map { .integer($0) }); try row.add(reasons)
+            try row.add(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+            for figure in Figure.recorded {
+                try row.add(figure.source == .events && events == nil ? nil : figure.stored(figure.read(report, figures)))
+            }
         }
     }
 

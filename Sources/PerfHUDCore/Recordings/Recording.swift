@@ -6,34 +6,37 @@ import Glibc
 /// A file damaged part-way is read up to the damage, with a warning; a file that is no recording
 /// is a `.data` error (65), a missing one `.noInput` (66).
 public struct Recording {
+    /// One recorded tick: the report and the event figures as the live row had them (read back
+    /// through `Figure.all`), the phase and the command name at that tick.
     public struct SampleRow {
-        public var t: Double
-        public var cpuPercent: Double?
-        public var residentBytes: UInt64?
-        public var proportionalBytes: UInt64?
-        public var virtualBytes: UInt64?
-        public var threads: Int?
-        public var phase: String?
-        public var alive = true
-        public var cpuUserPercent: Double?
-        public var cpuSystemPercent: Double?
-        public var processes = 1
-        public var cpuSecondsTotal: Double?
-        public var residentTrend: Double?
+        public var report: Report
         /// The event figures of the row; nil when the session had no event socket.
         public var events: EventSnapshot?
-        /// What the live row said, where it is not derived from the above (format 2 on; nil before).
-        public var wallSeconds: Double?
-        public var cpuMachinePercent: Double?
+        public var phase: String?
         /// The target's name at this row (it follows an exec); format 1: the one at the start.
         public var commandName: String?
 
         public init(t: Double, cpuPercent: Double? = nil, residentBytes: UInt64? = nil, phase: String? = nil) {
-            self.t = t
-            self.cpuPercent = cpuPercent
-            self.residentBytes = residentBytes
+            report = Report(wallSeconds: 0, elapsedSeconds: t, pid: 0, alive: true, cpuPercent: cpuPercent, residentBytes: residentBytes,
+                            processCount: 1)
             self.phase = phase
         }
+
+        public var t: Double { get { report.elapsedSeconds } set { report.elapsedSeconds = newValue } }
+        public var alive: Bool { get { report.alive } set { report.alive = newValue } }
+        public var cpuPercent: Double? { get { report.cpuPercent } set { report.cpuPercent = newValue } }
+        public var cpuMachinePercent: Double? { report.cpuMachinePercent }
+        public var cpuUserPercent: Double? { report.cpuUserPercent }
+        public var cpuSystemPercent: Double? { report.cpuSystemPercent }
+        public var residentBytes: UInt64? { get { report.residentBytes } set { report.residentBytes = newValue } }
+        public var proportionalBytes: UInt64? { get { report.proportionalBytes } set { report.proportionalBytes = newValue } }
+        public var virtualBytes: UInt64? { report.virtualBytes }
+        public var threads: Int? { report.threads }
+        public var processes: Int { report.processCount }
+        public var cpuSecondsTotal: Double? { report.cpuSecondsTotal }
+        public var residentTrend: Double? { report.residentTrendBytesPerSecond }
+        /// The row's wall-clock time: the start, its elapsed time and the skew recorded with it (format 2 on).
+        public var wallSeconds: Double { report.wallSeconds }
     }
     public struct Frame: Equatable {
         public var t: Double
@@ -72,7 +75,10 @@ public struct Recording {
     /// ndjson`): the wall-clock skew, the command name when it changes, rejected events by reason,
     /// and how the target ended (meta `target_ended`). The machine-wide CPU and the 1 % low are
     /// derived from the recorded CPU and p99 as live (see `Resolution`), so they need no column.
-    public static let formatVersion: Int64 = 2
+    /// 3: `sample_log`'s columns are those of `Figure.all` (read by name); the exit row is a sample
+    /// of its own (the target no longer alive) instead of the last sample repeated; `fps` is NULL
+    /// before the first frame.
+    public static let formatVersion: Int64 = 3
 
     /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
     static func milliseconds(unix seconds: Double) -> Int64 {

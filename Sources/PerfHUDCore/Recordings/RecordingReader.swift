@@ -41,54 +41,52 @@ extension Recording {
         let refreshHz = self.refreshHz
         let startedAtMilliseconds = Recording.milliseconds(unix: startedAtUnix)
         let cpus = onlineCPUs
+        let pid = Int32(meta["target_pid"] ?? "") ?? 0
         var commandName = meta["target_command"], rejectedReasons: [String: UInt64]?
         var impossibleTimes = 0
         var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings = self.warnings
         func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) {
             if let warning = Self.readRows(database, what, sql, body) { warnings.append(warning) }
         }
-        readRows(database, "samples", "SELECT * FROM samples") { row in
-            guard let t = Self.time(row.double(0)) else { impossibleTimes += 1; return }
-            var sample = SampleRow(t: t, cpuPercent: Self.finite(row.double(1)), residentBytes: row.size(2), phase: row.text(6))
-            // Format 2's columns; format 1 derives what it can.
-            let milliseconds = Int64((t * 1000).rounded())
-            let hasFormat2 = format >= 2
-            let skew = hasFormat2 ? max(-Self.latestTime, min(Self.latestTime, Double(row.int64(30) ?? 0))) : 0
-            sample.wallSeconds = (Double(startedAtMilliseconds + milliseconds) + skew) / 1000
-            sample.cpuMachinePercent = sample.cpuPercent.map { ($0 / cpus).atResolution(100) }   // as `MetricsStore`
-            if hasFormat2, let name = row.text(31) { commandName = name }
+        // Names by id (phases and command names in sample_log refer to them).
+        var names: [Int64: String] = [:]
+        readRows(database, "names", "SELECT id, name FROM names") { row in if let id = row.int64(0) { names[id] = row.text(1) ?? "" } }
+        // sample_log by column name, each figure through its entry of `Figure.all`: a column a
+        // format does not have reads as missing (format 1 has no wall-clock skew, command or reasons).
+        var columns: [String: Int32] = [:]
+        if let statement = try? database.prepare("SELECT * FROM sample_log LIMIT 0") {
+            for index in 0..<statement.columnCount { if let name = statement.columnName(index) { columns[name] = index } }
+        }
+        let figureColumns = Figure.recorded.map { columns[$0.column!] }
+        let (skewColumn, commandColumn, reasonsColumn) = (columns["wall_skew_ms"], columns["command_id"], columns["rejected_reasons"])
+        let (phaseColumn, sourceColumn, eventsColumn, aliveColumn) = (columns["phase_id"], columns["frame_source"], columns["events"], columns["alive"])
+        readRows(database, "samples", "SELECT * FROM sample_log") { row in
+            guard let milliseconds = row.int64(0), let t = Self.time(Double(milliseconds) / 1000) else { impossibleTimes += 1; return }
+            var sample = SampleRow(t: t)
+            var events = EventSnapshot()
+            for (figure, column) in zip(Figure.recorded, figureColumns) {
+                guard let column else { continue }
+                let value = figure.value(stored: row.int64(column), real: row.double(column))
+                figure.write(&sample.report, &events, value.flatMap { $0.isFinite ? $0 : nil })
+            }
+            sample.report.elapsedSeconds = t
+            sample.report.pid = pid
+            sample.alive = aliveColumn.flatMap { row.int64($0) } != 0
+            sample.phase = phaseColumn.flatMap { row.int64($0) }.flatMap { names[$0] }
+            let skew = skewColumn.flatMap { row.int64($0) }.map { Double(max(-Int64(Self.latestTime), min(Int64(Self.latestTime), $0))) }
+            sample.report.wallSeconds = (Double(startedAtMilliseconds + milliseconds) + (skew ?? 0)) / 1000
+            // As `MetricsStore` derives it.
+            sample.report.cpuMachinePercent = DerivedFigure.machinePercent(sample.report.cpuPercent, onlineCPUs: cpus)
+            if let name = commandColumn.flatMap({ row.int64($0) }).flatMap({ names[$0] }) { commandName = name }
             sample.commandName = commandName
-            if hasFormat2, let reasons = row.text(32) { rejectedReasons = Self.reasons(reasons) }
-            sample.proportionalBytes = row.size(3)
-            sample.virtualBytes = row.size(4)
-            sample.threads = row.int64(5).map(Int.init)
-            sample.alive = row.int64(7) != 0
-            sample.cpuUserPercent = row.double(8)
-            sample.cpuSystemPercent = row.double(9)
-            sample.processes = Int(max(0, row.int64(10) ?? 1))
-            sample.cpuSecondsTotal = row.double(11)
-            sample.residentTrend = row.double(12)
-            if row.int64(29) == 1 {
-                var events = EventSnapshot()
-                events.fps = row.double(13) ?? 0
-                events.frameP50 = row.double(14)
-                events.frameP95 = row.double(15)
-                events.frameP99 = row.double(16)
+            if let reasons = reasonsColumn.flatMap({ row.text($0) }) { rejectedReasons = Self.reasons(reasons) }
+            if eventsColumn.flatMap({ row.int64($0) }) == 1 {
                 // As `EventAggregator` derives it (format 1 recorded p99 unrounded, so its 1 % low was too).
-                events.fpsOnePercentLow = events.frameP99.flatMap { $0 > 0 ? (format >= 2 ? (1000 / $0).atResolution(100) : 1000 / $0) : nil }
-                events.jankyFrames = row.double(17) ?? 0
-                events.droppedFrames = row.double(18) ?? 0
-                events.framesTotal = row.double(19) ?? 0
-                events.actionsPerSecond = row.double(20) ?? 0
-                events.actionsTotal = row.double(21) ?? 0
-                events.frameSource = row.text(22).flatMap(FrameSource.init(rawValue:))
-                events.received = row.size(23) ?? 0
-                events.malformed = row.size(24) ?? 0
-                let rejected = row.size(25) ?? 0
-                if rejected > 0 { events.rejected = rejectedReasons ?? ["recorded": rejected] }
-                events.ignored = row.size(26) ?? 0
-                events.inputLatencyP50 = row.double(27)
-                events.inputLatencyP99 = row.double(28)
+                events.fpsOnePercentLow = format >= 2 ? DerivedFigure.onePercentLow(p99: events.frameP99)
+                    : events.frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
+                let sources = FrameSource.allCases
+                events.frameSource = sourceColumn.flatMap { row.int64($0) }.flatMap { $0 >= 0 && $0 < sources.count ? sources[Int($0)] : nil }
+                if events.rejectedTotal > 0 { events.rejected = rejectedReasons ?? events.rejected }
                 events.phase = sample.phase
                 events.refreshHz = refreshHz
                 sample.events = events

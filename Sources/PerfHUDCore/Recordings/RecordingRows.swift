@@ -38,11 +38,8 @@ public struct RecordingRows {
 
     /// The report of one recorded sample, as `MetricsStore` derived it live.
     public func report(_ sample: Recording.SampleRow) -> Report {
-        Report(wallSeconds: sample.wallSeconds ?? recording.startedAtUnix + sample.t, elapsedSeconds: sample.t, pid: pid,
-               alive: sample.alive, cpuPercent: sample.cpuPercent, cpuMachinePercent: sample.cpuMachinePercent,
-               cpuUserPercent: sample.cpuUserPercent, cpuSystemPercent: sample.cpuSystemPercent, residentBytes: sample.residentBytes,
-               residentTrendBytesPerSecond: sample.residentTrend, proportionalBytes: sample.proportionalBytes,
-               virtualBytes: sample.virtualBytes, threads: sample.threads, processCount: sample.processes,
-               cpuSecondsTotal: sample.cpuSecondsTotal)
+        var report = sample.report
+        report.pid = pid
+        return report
     }
 }

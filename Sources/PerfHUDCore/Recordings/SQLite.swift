@@ -135,6 +135,8 @@ final class SQLiteStatement {
         return false
     }
 
+    var columnCount: Int32 { sqlite3_column_count(statement) }
+    func columnName(_ column: Int32) -> String? { sqlite3_column_name(statement, column).map { String(cString: $0) } }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
     func int64(_ column: Int32) -> Int64? { isNull(column) ? nil : sqlite3_column_int64(statement, column) }
     /// A count or a size: nil when null or negative (a damaged file), never a trap.

@@ -39,7 +39,7 @@ public struct MetricsStore {
             let percent = Double(cpuNow >= cpuBefore ? cpuNow - cpuBefore : 0) / wall * 100
             // At the resolution they are recorded at (see `Resolution`).
             report.cpuPercent = percent.atResolution(100)
-            report.cpuMachinePercent = (report.cpuPercent! / onlineCPUs).atResolution(100)
+            report.cpuMachinePercent = DerivedFigure.machinePercent(report.cpuPercent, onlineCPUs: onlineCPUs)
         }
         if !sample.alive {
             // The total spent stays known after the end (a dead process's files read nothing).

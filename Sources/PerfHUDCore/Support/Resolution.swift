@@ -13,3 +13,14 @@ extension Optional where Wrapped == Double {
     @inline(__always)
     func atResolution(_ scale: Double) -> Double? { map { $0.atResolution(scale) } }
 }
+
+/// The figures derived from others rather than recorded: one definition for the collector that
+/// derives them live and the reader that derives them again from a recording.
+public enum DerivedFigure {
+    /// The machine-wide CPU: the kept CPU over the online CPUs, at 0.01 %.
+    public static func machinePercent(_ cpu: Double?, onlineCPUs: Double) -> Double? { cpu.map { ($0 / onlineCPUs).atResolution(100) } }
+    /// MangoHud's 1 % low: 1000 / p99 ms, at 0.01 FPS.
+    public static func onePercentLow(p99 milliseconds: Double?) -> Double? {
+        milliseconds.flatMap { $0 > 0 ? (1000 / $0).atResolution(100) : nil }
+    }
+}

@@ -1,0 +1,183 @@
+/// The figures of a tick row, each described once: its JSON key (a contract: never renamed), its
+/// unit and the resolution it is kept and printed at, the column of a recording's `sample_log`
+/// that keeps it, and the Prometheus name the daemon exports it under. The JSON row, the recording
+/// (its schema, its writer, its reader and its `samples` view) are built from this table, so a new
+/// figure is one entry here plus its collector (what fills `Report` or `EventSnapshot`).
+///
+/// The order is the JSON row's. A few fields are not plain numbers (the high-frequency list, the
+/// phase, the frame source, the command, how the target ended); they hold their place in the table
+/// as `.special` and each sink writes them its own way.
+public struct Figure {
+    /// How a figure is kept in `sample_log`.
+    public enum Storage: Equatable {
+        /// An integer, the value × scale rounded (0.01 % CPU: 100): exact at the figure's resolution.
+        case fixed(Double)
+        /// A whole count or size.
+        case integer
+        /// A REAL: totals that may be fractional (sample rates scale counts).
+        case real
+        /// Not recorded: derived on reading from what is (`Figure.derive`).
+        case derived
+    }
+
+    /// What a field is, for the JSON row.
+    public enum Kind: Equatable {
+        /// A number printed with at most `decimals` decimals (its resolution), or null.
+        case number(decimals: Int)
+        /// A field written by each sink its own way.
+        case special(Special)
+    }
+
+    public enum Special: Equatable {
+        case highFrequencyActions, phase, rejectedByReason, frameSource, command, exitStatus
+    }
+
+    /// Where the value lives: the sample's report, or the event figures (null without an event socket).
+    public enum Source: Equatable { case report, events }
+
+    public let key: StaticString
+    public let unit: String
+    public let kind: Kind
+    public let source: Source
+    /// The `sample_log` column; nil for fields that are derived or kept elsewhere.
+    public let column: String?
+    public let storage: Storage
+    /// The daemon's metric name (base units, see DaemonMetrics), where it exports the figure.
+    public let metric: String?
+    /// Without an event socket: printed as null (true), or left out of the row (false).
+    public let nullWithoutEvents: Bool
+    /// Reads the figure from a tick's report and event figures.
+    let read: (Report, EventSnapshot) -> Double?
+    /// Puts a recorded value back (reading a recording).
+    let write: (inout Report, inout EventSnapshot, Double?) -> Void
+
+    init(_ key: StaticString, _ unit: String, _ kind: Kind, _ source: Source, column: String? = nil, storage: Storage = .derived,
+         metric: String? = nil, nullWithoutEvents: Bool = true,
+         read: @escaping (Report, EventSnapshot) -> Double? = { _, _ in nil },
+         write: @escaping (inout Report, inout EventSnapshot, Double?) -> Void = { _, _, _ in }) {
+        self.key = key; self.unit = unit; self.kind = kind; self.source = source; self.column = column
+        self.storage = storage; self.metric = metric; self.nullWithoutEvents = nullWithoutEvents
+        self.read = read; self.write = write
+    }
+
+    public var name: String { String(describing: key) }
+
+    /// The stored value of `value` (`nil` stays NULL; not finite is NULL).
+    func stored(_ value: Double?) -> SQLiteValue? {
+        guard let value, value.isFinite else { return nil }
+        switch storage {
+        case .fixed(let scale): return .integer(Int64((value * scale).rounded().clampedInt))
+        case .integer: return .integer(Int64(value.rounded().clampedInt))
+        case .real: return .real(value)
+        case .derived: return nil
+        }
+    }
+
+    /// The value of a stored column (as `stored` wrote it).
+    func value(stored integer: Int64?, real: Double?) -> Double? {
+        switch storage {
+        case .fixed(let scale): return integer.map { Double($0) / scale }
+        case .integer: return integer.map { Double($0) }
+        case .real: return real
+        case .derived: return nil
+        }
+    }
+
+    /// The SQL expression of the `samples` view that gives the figure in its unit.
+    var viewExpression: String? {
+        guard let column else { return nil }
+        if case .fixed(let scale) = storage { return "\(column) / \(ReportFormatter.number(scale, decimals: 0)).0" }
+        return column
+    }
+}
+
+extension Figure {
+    private static func size(_ value: UInt64?) -> Double? { value.map { Double($0) } }
+    private static func size(_ value: Double?) -> UInt64? { value.flatMap { $0 >= 0 && $0 < 1.8e19 ? UInt64($0) : nil } }
+    private static func count(_ value: Double?) -> UInt64 { size(value) ?? 0 }
+
+
+    /// Every field of a tick row, in the JSON row's order (after `time`, `pid` and `alive`).
+    public static let all: [Figure] = [
+        Figure("cpu_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_centi", storage: .fixed(100),
+               read: { r, _ in r.cpuPercent }, write: { r, _, v in r.cpuPercent = v }),
+        Figure("cpu_machine_percent", "percent of all CPUs", .number(decimals: 2), .report,
+               read: { r, _ in r.cpuMachinePercent }),
+        Figure("cpu_user_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_user_centi", storage: .fixed(100),
+               read: { r, _ in r.cpuUserPercent }, write: { r, _, v in r.cpuUserPercent = v }),
+        Figure("cpu_system_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_system_centi", storage: .fixed(100),
+               read: { r, _ in r.cpuSystemPercent }, write: { r, _, v in r.cpuSystemPercent = v }),
+        Figure("rss_bytes", "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
+               metric: "perfhud_target_resident_memory_bytes",
+               read: { r, _ in size(r.residentBytes) }, write: { r, _, v in r.residentBytes = size(v) }),
+        Figure("pss_bytes", "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
+               metric: "perfhud_target_proportional_memory_bytes",
+               read: { r, _ in size(r.proportionalBytes) }, write: { r, _, v in r.proportionalBytes = size(v) }),
+        Figure("vsize_bytes", "bytes", .number(decimals: 0), .report, column: "vsize_bytes", storage: .integer,
+               metric: "perfhud_target_virtual_memory_bytes",
+               read: { r, _ in size(r.virtualBytes) }, write: { r, _, v in r.virtualBytes = size(v) }),
+        Figure("threads", "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: "perfhud_target_threads",
+               read: { r, _ in r.threads.map { Double($0) } }, write: { r, _, v in r.threads = v.map { $0.clampedInt } }),
+        Figure("fps", "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100),
+               // Null before the first frame (unknown, not 0), in the row and in the recording.
+               read: { _, e in e.hasFrames ? e.fps : nil }, write: { _, e, v in e.fps = v ?? 0 }),
+        Figure("frame_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "p50_us", storage: .fixed(1000),
+               read: { _, e in e.frameP50 }, write: { _, e, v in e.frameP50 = v }),
+        Figure("frame_p95_ms", "milliseconds", .number(decimals: 3), .events, column: "p95_us", storage: .fixed(1000),
+               read: { _, e in e.frameP95 }, write: { _, e, v in e.frameP95 = v }),
+        Figure("frame_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "p99_us", storage: .fixed(1000),
+               read: { _, e in e.frameP99 }, write: { _, e, v in e.frameP99 = v }),
+        Figure("fps_1pct_low", "frames per second", .number(decimals: 2), .events,
+               read: { _, e in e.fpsOnePercentLow }),
+        Figure("janky_frames", "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: "perfhud_janky_frames_total",
+               read: { _, e in e.jankyFrames }, write: { _, e, v in e.jankyFrames = v ?? 0 }),
+        Figure("dropped_frames", "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: "perfhud_dropped_frames_total",
+               read: { _, e in e.droppedFrames }, write: { _, e, v in e.droppedFrames = v ?? 0 }),
+        Figure("actions_per_second", "actions per second", .number(decimals: 2), .events, column: "aps_centi", storage: .fixed(100),
+               read: { _, e in e.actionsPerSecond }, write: { _, e, v in e.actionsPerSecond = v ?? 0 }),
+        Figure("high_frequency_actions", "", .special(.highFrequencyActions), .events),
+        Figure("phase", "", .special(.phase), .events),
+        Figure("events_received", "lines", .number(decimals: 0), .events, column: "received", storage: .integer,
+               metric: "perfhud_events_received_total",
+               read: { _, e in Double(e.received) }, write: { _, e, v in e.received = count(v) }),
+        Figure("events_malformed", "lines", .number(decimals: 0), .events, column: "malformed", storage: .integer,
+               metric: "perfhud_events_malformed_total",
+               read: { _, e in Double(e.malformed) }, write: { _, e, v in e.malformed = count(v) }),
+        // The total is recorded; the reasons beside it (rejected_reasons, when they change).
+        Figure("events_rejected", "datagrams", .number(decimals: 0), .events, column: "rejected", storage: .integer,
+               metric: "perfhud_events_rejected_total",
+               read: { _, e in Double(e.rejectedTotal) }, write: { _, e, v in if count(v) > 0 { e.rejected = ["recorded": count(v)] } }),
+        Figure("events_rejected_by_reason", "", .special(.rejectedByReason), .events, nullWithoutEvents: false),
+        Figure("events_ignored", "lines", .number(decimals: 0), .events, column: "ignored", storage: .integer, nullWithoutEvents: false,
+               read: { _, e in Double(e.ignored) }, write: { _, e, v in e.ignored = count(v) }),
+        Figure("frames_total", "frames", .number(decimals: 2), .events, column: "frames_total", storage: .real,
+               metric: "perfhud_frames_total", nullWithoutEvents: false,
+               read: { _, e in e.framesTotal }, write: { _, e, v in e.framesTotal = v ?? 0 }),
+        Figure("actions_total", "actions", .number(decimals: 2), .events, column: "actions_total", storage: .real,
+               metric: "perfhud_actions_total", nullWithoutEvents: false,
+               read: { _, e in e.actionsTotal }, write: { _, e, v in e.actionsTotal = v ?? 0 }),
+        Figure("frame_source", "", .special(.frameSource), .events),
+        Figure("input_latency_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000),
+               read: { _, e in e.inputLatencyP50 }, write: { _, e, v in e.inputLatencyP50 = v }),
+        Figure("input_latency_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000),
+               read: { _, e in e.inputLatencyP99 }, write: { _, e, v in e.inputLatencyP99 = v }),
+        Figure("command", "", .special(.command), .report),
+        Figure("elapsed_seconds", "seconds", .number(decimals: 3), .report, column: "t_ms", storage: .fixed(1000),
+               read: { r, _ in r.elapsedSeconds }, write: { r, _, v in r.elapsedSeconds = v ?? 0 }),
+        Figure("rss_trend_bytes_per_second", "bytes per second", .number(decimals: 0), .report, column: "rss_trend", storage: .real,
+               read: { r, _ in r.residentTrendBytesPerSecond }, write: { r, _, v in r.residentTrendBytesPerSecond = v }),
+        Figure("processes", "processes", .number(decimals: 0), .report, column: "processes", storage: .integer,
+               metric: "perfhud_target_processes",
+               read: { r, _ in Double(r.processCount) }, write: { r, _, v in r.processCount = max(0, (v ?? 1).clampedInt) }),
+        Figure("cpu_seconds_total", "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
+               metric: "perfhud_target_cpu_seconds_total",
+               read: { r, _ in r.cpuSecondsTotal }, write: { r, _, v in r.cpuSecondsTotal = v }),
+        Figure("exit", "", .special(.exitStatus), .report),
+    ]
+
+    /// The recorded figures, in `sample_log`'s order after its leading columns.
+    static let recorded: [Figure] = all.filter { $0.column != nil && $0.column != "t_ms" }
+
+    /// The JSON keys printed as null when a session has no event socket (the README's list).
+    public static let eventKeys: [StaticString] = all.filter { $0.source == .events && $0.nullWithoutEvents }.map(\.key)
+}

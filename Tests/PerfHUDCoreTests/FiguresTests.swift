@@ -1,0 +1,85 @@
+import XCTest
+@testable import PerfHUDCore
+
+/// The table of figures drives the JSON row and the recording: a figure is one entry there.
+final class FiguresTests: XCTestCase {
+    private func keys(ofJSON line: String) -> [String] {
+        // The top-level keys in order (values here hold no nested `"key":` at the top level but the list's).
+        var keys: [String] = []
+        var depth = 0, index = line.startIndex, inString = false, start = line.startIndex
+        while index < line.endIndex {
+            let character = line[index]
+            if inString {
+                if character == "\\" { index = line.index(after: index) } else if character == "\"" {
+                    inString = false
+                    let after = line.index(after: index)
+                    if depth == 1, after < line.endIndex, line[after] == ":" { keys.append(String(line[line.index(after: start)..<index])) }
+                }
+            } else if character == "\"" { inString = true; start = index } else if character == "{" || character == "[" { depth += 1 } else if character == "}" || character == "]" { depth -= 1 }
+            index = line.index(after: index)
+        }
+        return keys
+    }
+
+    func testTheJSONRowHasEveryFigureInTheTablesOrder() {
+        let report = Report(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
+        let withEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: EventSnapshot()))
+        let expected = ["time", "pid", "alive"] + Figure.all.flatMap { figure -> [String] in
+            figure.kind == .special(.exitStatus) ? ["exit_code", "exit_signal"] : [figure.name]
+        }
+        XCTAssertEqual(withEvents, expected)
+        let withoutEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil))
+        XCTAssertEqual(withoutEvents, ["time", "pid", "alive"] + Figure.all.filter {
+            ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
+        }.map(\.name))
+    }
+
+    func testARecordingHasAColumnAndAViewFieldForEveryRecordedFigure() throws {
+        let path = NSTemporaryDirectory() + "perfhud-figures-\(getpid()).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 1, command: "x", commandLine: nil,
+                                                                 tickNanoseconds: 100_000_000, events: EventConfiguration()),
+                                    startNanoseconds: 0, warn: { XCTFail($0) })
+        recorder.close()
+        let database = try SQLiteDatabase(path: path, create: false)
+        defer { database.close() }
+        func columns(_ table: String) throws -> Set<String> {
+            let statement = try database.prepare("SELECT * FROM \(table) LIMIT 0")
+            return Set((0..<statement.columnCount).compactMap { statement.columnName($0) })
+        }
+        let table = try columns("sample_log"), view = try columns("samples")
+        for figure in Figure.all {
+            if let column = figure.column { XCTAssertTrue(table.contains(column), column) }
+            if figure.column != nil && figure.column != "t_ms" { XCTAssertTrue(view.contains(figure.name), figure.name) }
+        }
+        XCTAssertEqual(Set(Figure.recorded.map { $0.column! }).count, Figure.recorded.count, "one column a figure")
+    }
+
+    func testEveryRecordedFigureComesBackAtItsResolution() throws {
+        let path = NSTemporaryDirectory() + "perfhud-figures-back-\(getpid()).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 9, command: "x", commandLine: nil,
+                                                                 tickNanoseconds: 100_000_000, events: EventConfiguration()),
+                                    startNanoseconds: 0, warn: { XCTFail($0) })
+        var report = Report(wallSeconds: Double(time(nil)), elapsedSeconds: 0.5, pid: 9, alive: true, processCount: 1)
+        var events = EventSnapshot()
+        // A distinct value for every recorded figure, at the figure's resolution.
+        for (index, figure) in Figure.recorded.enumerated() {
+            let value: Double
+            switch figure.storage {
+            case .fixed(let scale): value = (Double(index + 1) * 1.23456).atResolution(scale)
+            default: value = Double(index + 1)
+            }
+            figure.write(&report, &events, value)
+        }
+        events.framesTotal = max(events.framesTotal, 1)   // fps is null before the first frame
+        let sample = Sample(monotonicNanoseconds: 500_000_000, wallSeconds: report.wallSeconds, alive: true)
+        recorder.record(Tick(monotonicNanoseconds: 500_000_000, sample: sample, report: report, events: events, commandName: "x",
+                             status: .running, phases: PhaseHistory()))
+        recorder.close()
+        let read = try Recording(path: path).samples[0]
+        for figure in Figure.recorded {
+            XCTAssertEqual(figure.read(read.report, read.events ?? EventSnapshot()), figure.read(report, events), figure.name)
+        }
+    }
+}
