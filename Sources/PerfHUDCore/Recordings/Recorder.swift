@@ -44,7 +44,15 @@ public final class Recorder {
 
     private let database: SQLiteDatabase
     private let startNanoseconds: UInt64
-    private let insertSample, insertFrame, insertAction, insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
+    /// One sample row, and `rowsPerInsert` of them in one statement.
+    private let insertSample, insertSamples: SQLiteStatement
+    /// The sample rows of the current second, their values in `sample_log`'s order, written at the
+    /// commit: one statement for many rows costs SQLite far less per row than a statement a row
+    /// (its start and end dominate a one-row insert), and nothing is committed before then anyway.
+    private var pendingSamples: [SQLiteValue?] = []
+    static let rowsPerInsert = 32
+    private static var sampleColumns: Int { leadingColumnCount + Figure.recorded.count }
+    private let insertFrame, insertAction, insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
     private var nameIDs: [String: Int64] = [:]
     private var lastCommit: UInt64
     private var phasesSeen = 0
@@ -85,8 +93,10 @@ public final class Recorder {
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
-            let columns = Self.leadingColumnCount + Figure.recorded.count
-            insertSample = try database.prepare("INSERT INTO sample_log VALUES (" + (1...columns).map { "?\($0)" }.joined(separator: ",") + ")")
+            let row = "(" + [String](repeating: "?", count: Self.sampleColumns).joined(separator: ",") + ")"
+            insertSample = try database.prepare("INSERT INTO sample_log VALUES " + row)
+            insertSamples = try database.prepare("INSERT INTO sample_log VALUES " + [String](repeating: row, count: Self.rowsPerInsert).joined(separator: ","))
+            pendingSamples.reserveCapacity(Self.sampleColumns * 128)
             insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
             insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
@@ -146,6 +156,7 @@ public final class Recorder {
                 try insertAction.insert { row in try row.add(.integer(time)); try row.add(.integer(label)); try row.add(.real(action.count)) }
             }
             if tick.monotonicNanoseconds &- lastCommit >= 1_000_000_000 {
+                try writePendingSamples()
                 try dropOldestIfFull()
                 try database.execute("COMMIT; BEGIN;")
                 lastCommit = tick.monotonicNanoseconds
@@ -176,16 +187,30 @@ public final class Recorder {
             lastRejected = rejected
         }
         let figures = events ?? EventSnapshot()
-        // Column by column, in the order of `sample_log`.
-        try insertSample.insert { row in
-            try row.add(.integer(time)); try row.add(.integer(report.alive ? 1 : 0)); try row.add(events == nil ? nil : .integer(1))
-            try row.add(phaseID.map { .integer($0) }); try row.add(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
-            try row.add(commandID.map { .integer($0) }); try row.add(reasons)
-            try row.add(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
-            for figure in Figure.recorded {
-                try row.add(figure.source == .events && events == nil ? nil : figure.stored(figure.read(report, figures)))
-            }
+        // Column by column, in the order of `sample_log`; written at the commit (`writePendingSamples`).
+        pendingSamples.append(.integer(time)); pendingSamples.append(.integer(report.alive ? 1 : 0))
+        pendingSamples.append(events == nil ? nil : .integer(1)); pendingSamples.append(phaseID.map { .integer($0) })
+        pendingSamples.append(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
+        pendingSamples.append(commandID.map { .integer($0) }); pendingSamples.append(reasons)
+        pendingSamples.append(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+        for figure in Figure.recorded {
+            pendingSamples.append(figure.source == .events && events == nil ? nil : figure.stored(figure.read(report, figures)))
         }
+    }
+
+    /// Writes the sample rows kept since the last commit: `rowsPerInsert` at a time, the rest one by one.
+    private func writePendingSamples() throws {
+        let width = Self.sampleColumns, batch = width * Self.rowsPerInsert
+        var start = 0
+        while pendingSamples.count - start >= batch {
+            try insertSamples.run(pendingSamples[start..<start + batch])
+            start += batch
+        }
+        while start < pendingSamples.count {
+            try insertSample.run(pendingSamples[start..<start + width])
+            start += width
+        }
+        pendingSamples.removeAll(keepingCapacity: true)
     }
 
     /// Sets a metadata entry (the daemon's target, found after the recording began).
@@ -235,7 +260,10 @@ public final class Recorder {
 
     /// Commits what is left and folds the write-ahead log in: the file is complete on its own.
     public func close() {
-        if !failed { try? database.execute("COMMIT; PRAGMA journal_mode=DELETE;") }
+        if !failed {
+            do { try writePendingSamples() } catch { warn("recording to \(database.path): the last second was not written: \(error)") }
+            try? database.execute("COMMIT; PRAGMA journal_mode=DELETE;")
+        }
         database.close()
     }
 }

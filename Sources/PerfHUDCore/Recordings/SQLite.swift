@@ -126,6 +126,14 @@ final class SQLiteStatement {
         _ = try step()
     }
 
+    /// Runs an insert or update once with `values` bound to ?1, ?2… (a slice of a longer buffer).
+    func run(_ values: ArraySlice<SQLiteValue?>) throws {
+        sqlite3_reset(statement)
+        var index: Int32 = 0
+        for value in values { index += 1; try bind(index, value) }
+        _ = try step()
+    }
+
     /// The next row: true while there is one.
     func step() throws -> Bool {
         let result = sqlite3_step(statement)
