@@ -1,11 +1,15 @@
 """Issue 11: frames of terminal programs nobody changed for perfhud, read from their output, and
 key-to-screen latency — against a program drawing synchronized updates at a known rate."""
 import json
+import shutil
 import subprocess
 import sys
 import time
 
-from conftest import PERFHUD, ROOT, perfhud
+import pytest
+
+from conftest import PERFHUD, ROOT, perfhud, wait_until
+from test_tmux import Tmux
 
 HELPER = [sys.executable, str(ROOT / "Tests/EndToEnd/helpers/tty_frames.py")]
 
@@ -46,6 +50,74 @@ def test_key_to_screen_latency_is_measured_for_every_key():
     last = rows(out.decode())[-1]
     assert 80 <= last["input_latency_p50_ms"] <= 140, last
     assert 80 <= last["input_latency_p99_ms"] <= 250, last
+
+
+def json_rows(path):
+    """The complete rows written so far (a row being written may lack its end)."""
+    text = path.read_text() if path.exists() else ""
+    return [json.loads(line) for line in text.split("\n")[:-1]]
+
+
+def lines(screen):
+    return [line.rstrip() for line in screen if line.strip()]
+
+
+needs_tmux = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by `make test`")
+
+
+@needs_tmux
+def test_a_terminals_replies_to_vim_are_not_keys(tmp_path):
+    """vim asks its terminal (here tmux) where the cursor is (CSI 6 n) and what it is (CSI > c):
+    the replies arrive on perfhud's standard input with no key pressed. vim still gets them, and
+    they are no key: no key-to-screen latency until someone types."""
+    out = tmp_path / "rows.json"
+    tmux = Tmux(columns=100, rows=30)
+    try:
+        tmux.type(f"TERM=xterm-256color {PERFHUD} run --output json --tick 250ms -- vim -u NONE -i NONE -N > {out}")
+        tmux.wait(lambda s: s[1].startswith("~"), "vim's empty buffer")
+        time.sleep(3)
+        idle = json_rows(out)
+        assert len(idle) >= 8 and all(row["alive"] for row in idle), idle
+        assert [row["input_latency_p50_ms"] for row in idle] == [None] * len(idle), idle[-1]
+        tmux.type(":echo v:termresponse")
+        tmux.wait(lambda s: any("[>" in line and line.endswith("c") for line in lines(s)), "the DA2 reply vim was given")
+        assert wait_until(lambda: json_rows(out)[-1]["input_latency_p50_ms"] is not None, timeout=5), \
+            "the keys typed are counted"
+        tmux.type(":qa!")
+        tmux.wait(lambda s: lines(s)[-1].startswith("bash-"), "the shell back", timeout=10)
+    finally:
+        tmux.close()
+
+
+@needs_tmux
+def test_the_enter_that_starts_a_long_stream_is_answered_by_its_first_line(tmp_path):
+    """Key-to-screen latency ends at the first screen update after the key, not at the end of the
+    burst it starts: seq's 3,000,000 lines stream for seconds, the Enter is answered at once. (A
+    frame gap of 250 ms keeps the stream one burst even when tmux is slow to take it: the burst's
+    end is then the stream's end, which a key's latency must not wait for.)"""
+    out = tmp_path / "rows.json"
+    tmux = Tmux(columns=100, rows=30)
+    try:
+        tmux.type(f"PS1='ready> ' {PERFHUD} run --output json --tick 250ms --frame-gap 250ms -- bash --norc --noprofile > {out}")
+        tmux.wait(lambda s: lines(s)[-1] == "ready>", "bash's prompt")
+        time.sleep(0.5)
+        started = time.monotonic()
+        tmux.type("seq 1 3000000")
+        tmux.wait(lambda s: lines(s)[-2:] == ["3000000", "ready>"], "the end of the stream", timeout=120)
+        streamed = time.monotonic() - started
+        assert streamed > 1.0, f"the stream took {streamed:.2f} s: too short to tell the first line from the end"
+        time.sleep(0.6)
+        last = json_rows(out)[-1]
+        assert last["alive"], last
+        # Every key so far was echoed at once, the Enter by bash's newline: all well under the
+        # stream's length.
+        p99 = last["input_latency_p99_ms"]
+        assert p99 is not None and p99 < 500, f"key-to-screen p99 {p99} ms; the stream took {streamed:.2f} s"
+        print(f"stream {streamed:.2f} s, key-to-screen p50 {last['input_latency_p50_ms']} ms, p99 {last['input_latency_p99_ms']} ms")
+        tmux.type("exit")
+        tmux.wait(lambda s: lines(s)[-1].startswith("bash-"), "the shell back", timeout=10)
+    finally:
+        tmux.close()
 
 
 def test_the_synchronized_output_query_is_answered(terminal):

@@ -52,6 +52,34 @@ final class TerminalFramesTests: XCTestCase {
         XCTAssertEqual(frames.output(end, at: 75 * ms).latencies, [15])
     }
 
+    func testAKeyIsAnsweredByTheFirstOutputAfterItNotTheEndOfTheBurst() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        frames.keySent(at: 10 * ms)
+        XCTAssertEqual(frames.output(Array("\r\n1\n".utf8), at: 12 * ms).latencies, [2], "the echo of Enter")
+        for at in stride(from: 13, through: 2000, by: 1) {            // a stream without pause
+            XCTAssertEqual(frames.output(Array("2\n".utf8), at: UInt64(at) * ms).latencies, [])
+        }
+        XCTAssertEqual(frames.tick(at: 2100 * ms).frames.count, 1, "the stream is still one frame")
+    }
+
+    func testWithSynchronizedOutputOnlyWhatTheTerminalShowsAnswers() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        _ = frames.output(begin + end, at: 0)
+        frames.keySent(at: 10 * ms)
+        XCTAssertEqual(frames.output(begin + Array("drawing".utf8), at: 12 * ms).latencies, [], "not shown before its end")
+        XCTAssertEqual(frames.output(Array("more".utf8) + end, at: 14 * ms).latencies, [4])
+        frames.keySent(at: 20 * ms)
+        XCTAssertEqual(frames.output(Array("\u{1B}[2Jplain".utf8), at: 21 * ms).latencies, [1], "written outside any update: shown at once")
+    }
+
+    func testAWithdrawnKeyIsNotAnswered() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        frames.keySent(at: 10 * ms)
+        frames.keySent(at: 11 * ms)
+        frames.keyWithdrawn(sentAt: 11 * ms)
+        XCTAssertEqual(frames.output(Array("x".utf8), at: 15 * ms).latencies, [5])
+    }
+
     func testLatencyPercentilesAreNearestRank() {
         var window = LatencyWindow()
         XCTAssertNil(window.percentile(50))

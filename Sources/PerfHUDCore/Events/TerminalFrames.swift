@@ -1,5 +1,5 @@
 /// Frames of a terminal program, read from what it writes to its terminal (`--frames tty`), and
-/// the time from each key it is sent to the end of the next frame (key-to-screen latency).
+/// the time from each key it is sent to the first screen update after it (key-to-screen latency).
 ///
 /// A frame is one synchronized update (`CSI ? 2026 h` … `CSI ? 2026 l`) once the program has used
 /// one; before that (and for programs that never do), an output burst: bytes with no pause
@@ -7,6 +7,12 @@
 /// time from the end of the frame before it, as for presents. A pause of a second or more is the
 /// program idling (a terminal program draws when it has something to show), not a frame: the
 /// next frame starts the clock again.
+///
+/// A key's latency ends at the first screen update after it, as Typometer's first changed pixel:
+/// the first output after the key — or, once the program uses synchronized updates, the end of the
+/// first update after it (the terminal shows nothing of an update before its end), or output
+/// written outside any update, whichever comes first. Not the end of the burst a key started: an
+/// Enter that starts a long stream is answered by its first line.
 ///
 /// Limits: a burst is a guess — a program that writes one frame in pieces with pauses longer than
 /// the gap makes several frames, and one that streams without pause makes one long frame.
@@ -39,6 +45,11 @@ public struct TerminalFrames {
         if pendingKeys.count < Self.maximumPendingKeys { pendingKeys.append(time) }
     }
 
+    /// The key sent at `time` was not one after all (the start of a terminal reply): not answered.
+    public mutating func keyWithdrawn(sentAt time: UInt64) {
+        if let index = pendingKeys.lastIndex(of: time) { pendingKeys.remove(at: index) }
+    }
+
     /// Bytes the program wrote at `time`.
     /// - Returns: the frames they ended, and the latencies (ms) of the keys those frames answered.
     public mutating func output<Bytes: Collection>(_ bytes: Bytes, at time: UInt64) -> (frames: [Frame], latencies: [Double])
@@ -46,8 +57,9 @@ public struct TerminalFrames {
         var frames: [Frame] = []
         var latencies: [Double] = []
         if !usesSynchronizedOutput, let last = burstLastByte, time &- last > quietNanoseconds {
-            end(at: last, into: &frames, &latencies)          // the burst before ended in quiet
+            end(at: last, into: &frames)          // the burst before ended in quiet
         }
+        var shown = false                                     // the screen changes: keys are answered
         for byte in bytes {
             if matched == Self.prefix.count {
                 matched = 0
@@ -57,34 +69,40 @@ public struct TerminalFrames {
                     burstLastByte = nil
                 } else if byte == UInt8(ascii: "l"), inUpdate {
                     inUpdate = false
-                    end(at: time, into: &frames, &latencies)
+                    shown = true
+                    end(at: time, into: &frames)
                 }
                 continue
             }
             if byte == Self.prefix[matched] { matched += 1 } else { matched = byte == 0x1B ? 1 : 0 }
+            if matched == 0, !inUpdate { shown = true }        // not (yet) an update's begin or end
         }
         if !usesSynchronizedOutput { burstLastByte = time }
+        if shown { answerKeys(at: time, into: &latencies) }
         return (frames, latencies)
     }
 
     /// The passage of time: a burst followed by `quietNanoseconds` of silence has ended.
+    /// (No latencies: keys are answered by output, not by quiet.)
     public mutating func tick(at time: UInt64) -> (frames: [Frame], latencies: [Double]) {
         var frames: [Frame] = []
-        var latencies: [Double] = []
         if !usesSynchronizedOutput, let last = burstLastByte, time &- last > quietNanoseconds {
             burstLastByte = nil
-            end(at: last, into: &frames, &latencies)
+            end(at: last, into: &frames)
         }
-        return (frames, latencies)
+        return (frames, [])
     }
 
-    private mutating func end(at time: UInt64, into frames: inout [Frame], _ latencies: inout [Double]) {
+    private mutating func end(at time: UInt64, into frames: inout [Frame]) {
         burstLastByte = nil
         var duration: Double?
         if let lastEnd, time > lastEnd, time - lastEnd < Self.idleNanoseconds { duration = Double(time - lastEnd) / 1e6 }
         lastEnd = time
         frames.append(Frame(end: time, milliseconds: duration))
-        // Keys sent before this frame ended are answered by it.
+    }
+
+    /// Keys sent before the screen changed at `time` are answered by it.
+    private mutating func answerKeys(at time: UInt64, into latencies: inout [Double]) {
         var answered = 0
         for key in pendingKeys where key <= time {
             latencies.append(Double(time - key) / 1e6)

@@ -258,7 +258,7 @@ public final class Session {
         }
         // Ctrl-Z too: the program's terminal turns it into SIGTSTP (or the program reads it, as
         // vim does), the program stops itself, and perfhud follows (see `suspend`).
-        events.keySent()
+        events.keysSent(keys)
         program?.forward(keys: screen?.translateInput(keys) ?? keys)
     }
 

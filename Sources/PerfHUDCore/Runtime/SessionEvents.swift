@@ -15,6 +15,8 @@ public final class SessionEvents {
     /// Frames and key latency from the program's terminal output (`run`, `--frames auto|tty`).
     private var terminalFrames: TerminalFrames?
     private var latencies = LatencyWindow()
+    /// The user's keys among what arrives on standard input (not the terminal's replies).
+    private var typedKeys = TypedKeys()
 
     public init(configuration: EventConfiguration) {
         aggregator = EventAggregator(configuration: configuration)
@@ -98,11 +100,21 @@ public final class SessionEvents {
     func programWrote(_ bytes: ArraySlice<UInt8>, readActions: Bool) {
         let now = monotonicNanoseconds()
         if readActions { aggregator.addActions(outputParser.feed(bytes), at: now) }
-        if let result = terminalFrames?.output(bytes, at: now) { record(result) }
+        if let result = terminalFrames?.output(bytes, at: now) {
+            typedKeys.programWrote(bytes)
+            record(result)
+        }
     }
 
-    /// A key was sent to the program: the next frame answers it.
-    func keySent() { terminalFrames?.keySent(at: monotonicNanoseconds()) }
+    /// Bytes from the terminal were sent to the program: the keys the user typed among them (not
+    /// the terminal's replies) each wait for the next screen update.
+    func keysSent(_ bytes: [UInt8]) {
+        guard terminalFrames != nil else { return }
+        let now = monotonicNanoseconds()
+        let reading = typedKeys.read(bytes, at: now)
+        if let withdrawn = reading.withdrawn { terminalFrames?.keyWithdrawn(sentAt: withdrawn) }
+        for _ in 0..<min(reading.keys, TerminalFrames.maximumPendingKeys) { terminalFrames?.keySent(at: now) }
+    }
 
     private func record(_ result: (frames: [TerminalFrames.Frame], latencies: [Double])) {
         for frame in result.frames {
