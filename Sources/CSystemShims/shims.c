@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <stdint.h>
 #include "CSystemShims.h"
 
 int perfhud_open_pseudo_terminal(char *slave_path, size_t length) {
@@ -96,4 +99,27 @@ int perfhud_batch_truncated(const perfhud_datagram_batch *batch, unsigned int in
 int perfhud_enable_credentials(int fd) {
     int on = 1;
     return setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+}
+
+/* sched_setattr has no glibc wrapper in Debian 12's glibc; the struct is the kernel's (v1 layout). */
+struct perfhud_sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice) {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    struct perfhud_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.sched_policy = 0; /* SCHED_OTHER */
+    attr.sched_nice = getpriority(PRIO_PROCESS, (id_t)tid);
+    attr.sched_runtime = slice_nanoseconds;
+    int result = 0;
+    if (syscall(SYS_sched_setattr, tid, &attr, 0) == 0) result = 1;
+    if (setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0) result |= 2;
+    return result;
 }

@@ -71,4 +71,8 @@ int perfhud_batch_sender(const perfhud_datagram_batch *batch, unsigned int index
 int perfhud_batch_truncated(const perfhud_datagram_batch *batch, unsigned int index);
 /// setsockopt(fd, SOL_SOCKET, SO_PASSCRED, 1).
 int perfhud_enable_credentials(int fd);
+/// Asks the scheduler to run the calling thread soon after it wakes: a short time slice
+/// (sched_setattr's sched_runtime, honoured by EEVDF kernels, 6.6 on, without privilege), else a
+/// lower nice value where allowed (root, RLIMIT_NICE) as well. Returns a bit set: 1 the slice, 2 the nice value.
+int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice);
 #endif
