@@ -12,7 +12,6 @@ final class FrameTimingTests: XCTestCase {
         aggregator.withLock { ingest in
             ingest.setTime(time)
             Array(text.utf8).withUnsafeBytes { ingest.countLines(EventLineParser.parse($0, into: &ingest)) }
-            ingest.endDatagram()
         }
     }
 

@@ -208,7 +208,6 @@ public final class EventAggregator: @unchecked Sendable {
 
         /// Stamps what follows; one clock read per batch.
         public mutating func setTime(_ nanoseconds: UInt64) {
-            if !frameTiming.unplaced.isEmpty { endDatagram() }   // a caller that did not end its datagram
             now = nanoseconds
             bucket = Int64(nanoseconds / EventAggregator.bucketNanoseconds)
         }
@@ -248,6 +247,7 @@ public final class EventAggregator: @unchecked Sendable {
             }
         }
 
+        /// A frame without a believable end waits for `endDatagram` to be placed.
         public mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?) {
             if let end, let believed = FrameTiming.believedEnd(end, arrival: now) {
                 frame(milliseconds: milliseconds, count: count, source: source, endingAt: believed)
@@ -256,13 +256,14 @@ public final class EventAggregator: @unchecked Sendable {
             }
         }
 
-        /// The datagram is parsed: its frames without an end time are placed back from its arrival.
+        /// The datagram is parsed (the parser says so): its frames without an end time are placed
+        /// back from its arrival.
         public mutating func endDatagram() {
             guard !frameTiming.unplaced.isEmpty else { return }
-            var start = frameTiming.unplacedStart(arrival: now)
+            var remaining = frameTiming.unplacedTotal()
             for index in frameTiming.unplaced.indices {
                 let unplaced = frameTiming.unplaced[index]
-                let end = FrameTiming.placeNext(&start, milliseconds: unplaced.milliseconds, arrival: now)
+                let end = FrameTiming.placeNext(&remaining, milliseconds: unplaced.milliseconds, arrival: now)
                 frame(milliseconds: unplaced.milliseconds, count: unplaced.count, source: unplaced.source, endingAt: end)
             }
             frameTiming.unplaced.removeAll(keepingCapacity: true)
@@ -322,7 +323,6 @@ public final class EventAggregator: @unchecked Sendable {
     /// The figures at `time`; updates the high-frequency state of every label.
     public func snapshot(at time: UInt64) -> EventSnapshot {
         withLock { state in
-            state.endDatagram()
             let current = Int64(time / Self.bucketNanoseconds)
             var snapshot = EventSnapshot()
             snapshot.refreshHz = configuration.refreshHz
@@ -396,7 +396,6 @@ public final class EventAggregator: @unchecked Sendable {
     /// The frames and the actions per label since the last call (`--record`, once a tick).
     public func drainRecorded() -> (frames: [RecordedFrame], actions: [(label: String, count: Double)]) {
         withLock { state in
-            state.endDatagram()
             let frames = state.recordedFrames
             let actions = state.recordedActions.sorted { $0.key < $1.key }.map { (state.labelStates[$0.key].name, $0.value) }
             state.recordedFrames.removeAll(keepingCapacity: true)

@@ -38,6 +38,13 @@ public protocol EventSink {
     /// A well-formed metric that is not perfhud's.
     mutating func ignored()
     mutating func malformed()
+    /// The datagram's last line has been handed over: frames without an end time can be placed
+    /// (the last of them ended when it arrived).
+    mutating func endDatagram()
+}
+
+extension EventSink {
+    public mutating func endDatagram() {}
 }
 
 public enum EventLineParser {
@@ -50,7 +57,8 @@ public enum EventLineParser {
     /// Frame durations are in [0, 1 hour).
     public static let maximumFrameMilliseconds = 3_600_000.0
 
-    /// Parses every `\n`-separated line of `datagram`; returns the number of non-empty lines.
+    /// Parses every `\n`-separated line of `datagram`, then ends it (`EventSink.endDatagram`);
+    /// returns the number of non-empty lines.
     @discardableResult
     public static func parse<Sink: EventSink>(_ datagram: UnsafeRawBufferPointer, into sink: inout Sink) -> Int {
         var lines = 0
@@ -69,6 +77,7 @@ public enum EventLineParser {
             }
             start = end + 1
         }
+        sink.endDatagram()
         return lines
     }
 

@@ -240,7 +240,6 @@ public final class EventReceiver {
                             var length = 0
                             guard let data = perfhud_batch_data(batch, UInt32(message), &length) else { continue }
                             let lines = EventLineParser.parse(UnsafeRawBufferPointer(start: data, count: length), into: &ingest)
-                            ingest.endDatagram()   // its frames without an end time end by its arrival
                             ingest.countLines(lines)
                         }
                     }

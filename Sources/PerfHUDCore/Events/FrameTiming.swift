@@ -43,22 +43,23 @@ struct FrameTiming {
         end <= arrival && arrival - end <= maximumDelayNanoseconds ? end : nil
     }
 
-    /// Where the frames of `unplaced` began, placed back from `arrival` by their durations: the
-    /// last ends at arrival. Then `placeNext` gives each its end, in order.
-    func unplacedStart(arrival: UInt64) -> UInt64 {
+    /// The durations of `unplaced`, summed: how far back from arrival the first of them began.
+    func unplacedTotal() -> UInt64 {
         var total: UInt64 = 0
         for frame in unplaced { total &+= Self.nanoseconds(frame.milliseconds) }
-        return arrival > total ? arrival - total : 0
+        return total
     }
 
-    /// The end of the next frame placed back, which began at `start` (moved to its end); never
-    /// more than `maximumDelayNanoseconds` before `arrival` (a sender cannot push frames into the
-    /// past with long durations).
+    /// The end of the next frame placed back: `remaining` is the duration of it and the frames
+    /// after it (`unplacedTotal` for the first), and becomes theirs after it. The last ends at
+    /// `arrival`; none more than `maximumDelayNanoseconds` before it (a sender cannot push frames
+    /// into the past with long durations).
     @inline(__always)
-    static func placeNext(_ start: inout UInt64, milliseconds: Double, arrival: UInt64) -> UInt64 {
-        start &+= nanoseconds(milliseconds)
+    static func placeNext(_ remaining: inout UInt64, milliseconds: Double, arrival: UInt64) -> UInt64 {
+        let duration = nanoseconds(milliseconds)
+        remaining = remaining > duration ? remaining - duration : 0
         let earliest = arrival > maximumDelayNanoseconds ? arrival - maximumDelayNanoseconds : 0
-        return min(max(start, earliest), arrival)
+        return max(arrival > remaining ? arrival - remaining : 0, earliest)
     }
 
     @inline(__always)
