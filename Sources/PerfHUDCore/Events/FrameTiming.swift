@@ -64,7 +64,7 @@ struct FrameTiming {
 
     @inline(__always)
     private static func nanoseconds(_ milliseconds: Double) -> UInt64 {
-        UInt64(min(milliseconds, 3_600_000) * 1e6)   // the parser's bound: < 1 hour
+        milliseconds > 0 ? UInt64(min(milliseconds, 3_600_000) * 1e6) : 0   // the parser's bound: < 1 hour
     }
 
     /// A frame that arrived in `bucket` (100 ms) took `delay` ns to arrive.
