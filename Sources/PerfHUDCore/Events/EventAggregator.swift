@@ -199,6 +199,7 @@ public final class EventAggregator: @unchecked Sendable {
         var recordedActions: [Int: Double] = [:]
         var frameObserver: ((Double, Double) -> Void)?
         var frameTiming = FrameTiming()
+        var placing: [FrameTiming.Unplaced] = []
 
         init(configuration: EventConfiguration) {
             self.configuration = configuration
@@ -252,7 +253,7 @@ public final class EventAggregator: @unchecked Sendable {
             if let end, let believed = FrameTiming.believedEnd(end, arrival: now) {
                 frame(milliseconds: milliseconds, count: count, source: source, endingAt: believed)
             } else {
-                frameTiming.unplaced.append(.init(milliseconds: milliseconds, count: count, source: source))
+                frameTiming.addUnplaced(.init(milliseconds: milliseconds, count: count, source: source))
             }
         }
 
@@ -260,13 +261,13 @@ public final class EventAggregator: @unchecked Sendable {
         /// back from its arrival.
         public mutating func endDatagram() {
             guard !frameTiming.unplaced.isEmpty else { return }
-            var remaining = frameTiming.unplacedTotal()
-            for index in frameTiming.unplaced.indices {
-                let unplaced = frameTiming.unplaced[index]
+            var remaining = FrameTiming.takeUnplaced(&frameTiming, &placing)
+            for unplaced in placing {
                 let end = FrameTiming.placeNext(&remaining, milliseconds: unplaced.milliseconds, arrival: now)
                 frame(milliseconds: unplaced.milliseconds, count: unplaced.count, source: unplaced.source, endingAt: end)
             }
-            frameTiming.unplaced.removeAll(keepingCapacity: true)
+            placing.removeAll(keepingCapacity: true)
+            _ = FrameTiming.takeUnplaced(&frameTiming, &placing)   // the storage back, empty
         }
 
         mutating func frame(milliseconds: Double, count: Double, source: FrameSource, endingAt end: UInt64) {
@@ -361,8 +362,10 @@ public final class EventAggregator: @unchecked Sendable {
             let walkStart = windowStart > FrameTiming.maximumDelayNanoseconds ? windowStart - FrameTiming.maximumDelayNanoseconds : 0
             var durations: [Double] = []
             var row = state.frameTimes.count - 1
-            while row >= 0 && state.frameTimes[row] >= walkStart {
-                if state.frameTimes[row] >= windowStart && state.frameTimes[row] <= time { durations.append(state.frameDurations[row]) }
+            while row >= 0 {
+                let end = state.frameTimes[row]
+                if end < walkStart { break }
+                if end >= windowStart && end <= time { durations.append(state.frameDurations[row]) }
                 row -= 1
             }
             if !durations.isEmpty {

@@ -219,16 +219,21 @@ public enum EventLineParser {
 
     /// An `end_ns` value: 1 to 20 decimal digits, at most UInt64.max.
     static func nanoseconds(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
-        guard !bytes.isEmpty, bytes.count <= 20 else { return nil }
+        guard !bytes.isEmpty, bytes.count <= 20, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        // 19 digits cannot overflow (< 10^19 < 2^64): only the 20th is checked.
+        let unchecked = min(bytes.count, 19)
         var value: UInt64 = 0
-        for byte in bytes {
-            guard byte >= 0x30 && byte <= 0x39 else { return nil }
-            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - 0x30))
-            guard !overflow1 && !overflow2 else { return nil }
-            value = sum
+        for index in 0..<unchecked {
+            let digit = base[index] &- 0x30
+            guard digit <= 9 else { return nil }
+            value = value &* 10 &+ UInt64(digit)
         }
-        return value
+        guard bytes.count == 20 else { return value }
+        let digit = base[19] &- 0x30
+        guard digit <= 9 else { return nil }
+        let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+        let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit))
+        return overflow1 || overflow2 ? nil : sum
     }
 
     /// Does `name` equal `suffix` or end with `.` + `suffix` (a client namespace)?

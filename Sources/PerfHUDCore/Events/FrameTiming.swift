@@ -29,12 +29,34 @@ struct FrameTiming {
     }
 
     /// Frames of the current datagram that carry no end time, in order: placed when it ends.
-    var unplaced: [Unplaced] = []
-    /// The largest delay seen in each second of arrival, in a ring of 16 seconds.
+    private(set) var unplaced: [Unplaced] = []
+    /// Their durations, summed: how far back from arrival the first of them began.
+    private(set) var unplacedNanoseconds: UInt64 = 0
+    /// The largest delay seen in each second of arrival, in a ring of 16 seconds; the current
+    /// second's is kept aside (`noteDelay` runs for every frame) and enters the ring when the
+    /// second changes.
     private var delaySeconds = [Int64](repeating: -1, count: 16)
     private var delayMaxima = [UInt64](repeating: 0, count: 16)
+    private var currentSecond: Int64 = -1
+    private var currentMaximum: UInt64 = 0
 
     init() { unplaced.reserveCapacity(1024) }
+
+    @inline(__always)
+    mutating func addUnplaced(_ frame: Unplaced) {
+        unplaced.append(frame)
+        unplacedNanoseconds &+= Self.nanoseconds(frame.milliseconds)
+    }
+
+    /// Swaps the unplaced frames with `spare` (their storage is kept: swap the empty array back
+    /// after use) and returns their summed duration. Swapped out rather than read in place, so
+    /// the caller may mutate what holds this timing while it goes through them.
+    @inline(__always)
+    static func takeUnplaced(_ timing: inout FrameTiming, _ spare: inout [Unplaced]) -> UInt64 {
+        swap(&timing.unplaced, &spare)
+        defer { timing.unplacedNanoseconds = 0 }
+        return timing.unplacedNanoseconds
+    }
 
     /// `end` if it can be when a frame that arrived at `arrival` ended: not after its arrival (the
     /// same clock read later), not more than `maximumDelayNanoseconds` before it.
@@ -43,15 +65,8 @@ struct FrameTiming {
         end <= arrival && arrival - end <= maximumDelayNanoseconds ? end : nil
     }
 
-    /// The durations of `unplaced`, summed: how far back from arrival the first of them began.
-    func unplacedTotal() -> UInt64 {
-        var total: UInt64 = 0
-        for frame in unplaced { total &+= Self.nanoseconds(frame.milliseconds) }
-        return total
-    }
-
     /// The end of the next frame placed back: `remaining` is the duration of it and the frames
-    /// after it (`unplacedTotal` for the first), and becomes theirs after it. The last ends at
+    /// after it (`unplacedNanoseconds` for the first), and becomes theirs after it. The last ends at
     /// `arrival`; none more than `maximumDelayNanoseconds` before it (a sender cannot push frames
     /// into the past with long durations).
     @inline(__always)
@@ -71,20 +86,25 @@ struct FrameTiming {
     @inline(__always)
     mutating func noteDelay(_ delay: UInt64, bucket: Int64) {
         let second = bucket / Int64(EventAggregator.bucketsPerSecond)
-        let slot = Int(second & 15)
-        if delaySeconds[slot] != second {
-            if delaySeconds[slot] > second { return }   // older than the ring: long forgotten
-            delaySeconds[slot] = second
-            delayMaxima[slot] = 0
+        if second == currentSecond {
+            if delay > currentMaximum { currentMaximum = delay }
+            return
         }
-        if delay > delayMaxima[slot] { delayMaxima[slot] = delay }
+        if second < currentSecond { return }   // the receiver's clock does not go back
+        if currentSecond >= 0 {
+            let slot = Int(currentSecond & 15)
+            delaySeconds[slot] = currentSecond
+            delayMaxima[slot] = currentMaximum
+        }
+        currentSecond = second
+        currentMaximum = delay
     }
 
     /// How many 100 ms buckets the FPS window at `time` ends before the current one: the largest
     /// delay seen in the last `delayMemorySeconds`, rounded up to a bucket, at most a second.
     func lagBuckets(at time: UInt64) -> Int64 {
         let second = Int64(time / 1_000_000_000)
-        var largest: UInt64 = 0
+        var largest: UInt64 = currentSecond > second - Self.delayMemorySeconds ? currentMaximum : 0
         for slot in 0..<delaySeconds.count where delaySeconds[slot] > second - Self.delayMemorySeconds {
             largest = max(largest, delayMaxima[slot])
         }
@@ -95,5 +115,7 @@ struct FrameTiming {
     /// A new source replaces the frames counted so far: its delays start afresh.
     mutating func forgetDelays() {
         for slot in delaySeconds.indices { delaySeconds[slot] = -1; delayMaxima[slot] = 0 }
+        currentSecond = -1
+        currentMaximum = 0
     }
 }
