@@ -12,8 +12,10 @@
  *  - a batch leaves when it holds BATCH_LINES lines, when its oldest line is BATCH_AGE_NS old
  *    (checked at each present and by a small flusher thread, so an idle program's last frames
  *    still arrive), before exec (gl.c) and at exit.
- * Line format (perfhud's DogStatsD subset): perfhud.frame:<ms>|ms|#source:<PERFHUD_SOURCE>,
- * several lines per datagram separated by '\n'. */
+ * Line format (perfhud's DogStatsD subset):
+ *   perfhud.frame:<ms>|ms|#source:<PERFHUD_SOURCE>|end_ns:<CLOCK_MONOTONIC ns of the present>
+ * several lines per datagram separated by '\n'. The end time lets perfhud count a frame in the
+ * second it ended in, although its line arrives up to a batch (~250 ms) later. */
 #define _GNU_SOURCE
 #include "common.h"
 
@@ -36,13 +38,13 @@
 
 #define BATCH_LINES 16
 #define BATCH_AGE_NS 250000000ull
-#define LINE_MAX_BYTES 64 /* "perfhud.frame:" + up to 20 digits + ".nnn|ms|#source:vulkan" < 64 */
+#define LINE_MAX_BYTES 96 /* "perfhud.frame:" + up to 20 digits + ".nnn|ms|#source:vulkan|end_ns:" + 20 digits < 96 */
 #define BATCH_BYTES (BATCH_LINES * LINE_MAX_BYTES)
 #define LOCK_TRIES 4096 /* a few microseconds of spinning at most */
 #define FLUSHER_PERIOD_NS 100000000l
 
 static const char line_prefix[] = "perfhud.frame:";
-static const char line_suffix[] = "|ms|#source:" PERFHUD_SOURCE;
+static const char line_suffix[] = "|ms|#source:" PERFHUD_SOURCE "|end_ns:";
 
 static struct {
     atomic_int lock;
@@ -169,28 +171,34 @@ static void start_flusher(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Writes "perfhud.frame:<ms with 3 decimals>|ms|#source:…" at `out`; returns its length.
- * By hand rather than snprintf: no locale, no chance of an allocation for a double. */
-static size_t format_line(char *out, uint64_t duration_ns) {
+/* Writes the decimal digits of `value` at `out`; returns how many. */
+static size_t format_digits(char *out, uint64_t value) {
+    char digits[24];
+    size_t d = 0, n = 0;
+    do {
+        digits[d++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    while (d) out[n++] = digits[--d];
+    return n;
+}
+
+/* Writes "perfhud.frame:<ms with 3 decimals>|ms|#source:…|end_ns:<end_ns>" at `out`; returns its
+ * length. By hand rather than snprintf: no locale, no chance of an allocation for a double. */
+static size_t format_line(char *out, uint64_t duration_ns, uint64_t end_ns) {
     size_t n = 0;
     memcpy(out, line_prefix, sizeof line_prefix - 1);
     n += sizeof line_prefix - 1;
     uint64_t micros = (duration_ns + 500) / 1000;
-    uint64_t whole = micros / 1000;
     unsigned fraction = (unsigned)(micros % 1000);
-    char digits[24];
-    int d = 0;
-    do {
-        digits[d++] = (char)('0' + whole % 10);
-        whole /= 10;
-    } while (whole);
-    while (d) out[n++] = digits[--d];
+    n += format_digits(out + n, micros / 1000);
     out[n++] = '.';
     out[n++] = (char)('0' + fraction / 100);
     out[n++] = (char)('0' + fraction / 10 % 10);
     out[n++] = (char)('0' + fraction % 10);
     memcpy(out + n, line_suffix, sizeof line_suffix - 1);
-    return n + sizeof line_suffix - 1;
+    n += sizeof line_suffix - 1;
+    return n + format_digits(out + n, end_ns);
 }
 
 int perfhud_active(void) { return active; }
@@ -206,7 +214,7 @@ void perfhud_present(struct perfhud_clock *clock) {
     if (!started) return; /* the first present (of this thread/swapchain, in this process) */
 
     char line[LINE_MAX_BYTES];
-    size_t length = format_line(line, now - previous);
+    size_t length = format_line(line, now - previous, now);
     if (!lock_try(LOCK_TRIES)) {
         atomic_fetch_add_explicit(&frames_dropped, 1, memory_order_relaxed);
         return;

@@ -88,12 +88,24 @@ public final class PerfHUD: @unchecked Sendable {
         append(prefix: Self.actionPrefix, text: label, suffix: Self.noSuffix)
     }
 
-    /// A frame took `milliseconds`: `perfhud.frame:16.7|ms`.
+    /// A frame took `milliseconds` and ended now: `perfhud.frame:16.7|ms|end_ns:…`.
+    ///
+    /// Lines wait here up to a few milliseconds (longer when perfhud is slow to read): the line
+    /// carries when the frame ended (CLOCK_MONOTONIC, perfhud's clock), so perfhud counts it in the
+    /// second it ended in rather than the one it arrived in.
     public func frame(milliseconds: Double) {
+        guard isEnabled else { return }
+        frame(milliseconds: milliseconds, endedAt: Self.monotonicNanoseconds())
+    }
+
+    private func frame(milliseconds: Double, endedAt end: UInt64) {
         guard isEnabled, milliseconds.isFinite, milliseconds >= 0, milliseconds < 1e12 else { return }
         var digits = [UInt8]()
+        digits.reserveCapacity(48)
         Self.appendNumber(milliseconds, to: &digits)
-        digits.withUnsafeBytes { append(prefix: Self.framePrefix, bytes: $0, suffix: Self.frameSuffix) }
+        digits.append(contentsOf: Self.frameSuffix)
+        Self.appendDigits(end, to: &digits)
+        digits.withUnsafeBytes { append(prefix: Self.framePrefix, bytes: $0, suffix: Self.noSuffix, isLabel: false) }
     }
 
     /// A frame took `duration`.
@@ -111,7 +123,7 @@ public final class PerfHUD: @unchecked Sendable {
         let previous = shared.pointee.lastFrameTick
         shared.pointee.lastFrameTick = now
         pthread_mutex_unlock(mutex)
-        if previous != 0 { frame(milliseconds: Double(now &- previous) / 1e6) }
+        if previous != 0 { frame(milliseconds: Double(now &- previous) / 1e6, endedAt: now) }
     }
 
     /// The program entered a phase or screen: `perfhud.phase:1|c|#phase:NAME`.
@@ -140,7 +152,7 @@ public final class PerfHUD: @unchecked Sendable {
     private static let actionPrefix = StaticString("perfhud.action:1|c|#action:")
     private static let phasePrefix = StaticString("perfhud.phase:1|c|#phase:")
     private static let framePrefix = StaticString("perfhud.frame:")
-    private static let frameSuffix = StaticString("|ms")
+    private static let frameSuffix = Array("|ms|end_ns:".utf8)
     private static let noSuffix = StaticString("")
 
     private func append(prefix: StaticString, text: String, suffix: StaticString) {
@@ -150,7 +162,8 @@ public final class PerfHUD: @unchecked Sendable {
         }
     }
 
-    private func append(prefix: StaticString, bytes: UnsafeRawBufferPointer, suffix: StaticString) {
+    /// `isLabel`: `bytes` come from the program and are made one label; otherwise they are ours.
+    private func append(prefix: StaticString, bytes: UnsafeRawBufferPointer, suffix: StaticString, isLabel: Bool = true) {
         let length = prefix.utf8CodeUnitCount + bytes.count + suffix.utf8CodeUnitCount + 1
         pthread_mutex_lock(mutex)
         let state = shared
@@ -168,7 +181,10 @@ public final class PerfHUD: @unchecked Sendable {
         var cursor = state.pointee.buffer + state.pointee.used
         memcpy(cursor, prefix.utf8Start, prefix.utf8CodeUnitCount)
         cursor += prefix.utf8CodeUnitCount
-        if let base = bytes.baseAddress, bytes.count > 0 {
+        if let base = bytes.baseAddress, bytes.count > 0, !isLabel {
+            memcpy(cursor, base, bytes.count)
+            cursor += bytes.count
+        } else if let base = bytes.baseAddress, bytes.count > 0 {
             memcpy(cursor, base, bytes.count)
             // Characters that would end a tag, a section or a line are replaced: the label stays one.
             // A comma inside parentheses does not end a tag (perfhud's parser keeps it), and TCA's
@@ -302,6 +318,17 @@ public final class PerfHUD: @unchecked Sendable {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// The decimal digits of `value`.
+    static func appendDigits(_ value: UInt64, to bytes: inout [UInt8]) {
+        var remaining = value
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(remaining % 10))
+            remaining /= 10
+        } while remaining > 0
+        bytes[start...].reverse()
     }
 
     /// Up to three decimals, no exponent: `16.667`, `0.5`, `33`.

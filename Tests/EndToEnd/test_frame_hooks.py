@@ -73,11 +73,11 @@ def gl_frames(tmp_path_factory):
 LINGER = "0.5"
 
 
-def run_json(*program, env, timeout=90, options=(), linger=True):
-    """`perfhud run --output json` of `program` until it exits; the last report and perfhud's result."""
+def run_json(*program, env, timeout=90, options=(), linger=True, tick="250ms"):
+    """`perfhud run --output json` of `program` until it exits; its reports and perfhud's result."""
     if linger:
         program = ("sh", "-c", '"$@"; status=$?; sleep ' + LINGER + '; exit $status', "sh", *program)
-    result = perfhud("run", "--output", "json", "--tick", "250ms", *options, "--", *program,
+    result = perfhud("run", "--output", "json", "--tick", tick, *options, "--", *program,
                      env=dict(os.environ, **env), timeout=timeout)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
@@ -232,6 +232,23 @@ def test_gl_program_counts_each_of_its_frames(gl_frames):
     assert "gl_frames draw: done" in result.stderr, result.stderr
     assert rows[-1]["frames_total"] == 19, result.stderr
     assert rows[-1]["frame_source"] == "gl"
+
+
+def test_a_steady_60_fps_reads_60_at_every_tick_although_the_hook_batches(gl_frames):
+    # 420 presents at absolute 16.667 ms deadlines: 7 s at exactly 60 FPS. The hook sends 16 lines a
+    # datagram (~267 ms of frames); were frames counted in the 100 ms bucket their datagram arrived
+    # in, the FPS of the last second would read 48 or 64 (3 or 4 datagrams), as it once did. By
+    # their end times it reads 60 at every tick: from 1.5 s after the first frames arrived (a
+    # second of frames and the window's lag) to the end, at a 100 ms tick, 57 to 63 (a frame late
+    # by a few ms on this shared machine may cross a second's edge).
+    rows, result = run_json(gl_frames, "paced", "420", "60", env=egl_env(), linger=False, tick="100ms")
+    assert "gl_frames paced: done" in result.stderr, result.stderr
+    assert rows[-1]["frames_total"] == 419, result.stderr
+    first = next(row["elapsed_seconds"] for row in rows if row["frames_total"])
+    steady = [(row["elapsed_seconds"], row["fps"]) for row in rows
+              if first + 1.5 <= row["elapsed_seconds"] <= rows[-1]["elapsed_seconds"] - 0.3]
+    assert len(steady) >= 30, rows
+    assert all(57 <= fps <= 63 for _, fps in steady), steady
 
 
 def test_fork_counts_parent_and_child_frames_once_each(gl_frames):

@@ -5,8 +5,8 @@ import XCTest
 struct RecordingSink: EventSink {
     var events: [String] = []
     mutating func action(label: UnsafeRawBufferPointer, count: Double) { events.append("action \(String(decoding: label, as: UTF8.self)) \(count)") }
-    mutating func frame(milliseconds: Double, count: Double, source: FrameSource) {
-        events.append("frame \(milliseconds) \(count)" + (source == .events ? "" : " \(source.rawValue)"))
+    mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?) {
+        events.append("frame \(milliseconds) \(count)" + (source == .events ? "" : " \(source.rawValue)") + (end.map { " end \($0)" } ?? ""))
     }
     mutating func phase(name: UnsafeRawBufferPointer) { events.append("phase \(String(decoding: name, as: UTF8.self))") }
     mutating func ignored() { events.append("ignored") }
@@ -44,6 +44,28 @@ final class EventLineParserTests: XCTestCase {
                     "perfhud.frame:nan|ms", "perfhud.frame:inf|ms", "perfhud.frame:0x10|ms", "perfhud.frame:1::2|d",
                     "perfhud.action:1|c|#action:", "perfhud.frame:5"] {
             XCTAssertEqual(parse(bad), ["malformed"], bad)
+        }
+    }
+
+    func testTheEndTimeField() {
+        XCTAssertEqual(parse("perfhud.frame:16.667|ms|#source:gl|end_ns:123456789012"), ["frame 16.667 1.0 gl end 123456789012"])
+        XCTAssertEqual(parse("perfhud.frame:16|ms|end_ns:5|@0.5|#source:vulkan"), ["frame 16.0 2.0 vulkan end 5"], "anywhere after the type")
+        XCTAssertEqual(parse("perfhud.frame:16|ms|end_ns:18446744073709551615"), ["frame 16.0 1.0 end 18446744073709551615"])
+        XCTAssertEqual(parse("perfhud.frame:16|ms"), ["frame 16.0 1.0"], "optional: older senders omit it")
+        // Packed: the line's end is the last value's; each value before ends where the next began.
+        XCTAssertEqual(parse("perfhud.frame:10:20:30|d|end_ns:1000000000"),
+                       ["frame 10.0 1.0 end 950000000", "frame 20.0 1.0 end 970000000", "frame 30.0 1.0 end 1000000000"])
+        XCTAssertEqual(parse("perfhud.frame:10:20|d|end_ns:15000000"), ["frame 10.0 1.0 end 0", "frame 20.0 1.0 end 15000000"],
+                       "an end before the clock's 0 is 0, which the aggregator disbelieves")
+        // Other kinds and other metrics do not read it; other unknown fields stay ignored.
+        XCTAssertEqual(parse("perfhud.action:1|c|#action:A|end_ns:x"), ["action A 1.0"])
+        XCTAssertEqual(parse("perfhud.frame:16|ms|e:it-false,cn-app|x:1|end_nsx:1|T1656581400"), ["frame 16.0 1.0"],
+                       "DogStatsD's e: (external data), unknown fields, a longer name: not the end time")
+        // A sender that means to give the time and garbles it: the line is malformed, counted.
+        for bad in ["end_ns:", "end_ns:abc", "end_ns:-1", "end_ns:+1", "end_ns:1.5", "end_ns:1e9", "end_ns: 1",
+                    "end_ns:18446744073709551616", "end_ns:000000000000000000001"] {
+            XCTAssertEqual(parse("perfhud.frame:16|ms|" + bad), ["malformed"], bad)
+            XCTAssertEqual(parse("perfhud.frame:16:17|d|" + bad), ["malformed"], bad)
         }
     }
 
@@ -98,7 +120,8 @@ final class EventLineParserTests: XCTestCase {
     /// accounted for exactly once.
     func testFuzzedDatagrams() {
         var generator = SystemRandomNumberGenerator()
-        let seeds = ["perfhud.action:1|c|#action:Slider.changed", "perfhud.frame:16.7:33|d|@0.5", "perfhud.phase:1|c|#phase:X"]
+        let seeds = ["perfhud.action:1|c|#action:Slider.changed", "perfhud.frame:16.7:33|d|@0.5", "perfhud.phase:1|c|#phase:X",
+                     "perfhud.frame:16.667|ms|#source:gl|end_ns:123456789012"]
         for round in 0..<20_000 {
             var bytes: [UInt8]
             if round % 2 == 0 {

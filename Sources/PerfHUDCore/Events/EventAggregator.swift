@@ -66,8 +66,9 @@ public struct ActionLogEntry: Equatable {
     public var count: Double
 }
 
-/// One frame as it arrived, for a recording.
+/// One frame, for a recording.
 public struct RecordedFrame: Equatable {
+    /// When it ended (see `FrameTiming`).
     public var time: UInt64
     public var milliseconds: Double
     public var source: FrameSource
@@ -84,8 +85,9 @@ public struct PhaseChange: Equatable {
 /// Aggregates events: the receiver thread adds, the main loop reads once a tick.
 ///
 /// Rates use 100 ms buckets: "the last second" is the ten newest complete buckets, so a rate is
-/// an exact count over exactly one second, at most 100 ms old. Frame percentiles are exact
-/// nearest-rank over the raw durations of the frame window (at most 65,536 kept).
+/// an exact count over exactly one second, at most 100 ms old. Frames are bucketed by when they
+/// ended, and their second ends where all of them have arrived (`FrameTiming`). Frame percentiles
+/// are exact nearest-rank over the raw durations of the frame window (at most 65,536 kept).
 ///
 /// All mutable state is one struct (`Ingest`) behind one lock: the receiver takes the lock once
 /// per batch of datagrams and mutates the struct in place, with no per-event access checks.
@@ -96,7 +98,8 @@ public final class EventAggregator: @unchecked Sendable {
 
     static let bucketNanoseconds: UInt64 = 100_000_000
     static let bucketsPerSecond = 10
-    static let bucketSlots = 16
+    /// A second of buckets, up to a second of frame lag (`FrameTiming`), the current one: 21 < 32.
+    static let bucketSlots = 32
 
     /// Per-second counters in a ring of 100 ms buckets.
     struct BucketCounter {
@@ -106,7 +109,10 @@ public final class EventAggregator: @unchecked Sendable {
         @inline(__always)
         mutating func add(_ value: Double, bucket: Int64) {
             let slot = Int(bucket & Int64(EventAggregator.bucketSlots - 1))
-            if ids[slot] != bucket { ids[slot] = bucket; counts[slot] = 0 }
+            if ids[slot] != bucket {
+                if ids[slot] > bucket { return }   // a frame that ended before the ring's oldest bucket
+                ids[slot] = bucket; counts[slot] = 0
+            }
             counts[slot] += value
         }
 
@@ -193,6 +199,8 @@ public final class EventAggregator: @unchecked Sendable {
         var recordedFrames: [RecordedFrame] = []
         var recordedActions: [Int: Double] = [:]
         var frameObserver: ((Double, Double) -> Void)?
+        var frameTiming = FrameTiming()
+        var placing: [FrameTiming.Unplaced] = []
 
         init(configuration: EventConfiguration) {
             self.configuration = configuration
@@ -241,19 +249,42 @@ public final class EventAggregator: @unchecked Sendable {
             }
         }
 
-        public mutating func frame(milliseconds: Double, count: Double, source: FrameSource) {
+        /// A frame without a believable end waits for `endDatagram` to be placed.
+        public mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?) {
+            if let end, let believed = FrameTiming.believedEnd(end, arrival: now) {
+                frame(milliseconds: milliseconds, count: count, source: source, endingAt: believed)
+            } else {
+                frameTiming.addUnplaced(.init(milliseconds: milliseconds, count: count, source: source))
+            }
+        }
+
+        /// The datagram is parsed (the parser says so): its frames without an end time are placed
+        /// back from its arrival.
+        public mutating func endDatagram() {
+            guard !frameTiming.unplaced.isEmpty else { return }
+            var remaining = FrameTiming.takeUnplaced(&frameTiming, &placing)
+            for unplaced in placing {
+                let end = FrameTiming.placeNext(&remaining, milliseconds: unplaced.milliseconds, arrival: now)
+                frame(milliseconds: unplaced.milliseconds, count: unplaced.count, source: unplaced.source, endingAt: end)
+            }
+            placing.removeAll(keepingCapacity: true)
+            _ = FrameTiming.takeUnplaced(&frameTiming, &placing)   // the storage back, empty
+        }
+
+        mutating func frame(milliseconds: Double, count: Double, source: FrameSource, endingAt end: UInt64) {
             // One source at a time: a higher-ranked one replaces what a lower one counted (the
             // same frames seen twice, from their output and their presents, must not add up).
             if let current = frameSource, source.rank < current.rank || (source.rank == current.rank && source != current) { return }
             if let current = frameSource, source.rank > current.rank {
                 frameTimes.removeAll(); frameDurations.removeAll(); allFrames = BucketCounter()
-                framesTotal = 0; janky = 0; dropped = 0
+                framesTotal = 0; janky = 0; dropped = 0; frameTiming.forgetDelays()
             }
             frameSource = source
-            frameTimes.append(now)
+            frameTimes.append(end)
             frameDurations.append(milliseconds)
-            if recording && recordedFrames.count < 65536 { recordedFrames.append(RecordedFrame(time: now, milliseconds: milliseconds, source: source)) }
-            allFrames.add(count, bucket: bucket)
+            if recording && recordedFrames.count < 65536 { recordedFrames.append(RecordedFrame(time: end, milliseconds: milliseconds, source: source)) }
+            allFrames.add(count, bucket: Int64(end / EventAggregator.bucketNanoseconds))
+            frameTiming.noteDelay(now > end ? now - end : 0, bucket: bucket)
             framesTotal += count
             frameObserver?(milliseconds / 1000, count)
             if milliseconds > configuration.jankFactor * budget { janky += count }
@@ -274,7 +305,7 @@ public final class EventAggregator: @unchecked Sendable {
     public func addFrame(milliseconds: Double, source: FrameSource, at time: UInt64) {
         withLock { ingest in
             ingest.setTime(time)
-            ingest.frame(milliseconds: milliseconds, count: 1, source: source)
+            ingest.frame(milliseconds: milliseconds, count: 1, source: source, endingAt: time)
         }
     }
 
@@ -307,7 +338,7 @@ public final class EventAggregator: @unchecked Sendable {
             snapshot.actionsPerSecond = state.allActions.lastSecond(current: current).atResolution(100)
             snapshot.framesTotal = state.framesTotal
             snapshot.frameSource = state.frameSource
-            snapshot.fps = state.allFrames.lastSecond(current: current).atResolution(100)
+            snapshot.fps = state.allFrames.lastSecond(current: current - state.frameTiming.lagBuckets(at: time)).atResolution(100)
             snapshot.jankyFrames = state.janky
             snapshot.droppedFrames = state.dropped
             let linger = UInt64(EventConfiguration.highFrequencyLingerSeconds * 1e9)
@@ -324,12 +355,19 @@ public final class EventAggregator: @unchecked Sendable {
                 }
             }
             snapshot.highFrequencyActions.sort { ($0.rate, $0.peak) > ($1.rate, $1.peak) }
-            // Percentiles: nearest rank over the frame window.
-            let windowStart = time &- UInt64(configuration.frameWindowSeconds * 1e9)
+            // Percentiles: nearest rank over the frame window, by end time. Frames are kept as they
+            // arrived, so end times are in order but for datagrams placed back from their arrival,
+            // by at most the longest delay: the walk goes that much further back.
+            let window = UInt64(configuration.frameWindowSeconds * 1e9)
+            let windowStart = time > window ? time - window : 0
+            let walkStart = windowStart > FrameTiming.maximumDelayNanoseconds ? windowStart - FrameTiming.maximumDelayNanoseconds : 0
             var durations: [Double] = []
             var row = state.frameTimes.count - 1
-            while row >= 0 && state.frameTimes[row] >= windowStart && state.frameTimes[row] <= time {
-                durations.append(state.frameDurations[row]); row -= 1
+            while row >= 0 {
+                let end = state.frameTimes[row]
+                if end < walkStart { break }
+                if end >= windowStart && end <= time { durations.append(state.frameDurations[row]) }
+                row -= 1
             }
             if !durations.isEmpty {
                 durations.sort()

@@ -6,6 +6,7 @@ import Glibc
 ///
 ///     perfhud.action:1|c|#action:Counter.incrementTapped
 ///     perfhud.frame:16.7|ms          (also |h and |d; packed: 16.7:16.9:33.4|d)
+///     perfhud.frame:16.7|ms|#source:gl|end_ns:123456789012
 ///     perfhud.phase:1|c|#phase:DrawingScreen
 ///     perfhud.action.Counter.incrementTapped:1|c     plain StatsD: the label in the name
 ///     perfhud.phase.DrawingScreen:1|c
@@ -14,16 +15,36 @@ import Glibc
 /// sample rates (`|@0.5`) scale counts. DogStatsD events (`_e{…}`) and service checks (`_sc|…`)
 /// are well-formed lines that are not perfhud's: ignored, like other metrics. The parser
 /// allocates nothing: labels are slices of the datagram, handed to a sink.
+///
+/// `|end_ns:N` (frame lines only, optional, anywhere after the type) is when the frame ended:
+/// CLOCK_MONOTONIC in nanoseconds, as perfhud reads it. Batching senders (the frame hooks, the
+/// Swift client) send it so that a frame counts in the second it ended in, not in the one its
+/// datagram arrived in. On a packed line it is the end of the last value; each value before ends
+/// where the next one started. The name is one DogStatsD does not use (its fields are `@`, `#`,
+/// `c:`, `T`, `e:`, `card:`; the Datadog agent skips others), and older perfhud versions skip
+/// sections they do not know, so they count the frame at its arrival. A value that is not 1 to 20
+/// decimal digits fitting in 64 bits makes the line malformed, as a bad sample rate does: a
+/// sender that means to give a time and gets it wrong should show in `events_malformed`. Whether
+/// the time is believed (not after arrival, not long before it) is the aggregator's call.
 public enum EventKind: Equatable { case action, frame, phase }
 
 public protocol EventSink {
     /// `label` is valid only during the call.
     mutating func action(label: UnsafeRawBufferPointer, count: Double)
-    mutating func frame(milliseconds: Double, count: Double, source: FrameSource)
+    /// `end`: when the frame ended (CLOCK_MONOTONIC ns), from the line's `end_ns` field; nil
+    /// when the line has none.
+    mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?)
     mutating func phase(name: UnsafeRawBufferPointer)
     /// A well-formed metric that is not perfhud's.
     mutating func ignored()
     mutating func malformed()
+    /// The datagram's last line has been handed over: frames without an end time can be placed
+    /// (the last of them ended when it arrived).
+    mutating func endDatagram()
+}
+
+extension EventSink {
+    public mutating func endDatagram() {}
 }
 
 public enum EventLineParser {
@@ -36,7 +57,8 @@ public enum EventLineParser {
     /// Frame durations are in [0, 1 hour).
     public static let maximumFrameMilliseconds = 3_600_000.0
 
-    /// Parses every `\n`-separated line of `datagram`; returns the number of non-empty lines.
+    /// Parses every `\n`-separated line of `datagram`, then ends it (`EventSink.endDatagram`);
+    /// returns the number of non-empty lines.
     @discardableResult
     public static func parse<Sink: EventSink>(_ datagram: UnsafeRawBufferPointer, into sink: inout Sink) -> Int {
         var lines = 0
@@ -55,6 +77,7 @@ public enum EventLineParser {
             }
             start = end + 1
         }
+        sink.endDatagram()
         return lines
     }
 
@@ -91,6 +114,7 @@ public enum EventLineParser {
         var type = UnsafeRawBufferPointer(start: nil, count: 0)
         var rate = 1.0
         var tags = UnsafeRawBufferPointer(start: nil, count: 0)
+        var endField: UnsafeRawBufferPointer? = nil
         var sectionStart = pipe + 1
         var section = 0
         while sectionStart <= line.count {
@@ -106,8 +130,11 @@ public enum EventLineParser {
                     rate = parsed
                 } else if first == UInt8(ascii: "#") {
                     tags = slice(text, 1, text.count)
+                } else if first == UInt8(ascii: "e") && hasPrefix(text, "end_ns:") {
+                    endField = slice(text, 7, text.count)
                 }
-                // c: container ids, T: timestamps (DogStatsD 1.2/1.3) are accepted and ignored.
+                // c: container ids, T: timestamps (DogStatsD 1.2/1.3), e: external data and
+                // anything else are accepted and ignored.
             }
             section += 1
             sectionStart = sectionEnd + 1
@@ -144,26 +171,69 @@ public enum EventLineParser {
             let weight = 1 / rate
             // perfhud's own hooks tag their frames (`#source:gl`); the program's carry no source.
             let source = tags.count == 0 ? FrameSource.events : FrameSource(tag: tag("source:", in: tags))
+            var end: UInt64? = nil
+            if let endField {
+                guard let parsed = nanoseconds(endField) else { sink.malformed(); return }
+                end = parsed
+            }
             // The common case: one value.
             if find(UInt8(ascii: ":"), in: values, from: 0) == nil {
                 guard let milliseconds = number(values), milliseconds >= 0, milliseconds < maximumFrameMilliseconds else {
                     sink.malformed(); return
                 }
-                sink.frame(milliseconds: milliseconds, count: weight, source: source)
+                sink.frame(milliseconds: milliseconds, count: weight, source: source, end: end)
                 return
             }
-            // Packed values (DogStatsD 1.1): 16.7:16.9:33.4. All must parse, or the line is dropped.
-            var parsed: [Double] = []
+            // Packed values (DogStatsD 1.1): 16.7:16.9:33.4. All must parse, or the line is dropped:
+            // a first pass checks them and sums them (a value's end is the line's end less the
+            // values after it), a second hands them on. Two passes rather than an array: no
+            // allocation per line.
+            var total = 0.0
             var valueStart = 0
             while valueStart <= values.count {
                 let valueEnd = find(UInt8(ascii: ":"), in: values, from: valueStart) ?? values.count
                 guard let milliseconds = number(slice(values, valueStart, valueEnd)),
                       milliseconds >= 0, milliseconds < maximumFrameMilliseconds else { sink.malformed(); return }
-                parsed.append(milliseconds)
+                total += milliseconds
                 valueStart = valueEnd + 1
             }
-            for milliseconds in parsed { sink.frame(milliseconds: milliseconds, count: weight, source: source) }
+            var through = 0.0
+            valueStart = 0
+            while valueStart <= values.count {
+                let valueEnd = find(UInt8(ascii: ":"), in: values, from: valueStart) ?? values.count
+                let milliseconds = number(slice(values, valueStart, valueEnd)) ?? 0
+                through += milliseconds
+                // An end that would fall before 0 (or more than 30 years back) becomes 0, which
+                // the aggregator disbelieves.
+                let valueEndTime = end.map { end -> UInt64 in
+                    let after = (total - through) * 1e6
+                    guard after < 1e18 else { return 0 }
+                    let nanoseconds = UInt64(after.rounded())
+                    return nanoseconds < end ? end - nanoseconds : 0
+                }
+                sink.frame(milliseconds: milliseconds, count: weight, source: source, end: valueEndTime)
+                valueStart = valueEnd + 1
+            }
         }
+    }
+
+    /// An `end_ns` value: 1 to 20 decimal digits, at most UInt64.max.
+    static func nanoseconds(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard !bytes.isEmpty, bytes.count <= 20, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        // 19 digits cannot overflow (< 10^19 < 2^64): only the 20th is checked.
+        let unchecked = min(bytes.count, 19)
+        var value: UInt64 = 0
+        for index in 0..<unchecked {
+            let digit = base[index] &- 0x30
+            guard digit <= 9 else { return nil }
+            value = value &* 10 &+ UInt64(digit)
+        }
+        guard bytes.count == 20 else { return value }
+        let digit = base[19] &- 0x30
+        guard digit <= 9 else { return nil }
+        let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+        let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit))
+        return overflow1 || overflow2 ? nil : sum
     }
 
     /// Does `name` equal `suffix` or end with `.` + `suffix` (a client namespace)?

@@ -3,6 +3,8 @@
  *   gl_frames draw N             N frames (N eglSwapBuffers), then exit
  *   gl_frames fork N M           N frames, fork; the child draws M frames; the parent waits for it
  *   gl_frames exec N M           N frames, then exec `gl_frames draw M`
+ *   gl_frames paced N HZ         N frames at a steady HZ: each swap waits for an absolute deadline
+ *                                (clock_nanosleep, TIMER_ABSTIME), so lateness never accumulates
  *
  * EGL pbuffers on Mesa's surfaceless platform (EGL_PLATFORM=surfaceless, set by the test) with the
  * software renderer: no window, no X server, and a forked child can start its own EGL display
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef void *EGLDisplay, *EGLConfig, *EGLSurface, *EGLContext;
@@ -34,6 +37,21 @@ typedef unsigned int EGLBoolean;
 
 static void *egl;
 static unsigned pause_us = 2000;
+static uint64_t period_ns; /* paced: the frame period; 0: pause_us after each swap */
+static struct timespec deadline;
+
+/* Sleeps until the next period_ns deadline counted from the first call (paced), or pause_us. */
+static void wait_for_next_frame(void) {
+    if (!period_ns) {
+        usleep(pause_us); /* 2 ms frames by default (GL_FRAMES_PAUSE_US): short runs stay in one batch */
+        return;
+    }
+    if (deadline.tv_sec == 0 && deadline.tv_nsec == 0) clock_gettime(CLOCK_MONOTONIC, &deadline);
+    uint64_t next = (uint64_t)deadline.tv_nsec + period_ns;
+    deadline.tv_sec += (time_t)(next / 1000000000u);
+    deadline.tv_nsec = (long)(next % 1000000000u);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) != 0) {}
+}
 static void *must(const char *name) {
     void *f = dlsym(egl, name);
     if (!f) { fprintf(stderr, "gl_frames: no %s\n", name); exit(2); }
@@ -74,19 +92,22 @@ static void draw(int frames, int by_get_proc_address) {
         Clear(GL_COLOR_BUFFER_BIT);
         Finish();
         SwapBuffers(display, surface);
-        usleep(pause_us); /* 2 ms frames by default (GL_FRAMES_PAUSE_US): short runs stay in one batch */
+        wait_for_next_frame();
     }
     MakeCurrent(display, NULL, NULL, NULL);
     Terminate(display);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) { fprintf(stderr, "usage: gl_frames draw N | fork N M | exec N M\n"); return 2; }
+    if (argc < 3) { fprintf(stderr, "usage: gl_frames draw N | fork N M | exec N M | paced N HZ\n"); return 2; }
     egl = dlopen("libEGL.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!egl) { fprintf(stderr, "gl_frames: %s\n", dlerror()); return 2; }
     int n = atoi(argv[2]);
     if (getenv("GL_FRAMES_PAUSE_US")) pause_us = (unsigned)atoi(getenv("GL_FRAMES_PAUSE_US"));
     if (!strcmp(argv[1], "draw")) {
+        draw(n, 1);
+    } else if (!strcmp(argv[1], "paced") && argc > 3 && atof(argv[3]) > 0) {
+        period_ns = (uint64_t)(1e9 / atof(argv[3]) + 0.5);
         draw(n, 1);
     } else if (!strcmp(argv[1], "fork") && argc > 3) {
         draw(n, 0);
