@@ -140,12 +140,15 @@ def test_a_format_1_recording_replays(tmp_path):
     assert max(row["rss_bytes"] for row in rows) == 131854336
 
 
-def test_a_format_2_recording_kept_in_the_repository_replays_its_live_rows(tmp_path):
-    """format2-demo.db was recorded by `perfhud demo --output json --record … --duration 5s`, and
-    format2-demo.live.ndjson is what that run printed: later versions must give the same rows back."""
-    path = tmp_path / "format2-demo.db"
-    shutil.copy(ROOT / "Tests/Fixtures/recordings/format2-demo.db", path)
-    live = (ROOT / "Tests/Fixtures/recordings/format2-demo.live.ndjson").read_text()
+@pytest.mark.parametrize("name", ["format2-demo", "format3-demo", "format3-exit"])
+def test_a_recording_kept_in_the_repository_replays_its_live_rows(tmp_path, name):
+    """NAME.db was recorded with the rows its live run printed in NAME.live.ndjson: later versions
+    must give the same rows back. format2-demo and format3-demo: `perfhud demo --output json
+    --record … --duration` (5 s, 3 s); format3-exit: `perfhud run --output json --tick 100ms
+    --record … -- sh -c 'sleep 1.2; exit 3'` (its exit row a sample of its own, format 3)."""
+    path = tmp_path / f"{name}.db"
+    shutil.copy(ROOT / f"Tests/Fixtures/recordings/{name}.db", path)
+    live = (ROOT / f"Tests/Fixtures/recordings/{name}.live.ndjson").read_text()
     replayed = perfhud("replay", str(path), "--output", "json")
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout == live
