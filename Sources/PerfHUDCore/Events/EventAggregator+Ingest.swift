@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EventAggregator {
+    /// The aggregate state, and the EventSink the parser feeds.
+    public struct Ingest: EventSink {
+        let configuration: EventConfiguration
+        let budget: Double
+        var labels: LabelTable
+        var labelStates: [LabelState] = []
+        var otherIndex: Int?
+        var allActions = BucketCounter()
+        var allFrames = BucketCounter()
+        var actionsTotal = 0.0
+        var frameTimes = RingBuffer<UInt64>(capacity: 65536, filler: 0)
+        var frameDurations = RingBuffer<Double>(capacity: 65536, filler: 0)
+        var framesTotal = 0.0
+        var janky = 0.0
+        var dropped = 0.0
+        var frameSource: FrameSource?
+        var phase: String?
+        var phaseChanges: [PhaseChange] = []
+        /// The log as (label index, count); names are looked up when it is drained.
+        var log: [(label: Int, count: Double)] = []
+        var logDropped = 0.0
+        var received: UInt64 = 0
+        var malformedCount: UInt64 = 0
+        var ignoredCount: UInt64 = 0
+        var rejected: [String: UInt64] = [:]
+        var now: UInt64 = 0
+        var bucket: Int64 = 0
+        var residentProbe: (() -> UInt64?)?
+        /// `--record`: every frame and the actions per label since the last drain (bounded).
+        var recording = false
+        var recordedFrames: [RecordedFrame] = []
+        var recordedActions: [Int: Double] = [:]
+        var frameObserver: ((Double, Double) -> Void)?
+        var frameTiming = FrameTiming()
+        var placing: [FrameTiming.Unplaced] = []
+
+        init(configuration: EventConfiguration) {
+            self.configuration = configuration
+            budget = configuration.budgetMilliseconds
+            labels = LabelTable(capacity: configuration.maxActionLabels)
+        }
+
+        /// Stamps what follows; one clock read per batch.
+        public mutating func setTime(_ nanoseconds: UInt64) {
+            now = nanoseconds
+            bucket = Int64(nanoseconds / EventAggregator.bucketNanoseconds)
+        }
+        public mutating func countLines(_ lines: Int) { received &+= UInt64(lines) }
+        public mutating func reject(reason: String) { rejected[reason, default: 0] &+= 1 }
+        public mutating func ignored() { ignoredCount &+= 1 }
+        public mutating func malformed() { malformedCount &+= 1 }
+
+        public mutating func action(label: UnsafeRawBufferPointer, count: Double) {
+            let clipped = UnsafeRawBufferPointer(rebasing: label[0..<min(label.count, EventConfiguration.maxLabelBytes)])
+            let position: Int
+            if let known = labels.find(clipped) {
+                position = known
+            } else if labelStates.count < configuration.maxActionLabels {
+                position = labels.insert(clipped)
+                labelStates.append(LabelState(name: String(decoding: clipped, as: UTF8.self)))
+            } else {
+                if otherIndex == nil {
+                    otherIndex = labelStates.count
+                    labelStates.append(LabelState(name: EventConfiguration.otherLabel))
+                }
+                position = otherIndex!
+            }
+            labelStates[position].counter.add(count, bucket: bucket)
+            labelStates[position].total += count
+            allActions.add(count, bucket: bucket)
+            actionsTotal += count
+            if recording { recordedActions[position, default: 0] += count }
+            // The log folds a repeat into the entry before it; it is drained every tick and
+            // bounded, so a flood costs a counter, not memory.
+            if let last = log.last, last.label == position {
+                log[log.count - 1].count += count
+            } else if log.count < 256 {
+                log.append((position, count))
+            } else {
+                logDropped += count
+            }
+        }
+
+        /// A frame without a believable end waits for `endDatagram` to be placed.
+        public mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?) {
+            if let end, let believed = FrameTiming.believedEnd(end, arrival: now) {
+                frame(milliseconds: milliseconds, count: count, source: source, endingAt: believed)
+            } else {
+                frameTiming.addUnplaced(.init(milliseconds: milliseconds, count: count, source: source))
+            }
+        }
+
+        /// The datagram is parsed (the parser says so): its frames without an end time are placed
+        /// back from its arrival.
+        public mutating func endDatagram() {
+            guard !frameTiming.unplaced.isEmpty else { return }
+            var remaining = FrameTiming.takeUnplaced(&frameTiming, &placing)
+            for unplaced in placing {
+                let end = FrameTiming.placeNext(&remaining, milliseconds: unplaced.milliseconds, arrival: now)
+                frame(milliseconds: unplaced.milliseconds, count: unplaced.count, source: unplaced.source, endingAt: end)
+            }
+            placing.removeAll(keepingCapacity: true)
+            _ = FrameTiming.takeUnplaced(&frameTiming, &placing)   // the storage back, empty
+        }
+
+        mutating func frame(milliseconds: Double, count: Double, source: FrameSource, endingAt end: UInt64) {
+            // One source at a time: a higher-ranked one replaces what a lower one counted (the
+            // same frames seen twice, from their output and their presents, must not add up).
+            if let current = frameSource, source.rank < current.rank || (source.rank == current.rank && source != current) { return }
+            if let current = frameSource, source.rank > current.rank {
+                frameTimes.removeAll(); frameDurations.removeAll(); allFrames = BucketCounter()
+                framesTotal = 0; janky = 0; dropped = 0; frameTiming.forgetDelays()
+            }
+            frameSource = source
+            frameTimes.append(end)
+            frameDurations.append(milliseconds)
+            if recording && recordedFrames.count < 65536 { recordedFrames.append(RecordedFrame(time: end, milliseconds: milliseconds, source: source)) }
+            allFrames.add(count, bucket: Int64(end / EventAggregator.bucketNanoseconds))
+            frameTiming.noteDelay(now > end ? now - end : 0, bucket: bucket)
+            framesTotal += count
+            frameObserver?(milliseconds / 1000, count)
+            if milliseconds > configuration.jankFactor * budget { janky += count }
+            let late = (milliseconds / budget).rounded() - 1
+            if late > 0 { dropped += late * count }
+        }
+
+        public mutating func phase(name: UnsafeRawBufferPointer) {
+            let text = String(decoding: name[0..<min(name.count, EventConfiguration.maxLabelBytes)], as: UTF8.self)
+            phase = text
+            if phaseChanges.count < 1024 {
+                phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now, residentBytes: residentProbe?()))
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/// How frames and actions are judged; from the command line.
+public struct EventConfiguration: Equatable {
+    /// Per second; a label at or above it is high-frequency.
+    public var actionThreshold: Double = 20
+    /// The display's refresh rate: the frame budget is 1000 / refresh ms.
+    public var refreshHz: Double = 60
+
+    public var jankFactor: Double = 1.5
+    public var frameWindowSeconds: Double = 10
+    public var maxActionLabels = 200
+    public static let maxLabelBytes = 200
+    public static let otherLabel = "__other__"
+    /// A high-frequency label stays listed this long after its rate falls below the threshold.
+    public static let highFrequencyLingerSeconds = 10.0
+
+    public init() {}
+    public var budgetMilliseconds: Double { 1000 / refreshHz }
+}

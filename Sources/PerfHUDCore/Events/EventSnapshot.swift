@@ -1,0 +1,38 @@
+/// What the event stream says at one moment: the figures of the README's Definitions.
+public struct EventSnapshot: Equatable {
+    public struct HighFrequencyAction: Equatable {
+        public var action: String
+        public var rate: Double
+        public var peak: Double
+    }
+    public var fps: Double = 0
+    public var frameP50: Double?
+    public var frameP95: Double?
+    public var frameP99: Double?
+    public var fpsOnePercentLow: Double?
+    public var jankyFrames: Double = 0
+    public var droppedFrames: Double = 0
+    public var framesTotal: Double = 0
+    /// Where the frames shown come from; nil before the first.
+    public var frameSource: FrameSource?
+    /// Key-to-screen latency of a program perfhud runs (see `TerminalFrames`); nil before a key.
+    public var inputLatencyP50: Double?
+    public var inputLatencyP99: Double?
+    public var actionsPerSecond: Double = 0
+    public var actionsTotal: Double = 0
+    public var highFrequencyActions: [HighFrequencyAction] = []
+    public var phase: String?
+    public var received: UInt64 = 0
+    public var malformed: UInt64 = 0
+    public var ignored: UInt64 = 0
+    public var rejected: [String: UInt64] = [:]
+    public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
+    /// The display refresh the frame budget comes from.
+    public var refreshHz: Double = 60
+
+    public init() {}
+
+    /// Whether any event has arrived yet: before that, frame and action figures are unknown.
+    public var hasFrames: Bool { framesTotal > 0 }
+    public var hasActions: Bool { actionsTotal > 0 }
+}
