@@ -16,7 +16,7 @@ import Glibc
 /// is the tree's. A PID that dies and is reused between two scans keeps its old parent here;
 /// the caller checks start times when it opens a process, and a child missed this way reaches the
 /// totals through its parent's cutime/cstime like any child that lived less than a tick.
-final class DescendantScan {
+public final class DescendantScan {
     private struct Entry {
         var parent: Int32
         var startTicks: UInt64
@@ -30,10 +30,12 @@ final class DescendantScan {
     private var fresh: [Int32] = []
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 16)
 
+    public init() {}
+
     deinit { buffer.deallocate() }
 
     /// The descendants of `root` alive now, with their start times, into `result`.
-    func descendants(of root: Int32, into result: inout [(pid: Int32, startTicks: UInt64)]) {
+    public func descendants(of root: Int32, into result: inout [(pid: Int32, startTicks: UInt64)]) {
         result.removeAll(keepingCapacity: true)
         guard let directory = opendir("/proc") else { return }
         generation &+= 1
