@@ -35,6 +35,8 @@ public final class ControlGroupCPU {
     private let usageFile: KeptOpenFile
     /// cgroup v1's user/system split (`cpuacct.stat`, clock ticks); v2 has it in `cpu.stat`.
     private let splitFile: KeptOpenFile?
+    /// Kept open in v2 only: v1 keeps the list of a descriptor from its first read for as long
+    /// as it is read again within a second (`cgroup_pidlist_start`), so it is opened each time there.
     private let membersFile: KeptOpenFile
     private var buffer: UnsafeMutableRawBufferPointer
     private var removed = false
@@ -204,8 +206,14 @@ public final class ControlGroupCPU {
     public func members(into pids: inout [Int32]) -> Bool {
         pids.removeAll(keepingCapacity: true)
         guard !removed else { return false }
+        var file = membersFile
+        if hierarchy == .cpuacct {
+            guard case .success(let fresh) = KeptOpenFile.open(path + "/cgroup.procs") else { return false }
+            file = fresh
+        }
+        defer { if hierarchy == .cpuacct { file.close() } }
         while true {
-            guard case .success(let count) = membersFile.read(into: buffer) else { return false }
+            guard case .success(let count) = file.read(into: buffer) else { return false }
             if count == buffer.count {       // more than fits: a bigger buffer, and again
                 let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 16)
                 buffer.deallocate()
