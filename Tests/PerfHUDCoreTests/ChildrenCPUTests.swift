@@ -83,6 +83,10 @@ final class ChildrenCPUTests: XCTestCase {
             mountInfo: "30 24 0:26 /lxc/c1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", ownGroups: "0::/other\n")
         XCTAssertEqual(outside.map(\.directory), ["/sys/fs/cgroup"])
         XCTAssertEqual(ControlGroupCPU.candidatePlaces(mountInfo: "", ownGroups: "").count, 0, "no cgroups: no group")
+        // Entered a container's cgroup namespace from outside (nsenter): our group is not in it.
+        let entered = ControlGroupCPU.candidatePlaces(
+            mountInfo: "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", ownGroups: "0::/../../user.slice\n")
+        XCTAssertEqual(entered.map(\.directory), ["/sys/fs/cgroup"])
     }
 
     func testCPUStatFieldsAreFoundByTheirWholeName() {

@@ -130,8 +130,9 @@ public final class ControlGroupCPU {
             guard isUnified || isCpuacct, let own = isUnified ? unifiedOwn : cpuacctOwn else { continue }
             let hierarchy: Hierarchy = isUnified ? .unified : .cpuacct
             var places: [Place] = []
-            // perfhud's own group, seen through this mount (whose root may be a sub-group).
-            if own == root || own.hasPrefix(root == "/" ? "/" : root + "/") {
+            // perfhud's own group, seen through this mount (whose root may be a sub-group). Outside
+            // our cgroup namespace (entered with nsenter) it reads `/../…`: not reachable here.
+            if !own.contains("/.."), own == root || own.hasPrefix(root == "/" ? "/" : root + "/") {
                 let inside = root == "/" ? own : String(own.dropFirst(root.count))
                 places.append(Place(hierarchy: hierarchy, directory: mountPoint + (inside == "/" ? "" : inside), hierarchyPath: own))
             }
