@@ -138,3 +138,41 @@ def test_the_group_is_removed_and_stale_ones_swept():
     assert not stale.exists(), "a group left by a perfhud that is gone is removed"
     left = [group for group in here.glob("perfhud-run-*") if not os.path.exists(f"/proc/{group.name.split('-')[-1]}")]
     assert not left, "nothing accumulates"
+
+
+def test_in_a_booted_pure_cgroup2_system_as_a_service():
+    """A stock Debian 12 with systemd as PID 1 and cgroup2 only (SYSTEMD_NSPAWN_UNIFIED_HIERARCHY):
+    perfhud run as a transient service makes its group inside the service's own cgroup."""
+    import shutil
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent / "helpers"))
+    from container import Container, HarnessError, base_tree, cgroup_modes
+    if "unified" not in cgroup_modes():
+        pytest.skip("this host cannot boot a pure cgroup2 container")
+    try:
+        base = base_tree()
+    except HarnessError as error:
+        pytest.skip(str(error))
+    with Container(base, cgroup="unified") as machine:
+        shutil.copy(PERFHUD, machine.path("/usr/local/bin/perfhud"))
+        # The built binary, not the package: the libraries the package would pull in, from the
+        # host (a Debian 12 like the container, which the harness needs anyway).
+        for line in subprocess.run(["ldd", PERFHUD], capture_output=True, text=True).stdout.splitlines():
+            if "=>" in line and not pathlib.Path(machine.path(line.split("=>")[1].split()[0])).exists():
+                shutil.copy(line.split("=>")[1].split()[0], machine.path("/usr/local/lib/"))
+        machine.run(["ldconfig"])
+        script = ('grep ^0:: /proc/self/cgroup >&2; for i in 1 2 3 4 5; do timeout 0.6 sh -c "while :; do :; done"; '
+                  'done; times >&2')
+        for env, grouped in (([], True), (["-E", "PERFHUD_NO_CGROUP=1"], False)):
+            result = machine.run(["systemd-run", "--wait", "--pipe", "--quiet", *env, "/usr/local/bin/perfhud", "run",
+                                  "--include-children", "--output", "json", "--tick", "100ms", "--", "bash", "-c", script],
+                                 check=False, timeout=60)
+            assert result.returncode == 0, result.stderr
+            group = result.stderr.splitlines()[0]
+            assert ("/perfhud-run-" in group) == grouped and group.startswith("0::/system.slice/run-"), group
+            rows = [json.loads(line) for line in result.stdout.splitlines()]
+            clock = re.findall(r"(\d+)m([\d.]+)s", "\n".join(result.stderr.splitlines()[-2:]))
+            cpu = check_totals(rows, sum(int(minutes) * 60 + float(seconds) for minutes, seconds in clock))
+            assert max(cpu) <= 115, cpu
+        left = machine.run("find /sys/fs/cgroup -name 'perfhud-run-*'", check=False).stdout.strip()
+        assert not left, f"groups left behind: {left}"
