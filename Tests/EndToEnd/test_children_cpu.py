@@ -99,8 +99,13 @@ def test_short_busy_children_one_at_a_time_show_one_core(env):
     cpu = check_totals(rows, children)
     assert children >= 1.0, f"the children got too little CPU to judge ({children} s)"
     # One single-threaded busy child at a time: no tick can honestly exceed one core. main showed
-    # 600 % for the tick in which bash reaped each child.
-    assert max(cpu) <= 115, f"a lump: {max(cpu)} % ({cpu})"
+    # 600 % for the tick in which bash reaped each child. The group counts time as it is spent
+    # (timer jitter only). From /proc, the time a child spent after our last look at it arrives
+    # through its parent's reaped-children times, a tick later, and those run ahead of the child's
+    # own clock here (by 10-20 %, measured: 0.37 s reaped for a child whose clock and cgroup said 0.30 s):
+    # up to ~25 % more in the tick after each child ends (seen: 104-125 %), never a lump.
+    limit = 115 if in_group else 150
+    assert max(cpu) <= limit, f"a lump: {max(cpu)} % ({cpu})"
     # During the busy phase the ticks follow the children's own rate (about 100 % on an idle
     # machine, less while others build): most rows near the mean, not zeros and spikes.
     busy = cpu[next(i for i, c in enumerate(cpu) if c >= 20):][:-2]
@@ -173,6 +178,6 @@ def test_in_a_booted_pure_cgroup2_system_as_a_service():
             rows = [json.loads(line) for line in result.stdout.splitlines()]
             clock = re.findall(r"(\d+)m([\d.]+)s", "\n".join(result.stderr.splitlines()[-2:]))
             cpu = check_totals(rows, sum(int(minutes) * 60 + float(seconds) for minutes, seconds in clock))
-            assert max(cpu) <= 115, cpu
+            assert max(cpu) <= (115 if grouped else 150), cpu
         left = machine.run("find /sys/fs/cgroup -name 'perfhud-run-*'", check=False).stdout.strip()
         assert not left, f"groups left behind: {left}"
