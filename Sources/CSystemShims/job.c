@@ -76,7 +76,7 @@ static void lead(pid_t program) {
 }
 
 pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[], const char *tty_path,
-                        pid_t *program_pid, int *exec_error, int *release) {
+                        int control_group_procs, pid_t *program_pid, int *exec_error, int *release) {
     int report[2], hold[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
     if (pipe2(hold, O_CLOEXEC) != 0) {
@@ -117,6 +117,10 @@ pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[]
             sigset_t none;
             sigemptyset(&none);
             sigprocmask(SIG_SETMASK, &none, NULL);
+            // Into the control group before exec ("0": the writer itself), so that everything the
+            // program starts is born there. Not the leader: its time is not the program's. A
+            // failed move is not fatal: perfhud sees it in /proc/PID/cgroup and counts from /proc.
+            if (control_group_procs >= 0) write_all(control_group_procs, "0", 1);
             execve(path, argv, envp);
             int error = errno;
             write_all(report[1], &error, sizeof error);

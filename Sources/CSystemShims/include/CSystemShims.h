@@ -54,8 +54,10 @@ int perfhud_open_pseudo_terminal(char *slave_path, size_t length);
 /// `exec_error` the errno of a failed exec (0 when the program runs), `release` a descriptor to
 /// close once perfhud watches the program: the leader reaps nothing before (a program that ends at
 /// once stays a zombie whose /proc files can still be opened, as a direct child's would).
+/// `control_group_procs`: a control group's `cgroup.procs` opened for writing, which the program
+/// joins before it execs (see `ControlGroupCPU`), or -1.
 pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[], const char *tty_path,
-                        pid_t *program_pid, int *exec_error, int *release);
+                        int control_group_procs, pid_t *program_pid, int *exec_error, int *release);
 /// A batch of datagrams for recvmmsg(2) with each sender's credentials (SCM_CREDENTIALS).
 /// `struct mmsghdr` and `struct ucred` exist only under _GNU_SOURCE, which the Swift Glibc module
 /// lacks, so the buffers live on the C side and Swift reads them through these accessors.

@@ -20,11 +20,15 @@ public final class LaunchedProgram {
     /// False once every holder of the program's terminal has closed it (EIO) or it was drained
     /// after the program ended. The program may still run (it can close its terminal and go on).
     public private(set) var outputOpen = true
+    /// The control group the program (and so everything it starts) runs in, when it joined one.
+    public let controlGroup: ControlGroupCPU?
 
     /// Launches `command` (searched in PATH) with `size` and the terminal settings `settings`.
     /// - Throws: `PerfHUDError` `.notFound` (127) when there is no such command, `.cannotRun`
     ///   (126) when it cannot be executed or no pseudo-terminal can be had.
-    public init(command: [String], size: TerminalSize, settings: termios?, environment: [String: String] = [:]) throws {
+    ///   `controlGroup`: a group for the program to join before it execs; kept only if it joined.
+    public init(command: [String], size: TerminalSize, settings: termios?, environment: [String: String] = [:],
+                controlGroup: ControlGroupCPU? = nil) throws {
         guard let path = Self.resolve(command[0]) else {
             throw PerfHUDError(.notFound, "cannot run \(TerminalText.escaped(command[0])): \(SystemError.noSuchFile)")
         }
@@ -55,11 +59,13 @@ public final class LaunchedProgram {
         var program: pid_t = -1
         var execError: Int32 = 0
         var hold: Int32 = -1
+        let joining = controlGroup?.joiningDescriptor() ?? -1
         let launched = withCStrings(command) { argv in
             withCStrings(variables) { envp in
-                perfhud_spawn_job(path, argv, envp, slavePath, &program, &execError, &hold)
+                perfhud_spawn_job(path, argv, envp, slavePath, joining, &program, &execError, &hold)
             }
         }
+        if joining >= 0 { close(joining) }
         if launched > 0, hold >= 0, program <= 0 || execError != 0 { close(hold) }
         guard launched > 0, program > 0, execError == 0 else {
             let error = launched <= 0 ? SystemError.current : SystemError(execError == 0 ? ECHILD : execError)
@@ -71,6 +77,13 @@ public final class LaunchedProgram {
         leader = launched
         pid = program
         self.hold = hold
+        // The program has exec'd (or is a zombie still held): it tried to join before that.
+        if let controlGroup, controlGroup.contains(pid: program) {
+            self.controlGroup = controlGroup
+        } else {
+            controlGroup?.remove()
+            self.controlGroup = nil
+        }
     }
 
     /// perfhud has opened the program's /proc files: from now on its end may be reaped.

@@ -16,8 +16,11 @@ enum ProgramLauncher {
         if isRun, events.receiver != nil {
             environment.merge(FrameHooks.environment(for: configuration.frames, warn: warn)) { $1 }
         }
+        // With --include-children the tree's CPU is counted by a control group of its own, where
+        // one can be made (`ControlGroupCPU`); else from /proc.
         let program = try LaunchedProgram(command: command, size: size, settings: Terminal.settings(of: STDIN_FILENO),
-                                          environment: environment)
+                                          environment: environment,
+                                          controlGroup: configuration.watch.includeChildren ? ControlGroupCPU.make() : nil)
         if isRun && configuration.frames.readsTerminal {
             events.readFrames(fromTerminalOutputWithGap: configuration.frameGapNanoseconds)
         }

@@ -108,7 +108,8 @@ public final class Session {
             pid = launched.pid
         }
         let directory = ProcessDirectory()
-        sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
+        sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory,
+                                     controlGroup: program?.controlGroup)
         program?.watched()
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)

@@ -5,9 +5,15 @@ import Glibc
 
 /// The per-tick hot path: the process CPU clock plus `pread` on kept-open stat and statm.
 ///
-/// With `includeChildren`, descendants are discovered once a second through libproc2 and summed.
-/// CPU of descendants that exit is not lost: it moves into their parent's reaped-children times
-/// (cutime/cstime), which are summed too, and the total is kept monotonic.
+/// With `includeChildren`, descendants are rediscovered on every tick and summed. Their CPU:
+/// - with a control group of the tree's own (`run`, see `ControlGroupCPU`), the group's usage:
+///   exact, children shorter than a tick included, counted when it is spent;
+/// - else (attach, daemon, no group allowed) the process CPU clocks plus the parents'
+///   reaped-children times (cutime/cstime), where the time of descendants that exit moves. A
+///   child that lived between two ticks arrives there in one piece when it is reaped: the total
+///   shown grows by at most wall time × online CPUs a tick (`MachineBoundedCPUTotal`).
+/// Memory, threads and the process count are per-process sums in both cases (a group's memory
+/// would need the memory controller).
 public final class ProcessSampler {
     /// One process whose files are kept open.
     final class TrackedProcess {
@@ -19,6 +25,8 @@ public final class ProcessSampler {
         let statm: KeptOpenFile
         var smapsRollup: KeptOpenFile?
         let cpuClock: clockid_t?
+        /// The discovery pass that last saw it (descendants only).
+        var seen: UInt32 = 0
 
         init(pid: Int32, fields: ProcStat, stat: KeptOpenFile, statm: KeptOpenFile) {
             self.pid = pid
@@ -54,22 +62,35 @@ public final class ProcessSampler {
     private var root: TrackedProcess
     private var descendants: [Int32: TrackedProcess] = [:]
     private let directory: ProcessDirectory
+    /// The tree's own control group, when `run` could make one (only with `includeChildren`).
+    private let controlGroup: ControlGroupCPU?
+    private let scan = DescendantScan()
+    private var found: [(pid: Int32, startTicks: UInt64)] = []
+    private var members: [Int32] = []
+    private var discoveryPass: UInt32 = 0
+    private var lastDiscovery: UInt64 = 0
+    private var discoveryInterval: UInt64 = 0
     private let pageSize = ProcessDirectory.pageSize
     private let nanosecondsPerTick = 1_000_000_000 / ProcessDirectory.ticksPerSecond
     private var buffer: UnsafeMutableRawBufferPointer
-    private var lastDiscovery: UInt64 = 0
     private var lastPSSRead: UInt64 = 0
     private var pssInterval: UInt64 = 1_000_000_000
     private var lastPSS: UInt64?
-    private var monotonic = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
+    private var monotonic = (user: UInt64(0), system: UInt64(0))
+    private var cpuTotal: MachineBoundedCPUTotal
     private var rootGone = false
 
     /// Opens `/proc/PID/{stat,statm}` of `pid` and keeps them open.
+    /// - Parameter controlGroup: the group `pid` was launched in (its CPU is the tree's); used with
+    ///   `includeChildren` only.
     /// - Throws: `PerfHUDError` `.noInput` (no such process) or `.noPermission` (may not read it).
-    public init(pid: Int32, includeChildren: Bool = false, directory: ProcessDirectory = ProcessDirectory()) throws {
+    public init(pid: Int32, includeChildren: Bool = false, directory: ProcessDirectory = ProcessDirectory(),
+                controlGroup: ControlGroupCPU? = nil, onlineCPUs: Int = ProcessDirectory.onlineCPUs) throws {
         self.pid = pid
         self.includeChildren = includeChildren
         self.directory = directory
+        self.controlGroup = includeChildren ? controlGroup : nil
+        cpuTotal = MachineBoundedCPUTotal(onlineCPUs: onlineCPUs)
         buffer = .allocate(byteCount: 4096, alignment: 16)
         let opened = Self.open(pid: pid, buffer: buffer)
         switch opened {
@@ -83,7 +104,7 @@ public final class ProcessSampler {
         startTicks = root.startTicks
         exitDescriptor = perfhud_pidfd_open(pid)
         commandName = directory.describe(pid: pid)?.commandName
-        if includeChildren { discoverDescendants(now: monotonicNanoseconds()) }
+        if includeChildren { discoverDescendants() }
     }
 
     deinit {
@@ -120,16 +141,30 @@ public final class ProcessSampler {
 
     /// Takes one sample. Cheap enough for every tick: three system calls per process.
     public func sample() -> Sample {
+        if includeChildren {
+            // Every tick, unless ticks are so short that discovery would cost more than 1 % of a
+            // core (a /proc listing takes ~0.1 ms: at 1 ms ticks it runs every ~10 ms).
+            let started = monotonicNanoseconds()
+            if started &- lastDiscovery >= discoveryInterval {
+                discoverDescendants()
+                lastDiscovery = started
+                discoveryInterval = (monotonicNanoseconds() &- started) &* 100
+            }
+        }
+        // Stamped after the discovery, whose cost varies (new processes are opened): the CPU read
+        // next belongs to this instant, and rates divide by the time between two of them.
         let now = monotonicNanoseconds()
         var sample = Sample(monotonicNanoseconds: now, wallSeconds: wallClockSeconds(), alive: false, processCount: 0)
-        if includeChildren && now &- lastDiscovery >= 1_000_000_000 { discoverDescendants(now: now) }
+        // The group's count outlives its processes: the total after the end is exact.
+        let groupUsage = controlGroup?.usage()
+        let usesClocks = controlGroup == nil
 
         var cpu: UInt64 = 0, user: UInt64 = 0, system: UInt64 = 0
         var resident: UInt64 = 0, virtual: UInt64 = 0, threads = 0
         var rootReading = false
         // A local function rather than a loop over `[root] + descendants`: no allocation per tick.
         func accumulate(_ process: TrackedProcess) {
-            guard let reading = read(process) else {
+            guard let reading = read(process, usingClock: usesClocks) else {
                 if process === root { rootGone = true } else { descendants[process.pid] = nil }
                 return
             }
@@ -158,18 +193,25 @@ public final class ProcessSampler {
         }
         if !rootGone { accumulate(root) }
         if !descendants.isEmpty { for process in Array(descendants.values) { accumulate(process) } }
-        guard rootReading || (includeChildren && sample.processCount > 0) else {
+        let treeAlive = rootReading || (includeChildren && sample.processCount > 0)
+        guard treeAlive || groupUsage != nil else {
             sample.processCount = 0
             return sample
         }
+        if let groupUsage {
+            (cpu, user, system) = (groupUsage.cpuNanoseconds, groupUsage.userTicks, groupUsage.systemTicks)
+        }
         // A descendant that exits drops out of the sum for a moment before its parent reaps it:
         // totals are kept monotonic so no rate ever goes negative.
-        monotonic.cpu = max(monotonic.cpu, cpu)
         monotonic.user = max(monotonic.user, user)
         monotonic.system = max(monotonic.system, system)
-        sample.cpuNanoseconds = monotonic.cpu
+        sample.cpuNanoseconds = cpuTotal.update(reading: cpu, at: now, ended: !sample.alive)
         sample.userTicks = monotonic.user
         sample.systemTicks = monotonic.system
+        guard treeAlive else {
+            sample.processCount = 0
+            return sample
+        }
         sample.residentBytes = root.isKernelThread ? nil : resident
         sample.virtualBytes = root.isKernelThread ? nil : virtual
         sample.threads = threads
@@ -184,14 +226,14 @@ public final class ProcessSampler {
     }
 
     @inline(__always)
-    private func read(_ process: TrackedProcess) -> Reading? {
+    private func read(_ process: TrackedProcess, usingClock: Bool) -> Reading? {
         guard case .success(let statCount) = process.stat.read(into: buffer),
               let stat = ProcParser.stat(UnsafeRawBufferPointer(rebasing: buffer[0..<statCount])),
               case .success(let statmCount) = process.statm.read(into: buffer),
               let statm = ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<statmCount]))
         else { return nil }
         var cpu = (stat.userTicks &+ stat.systemTicks) &* nanosecondsPerTick
-        if let clock = process.cpuClock {
+        if usingClock, let clock = process.cpuClock {
             var time = timespec()
             if clock_gettime(clock, &time) == 0 {
                 cpu = UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
@@ -229,18 +271,31 @@ public final class ProcessSampler {
         return total
     }
 
-    private func discoverDescendants(now: UInt64) {
-        lastDiscovery = now
-        let found = directory.descendants(of: pid)
-        var alive = Set<Int32>()
-        for (childPID, childStart) in found {
-            alive.insert(childPID)
-            if let known = descendants[childPID], known.startTicks == childStart { continue }
-            // Open, then check the start time: a PID reused between the scan and the open is skipped.
-            if case .success(let process) = Self.open(pid: childPID, buffer: buffer), process.startTicks == childStart {
-                descendants[childPID] = process
+    /// Rediscovers the tree, every tick: the group's members (one read), else a `/proc` scan
+    /// that reads only the processes it has not seen before (`DescendantScan`).
+    private func discoverDescendants() {
+        discoveryPass &+= 1
+        if let controlGroup, controlGroup.members(into: &members) {
+            for member in members where member != pid {
+                if let known = descendants[member] { known.seen = discoveryPass; continue }
+                if case .success(let process) = Self.open(pid: member, buffer: buffer) {
+                    process.seen = discoveryPass
+                    descendants[member] = process
+                }
+            }
+        } else {
+            scan.descendants(of: pid, into: &found)
+            for (childPID, childStart) in found {
+                if let known = descendants[childPID], known.startTicks == childStart { known.seen = discoveryPass; continue }
+                // Open, then check the start time: a PID reused between the scan and the open is skipped.
+                if case .success(let process) = Self.open(pid: childPID, buffer: buffer), process.startTicks == childStart {
+                    process.seen = discoveryPass
+                    descendants[childPID] = process
+                }
             }
         }
-        for gone in descendants.keys where !alive.contains(gone) { descendants[gone] = nil }
+        if descendants.values.contains(where: { $0.seen != discoveryPass }) {
+            descendants = descendants.filter { $0.value.seen == discoveryPass }
+        }
     }
 }
