@@ -13,25 +13,24 @@ public final class Session {
     private let target: SessionTarget
     private let standardOutput = Terminal()
     private let standardError = Terminal(input: STDIN_FILENO, output: STDERR_FILENO)
-    /// The HUD (`--output hud`), or the plain/JSON rows.
-    private let screen: Screen?
-    private let reportWriter: ReportWriter?
+    /// The HUD or the rows, the recording, the summary: where each tick goes.
+    private let sinks: TickSinks
+    private var screen: Screen? { sinks.screen }
     private let events: SessionEvents
     /// The HUD reads keys itself (attach, demo) instead of passing them to a program (run).
     private let ownsKeys: Bool
     private var program: LaunchedProgram?, actionLog: ActionLogFollower?
     private var sampler: ProcessSampler!, watcher: TargetWatcher!
-    private var status = TargetStatus.running
-    /// The last tick taken; the HUD draws it.
-    private var latest: Tick?
-
-    private var reports = 0, startedAt: UInt64 = 0
-    private var finished = false, exitStatus = ExitStatus.success
-    private var recorder: Recorder?
-    private var summary: SessionSummary?
-    private var keysOpen = true
-    /// The program ended because perfhud stopped it (`q`, `--count`, `--duration`): its status is not ours.
-    private var stoppedByUs = false
+    /// How the session stands.
+    private var state = State()
+    private struct State {
+        var status = TargetStatus.running
+        var startedAt: UInt64 = 0
+        var finished = false, exitStatus = ExitStatus.success
+        var keysOpen = true
+        /// The program ended because perfhud stopped it (`q`, `--count`, `--duration`): its status is not ours.
+        var stoppedByUs = false
+    }
     /// One buffer for every read of the loop (program output, keys): allocated once.
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
 
@@ -40,9 +39,7 @@ public final class Session {
         self.configuration = configuration
         events = SessionEvents(configuration: configuration.watch.events)
         if case .launch(_, let owns) = target { ownsKeys = owns } else { ownsKeys = true }
-        screen = configuration.output == .hud ? Screen(device: standardOutput, style: configuration.style, ownsKeys: ownsKeys) : nil
-        if screen != nil && configuration.summary { summary = SessionSummary() }
-        reportWriter = screen != nil ? nil : ReportWriter(configuration: configuration, output: standardOutput)
+        sinks = TickSinks(configuration: configuration, output: standardOutput, showsActionLog: ownsKeys)
     }
 
     /// Runs until the target ends, the user quits, or `--duration` / `--count` is reached.
@@ -58,7 +55,7 @@ public final class Session {
             return failure.exitStatus
         }
         let timer = TickTimer(intervalNanoseconds: configuration.watch.tickNanoseconds)
-        startedAt = monotonicNanoseconds()
+        state.startedAt = monotonicNanoseconds()
         takeSample()
         // Fixed slots, allocated once; a descriptor of -1 is skipped by poll.
         let signalSlot = 0, tickSlot = 1, keySlot = 2, outputSlot = 3, exitSlot = 4, actionLogSlot = 5
@@ -67,10 +64,10 @@ public final class Session {
         slots[tickSlot].fd = timer.descriptor
         // Keys are read by the HUD itself only on a terminal; in `run` always, to pass them on.
         let readsKeys = ownsKeys ? screen != nil && Terminal.isTerminal(STDIN_FILENO) : true
-        while !finished {
-            slots[keySlot].fd = keysOpen && readsKeys ? STDIN_FILENO : -1
+        while !state.finished {
+            slots[keySlot].fd = state.keysOpen && readsKeys ? STDIN_FILENO : -1
             slots[outputSlot].fd = program.map { $0.outputOpen ? $0.master : -1 } ?? -1
-            slots[exitSlot].fd = program == nil && status == .running ? sampler.exitDescriptor : -1
+            slots[exitSlot].fd = program == nil && state.status == .running ? sampler.exitDescriptor : -1
             slots[actionLogSlot].fd = actionLog?.pollDescriptor ?? -1
             for index in slots.indices { slots[index].revents = 0 }
             if Glibc.poll(&slots, nfds_t(slots.count), -1) < 0 { if errno == EINTR { continue }; break }
@@ -80,14 +77,14 @@ public final class Session {
             if slots[keySlot].revents != 0 { readKeys() }
             if slots[exitSlot].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
             if slots[actionLogSlot].revents != 0 { actionLog?.read(into: events.aggregator) }
-            if slots[tickSlot].revents != 0, timer.expirations() > 0, !finished { takeSample() }
+            if slots[tickSlot].revents != 0, timer.expirations() > 0, !state.finished { takeSample() }
             if let screen {
                 if screen.needsRelayout { relayout() }
-                if !finished { screen.draw() }
+                if !state.finished { screen.draw() }
             }
         }
         finish()
-        return exitStatus
+        return state.exitStatus
     }
 
     /// Attaches or launches, opens the event socket and the action log, takes the terminal.
@@ -120,20 +117,21 @@ public final class Session {
         if let kernelThread, screen == nil { warn(kernelThread) }
         if let path = configuration.actionsFrom {
             actionLog = try ActionLogFollower(path: path)
-            if path == "-" { keysOpen = false }   // standard input carries the log, not keys
+            if path == "-" { state.keysOpen = false }   // standard input carries the log, not keys
         }
-        recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
+        sinks.recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
                                                                   startNanoseconds: watcher.store.startNanoseconds, warn: warn) }
         guard let screen else { return }
         screen.snapshot = { [unowned self] in
+            let latest = sinks.latest
             var snapshot = HUDSnapshot(pid: pid, commandName: latest?.commandName ?? watcher.commandName, report: latest?.report,
-                                       series: watcher.store.series, watch: configuration.watch, status: status,
-                                       elapsedSeconds: Double(monotonicNanoseconds() &- startedAt) / 1e9, events: latest?.events,
+                                       series: watcher.store.series, watch: configuration.watch, status: state.status,
+                                       elapsedSeconds: Double(monotonicNanoseconds() &- state.startedAt) / 1e9, events: latest?.events,
                                        phases: latest?.phases ?? PhaseHistory())
             if case .attach = target { snapshot.framesNote = "frames not reported" }   // nothing can be injected
             return snapshot
         }
-        screen.targetRunning = { [unowned self] in status == .running }
+        screen.targetRunning = { [unowned self] in state.status == .running }
         screen.setUp()
         if case .attach = target, let description { screen.noticeAttached(to: description) }
         if let kernelThread { screen.notice(kernelThread) }
@@ -145,76 +143,62 @@ public final class Session {
         actionLog?.tick(into: events.aggregator)
         guard let tick = watcher.tick() else { return }
         // The target ended between two ticks (attach): the last tick says so, with what the socket still held.
-        if !tick.report.alive && status == .running && program == nil { return targetEnded(.exited(code: nil, signal: nil)) }
+        if !tick.report.alive && state.status == .running && program == nil { return targetEnded(.exited(code: nil, signal: nil)) }
         deliver(tick)
-        if let crash = configuration.crashAfterReports, reports >= crash { fatalError("crash requested by --crash-after") }
-        if let count = configuration.count, reports >= count { stop() }
-        if let duration = configuration.durationNanoseconds, tick.monotonicNanoseconds &- startedAt >= duration { stop() }
+        if let crash = configuration.crashAfterReports, sinks.reports >= crash { fatalError("crash requested by --crash-after") }
+        if let count = configuration.count, sinks.reports >= count { stop() }
+        if let duration = configuration.durationNanoseconds, tick.monotonicNanoseconds &- state.startedAt >= duration { stop() }
     }
 
-    /// Hands one tick to every sink: the screen or the rows, the recording, the summary.
     private func deliver(_ tick: Tick) {
-        latest = tick
-        for ended in tick.endedPhases {
-            screen?.notice("phase \(TerminalText.escaped(ended.name)) ended" + (ended.keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""), kind: .phase)
-        }
-        if let screen, ownsKeys {
-            screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))
-        }
-        recorder?.record(tick)
-        summary?.add(tick)
-        if let screen {
-            screen.invalidate()
-            if !tick.isFinal { reports += 1 }
-        } else if let reportWriter, reportWriter.consume(tick) {
-            reports += 1
-            if reportWriter.readerGone { finished = true }
-        }
+        sinks.deliver(tick)
+        if sinks.readerGone { state.finished = true }
     }
 
     /// The session's last tick, once: the event socket drained first, so every sink has the same totals.
     private func deliverFinalTick() {
-        guard latest?.isFinal != true, let tick = watcher?.tick(status: status, final: true, endedByPerfhud: stoppedByUs || status == .running)
+        guard sinks.latest?.isFinal != true,
+              let tick = watcher?.tick(status: state.status, final: true, endedByPerfhud: state.stoppedByUs || state.status == .running)
         else { return }
         deliver(tick)
     }
 
     /// Stops at the user's request or at `--duration` / `--count`; a launched program is ended.
     private func stop() {
-        guard !finished else { return }
-        stoppedByUs = true
-        if let program, status == .running {
-            let state = program.stop()
+        guard !state.finished else { return }
+        state.stoppedByUs = true
+        if let program, state.status == .running {
+            let ended = program.stop()
             readProgramOutput(draining: true)
-            programEnded(state)
+            programEnded(ended)
         }
-        finished = true
+        state.finished = true
     }
 
     /// The target ended (or perfhud ended it): the last tick, with how it ended, goes to every sink.
     private func targetEnded(_ newStatus: TargetStatus) {
-        guard status == .running else { return }
-        status = newStatus
+        guard state.status == .running else { return }
+        state.status = newStatus
         deliverFinalTick()
         screen?.notice("PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) \(newStatus.description)")
-        finished = true
+        state.finished = true
     }
 
-    private func programEnded(_ state: LaunchedProgram.State) {
-        guard let ended = state.targetStatus else { return }
-        if !stoppedByUs, let code = state.exitStatus { exitStatus = code }
+    private func programEnded(_ programState: LaunchedProgram.State) {
+        guard let ended = programState.targetStatus else { return }
+        if !state.stoppedByUs, let code = programState.exitStatus { state.exitStatus = code }
         targetEnded(ended)
     }
 
     private func finish() {
         deliverFinalTick()      // perfhud ended the session (attach: `q`, `--count`, `--duration`; a reader gone)
         events.stop()
-        recorder?.close()
+        sinks.closeRecording()
         standardError.restoreInput()
         if let screen {
             screen.drawFinalFrame()
             screen.restore()
-            if let summary { standardOutput.write(summary.text(commandName: latest?.commandName ?? watcher.commandName, recordPath: configuration.recordPath)) }
+            if let text = sinks.summaryText(commandName: watcher.commandName, recordPath: configuration.recordPath) { standardOutput.write(text) }
         }
     }
 
@@ -224,22 +208,22 @@ public final class Session {
             relayout()
         case SIGCHLD:
             guard let program else { return }
-            let state = program.poll()
-            if state.hasEnded {
+            let programState = program.poll()
+            if programState.hasEnded {
                 readProgramOutput(draining: true)
-                programEnded(state)
-            } else if state == .stopped && program.isStopped {
+                programEnded(programState)
+            } else if programState == .stopped && program.isStopped {
                 suspend(programStoppedItself: true)
             }
         case SIGTSTP:
             suspend(programStoppedItself: false)
         case SIGCONT: break
         default: // SIGINT, SIGTERM, SIGHUP, SIGQUIT
-            if signal == SIGHUP { keysOpen = false }   // the terminal is gone
+            if signal == SIGHUP { state.keysOpen = false }   // the terminal is gone
             if let program, !ownsKeys {
                 program.signal(signal)     // `run`: the program decides; its exit status becomes ours
             } else {
-                if signal != SIGINT { exitStatus = .signaled(signal) }
+                if signal != SIGINT { state.exitStatus = .signaled(signal) }
                 stop()
             }
         }
@@ -249,7 +233,7 @@ public final class Session {
         let count = read(STDIN_FILENO, &readBuffer, readBuffer.count)
         if count <= 0 {
             if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
-            keysOpen = false
+            state.keysOpen = false
             return
         }
         let keys = Array(readBuffer[0..<count])

@@ -1,0 +1,54 @@
+/// Where a HUD session's ticks go — the screen (HUD) or the rows (plain, JSON), the recording and
+/// the end summary — each handed the same `Tick`, so none derives a figure another already has.
+final class TickSinks {
+    /// The HUD (`--output hud`), or nil with `rows`.
+    let screen: Screen?
+    /// The plain/JSON rows (`--output plain|json`), or nil with `screen`.
+    private let rows: ReportWriter?
+    /// `--record FILE`, opened once the target is known.
+    var recorder: Recorder?
+    private var summary: SessionSummary?
+    /// The screen's action log shows the actions (attach, demo; under `run` that area is the program's).
+    private let showsActionLog: Bool
+    /// The last tick delivered: the HUD draws it.
+    private(set) var latest: Tick?
+    /// Ticks drawn (HUD) or rows written (plain, JSON): what `--count` counts.
+    private(set) var reports = 0
+
+    init(configuration: SessionConfiguration, output: Terminal, showsActionLog: Bool) {
+        self.showsActionLog = showsActionLog
+        screen = configuration.output == .hud ? Screen(device: output, style: configuration.style, ownsKeys: showsActionLog) : nil
+        rows = screen == nil ? ReportWriter(configuration: configuration, output: output) : nil
+        if screen != nil && configuration.summary { summary = SessionSummary() }
+    }
+
+    /// The reader of the rows went away (a closed pipe): the session ends.
+    var readerGone: Bool { rows?.readerGone ?? false }
+
+    /// Hands `tick` to every sink.
+    func deliver(_ tick: Tick) {
+        latest = tick
+        for ended in tick.endedPhases {
+            screen?.notice("phase \(TerminalText.escaped(ended.name)) ended" + (ended.keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""), kind: .phase)
+        }
+        if let screen, showsActionLog {
+            screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))
+        }
+        recorder?.record(tick)
+        summary?.add(tick)
+        if let screen {
+            screen.invalidate()
+            if !tick.isFinal { reports += 1 }
+        } else if let rows, rows.consume(tick) {
+            reports += 1
+        }
+    }
+
+    /// Closes the recording: everything it was handed is in the file.
+    func closeRecording() { recorder?.close() }
+
+    /// What the HUD prints under the program's output at the end (`--no-summary`: nothing).
+    func summaryText(commandName: String, recordPath: String?) -> String? {
+        summary.map { $0.text(commandName: latest?.commandName ?? commandName, recordPath: recordPath) }
+    }
+}
