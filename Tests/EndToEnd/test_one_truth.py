@@ -131,3 +131,12 @@ def test_memory_belongs_to_the_phase_that_took_it(tmp_path, seed):
     for name, size in expected.items():
         assert abs(phases[name]["kept_bytes"] - 3 * size * mib) <= 3 * mib, (name, phases[name])
     assert replayed_rows(path) == text
+
+
+def test_a_terminal_programs_frames_at_every_sink(tmp_path):
+    # 150 synchronized updates 10 ms apart (frames measured from the program's terminal output):
+    # 149 frames live, in the recording, the report and the replay.
+    helper = str(ROOT / "Tests/EndToEnd/helpers/tty_frames.py")
+    text, rows, path = recorded_json_run(tmp_path, sys.executable, helper, "frames", "10", "150", "1000", "10")
+    assert rows[-1]["frame_source"] == "tty"
+    assert_every_sink_counts(149, text, rows, path)

@@ -61,6 +61,8 @@ public final class ProcessSampler {
 
     private var root: TrackedProcess
     private var descendants: [Int32: TrackedProcess] = [:]
+    /// Descendants found gone during a sample (reused: no allocation per tick).
+    private var vanished: [Int32] = []
     private let directory: ProcessDirectory
     /// The tree's own control group, when `run` could make one (only with `includeChildren`).
     private let controlGroup: ControlGroupCPU?
@@ -165,7 +167,7 @@ public final class ProcessSampler {
         // A local function rather than a loop over `[root] + descendants`: no allocation per tick.
         func accumulate(_ process: TrackedProcess) {
             guard let reading = read(process, usingClock: usesClocks) else {
-                if process === root { rootGone = true } else { descendants[process.pid] = nil }
+                if process === root { rootGone = true } else { vanished.append(process.pid) }
                 return
             }
             if process === root {
@@ -192,7 +194,11 @@ public final class ProcessSampler {
             sample.processCount += 1
         }
         if !rootGone { accumulate(root) }
-        if !descendants.isEmpty { for process in Array(descendants.values) { accumulate(process) } }
+        // Descendants that vanished are let go after the loop (not while iterating the dictionary),
+        // in a list kept for the purpose: no copy of the dictionary's values per tick.
+        for process in descendants.values { accumulate(process) }
+        for gone in vanished { descendants[gone] = nil }
+        vanished.removeAll(keepingCapacity: true)
         let treeAlive = rootReading || (includeChildren && sample.processCount > 0)
         guard treeAlive || groupUsage != nil else {
             sample.processCount = 0
