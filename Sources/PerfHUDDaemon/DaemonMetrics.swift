@@ -18,24 +18,18 @@ public final class DaemonMetrics: @unchecked Sendable {
     private let up: Gauge
     private let cpuUser: Counter
     private let cpuSystem: Counter
-    private var resident: Gauge?
-    private var proportional: Gauge?
-    private var virtual: Gauge?
-    private var threads: Gauge?
+    /// The gauges of `Figure.all`'s figures the daemon exports, by metric name (present while known).
+    private var figureGauges: [String: Gauge] = [:]
+    /// The counters of `Figure.all`'s cumulative figures, by metric name.
+    private var figureCounters: [String: Counter] = [:]
     private var startTime: Gauge?
-    private var processes: Gauge?
     private var info: (gauge: Gauge, key: String)?
     private var phase = InfoGauge(name: "perfhud_phase_info", label: "phase", help: "The last phase the program reported.")
     /// Which source the frame metrics count (`events`, `gl`, `vulkan`, `tty`): an info gauge, not a
     /// label on the frame counters, which a change of source would split.
     private var frameSource = InfoGauge(name: "perfhud_frame_source_info", label: "source",
                                         help: "Where the frames counted come from: events, gl, vulkan or tty.")
-    private let frames: Counter
     private let frameDuration: WeightedHistogram
-    private let janky: Counter
-    private let dropped: Counter
-    private let received: Counter
-    private let malformed: Counter
     private var rejected: [String: Counter] = [:]
     private var actions: [String: Counter] = [:]
     private var highFrequency: [String: Gauge] = [:]
@@ -60,14 +54,13 @@ public final class DaemonMetrics: @unchecked Sendable {
                                        help: "CPU time of the target (and its descendants with --include-children), by mode.")
         cpuSystem = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: [("mode", "system")],
                                          help: "CPU time of the target (and its descendants with --include-children), by mode.")
-        frames = registry.makeCounter(name: "perfhud_frames_total", help: "Frames the program reported.")
+        for figure in Figure.all {
+            guard let metric = figure.metric, metric.kind == .counter else { continue }
+            figureCounters[metric.name] = registry.makeCounter(name: metric.name, help: metric.help)
+        }
         frameDuration = WeightedHistogram(name: "perfhud_frame_duration_seconds",
                                           help: "Durations of the frames the program reported (weighted by 1 / sample rate).",
                                           bounds: Self.frameBuckets)
-        janky = registry.makeCounter(name: "perfhud_janky_frames_total", help: "Frames longer than --jank-factor × the frame budget.")
-        dropped = registry.makeCounter(name: "perfhud_dropped_frames_total", help: "Σ max(0, round(duration / budget) − 1) over the frames.")
-        received = registry.makeCounter(name: "perfhud_events_received_total", help: "Event lines received.")
-        malformed = registry.makeCounter(name: "perfhud_events_malformed_total", help: "Event lines that could not be parsed.")
         for reason in ["peer", "no_credentials", "truncated"] {
             rejected[reason] = registry.makeCounter(name: "perfhud_events_rejected_total", labels: [("reason", reason)],
                                                     help: "Datagrams rejected, by reason.")
@@ -97,12 +90,15 @@ public final class DaemonMetrics: @unchecked Sendable {
     /// What the target looks like now (nil: not running).
     public struct Target {
         public var sample: Sample
+        /// The figures of the tick (`Figure.all` names the ones exported as gauges).
+        public var report: Report
         public var commandName: String
         public var pid: Int32
         public var startTimeSeconds: Double?
         public var ticksPerSecond: Double
-        public init(sample: Sample, commandName: String, pid: Int32, startTimeSeconds: Double?, ticksPerSecond: Double) {
+        public init(sample: Sample, report: Report, commandName: String, pid: Int32, startTimeSeconds: Double?, ticksPerSecond: Double) {
             self.sample = sample
+            self.report = report
             self.commandName = commandName
             self.pid = pid
             self.startTimeSeconds = startTimeSeconds
@@ -117,12 +113,11 @@ public final class DaemonMetrics: @unchecked Sendable {
         if let target {
             advance(cpuUser, "cpu_user", to: Double(target.sample.userTicks ?? 0) / target.ticksPerSecond)
             advance(cpuSystem, "cpu_system", to: Double(target.sample.systemTicks ?? 0) / target.ticksPerSecond)
-            set(&resident, "perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size).", target.sample.residentBytes.map { Double($0) })
-            set(&proportional, "perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read.", target.sample.proportionalBytes.map { Double($0) })
-            set(&virtual, "perfhud_target_virtual_memory_bytes", "Virtual memory size.", target.sample.virtualBytes.map { Double($0) })
-            set(&threads, "perfhud_target_threads", "Threads of the target.", target.sample.threads.map { Double($0) })
+            for figure in Figure.all where figure.source == .report {
+                guard let metric = figure.metric, metric.kind == .gauge else { continue }
+                set(&figureGauges[metric.name], metric.name, metric.help, figure.value(in: target.report, events))
+            }
             set(&startTime, "perfhud_target_start_time_seconds", "When the target started, seconds since the epoch.", target.startTimeSeconds)
-            set(&processes, "perfhud_target_processes", "Processes summed into the target's figures.", Double(target.sample.processCount))
             let key = target.commandName + "\u{0}" + String(target.pid)
             if info?.key != key {
                 if let old = info { registry.unregisterGauge(old.gauge) }
@@ -132,15 +127,15 @@ public final class DaemonMetrics: @unchecked Sendable {
                 info = (gauge, key)
             }
         } else {
-            for gauge in [resident, proportional, virtual, threads, startTime, processes].compactMap({ $0 }) { registry.unregisterGauge(gauge) }
-            resident = nil; proportional = nil; virtual = nil; threads = nil; startTime = nil; processes = nil
+            for gauge in Array(figureGauges.values) + [startTime].compactMap({ $0 }) { registry.unregisterGauge(gauge) }
+            figureGauges = [:]; startTime = nil
             if let old = info { registry.unregisterGauge(old.gauge); info = nil }
         }
-        advance(frames, "frames", to: events.framesTotal)
-        advance(janky, "janky", to: events.jankyFrames)
-        advance(dropped, "dropped", to: events.droppedFrames)
-        advance(received, "received", to: Double(events.received))
-        advance(malformed, "malformed", to: Double(events.malformed))
+        for figure in Figure.all where figure.source == .events {
+            guard let metric = figure.metric, metric.kind == .counter, let counter = figureCounters[metric.name],
+                  let value = figure.value(in: target?.report, events) else { continue }
+            advance(counter, metric.name, to: value)
+        }
         for (reason, counter) in rejected { advance(counter, "rejected:" + reason, to: Double(events.rejected[reason] ?? 0)) }
         for (label, total) in actionTotals {
             let counter = actions[label] ?? {

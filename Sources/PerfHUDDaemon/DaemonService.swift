@@ -159,7 +159,7 @@ public final class DaemonService: @unchecked Sendable {
             log.warning(line)
         }
         let target = latest.map { tick in
-            DaemonMetrics.Target(sample: tick.sample, commandName: tick.commandName, pid: group.pids.first ?? 0,
+            DaemonMetrics.Target(sample: tick.sample, report: tick.report, commandName: tick.commandName, pid: group.pids.first ?? 0,
                                  startTimeSeconds: group.startTicks.map { (ProcessDirectory.bootTime ?? 0) + Double($0) / Double(ProcessDirectory.ticksPerSecond) },
                                  ticksPerSecond: Double(ProcessDirectory.ticksPerSecond))
         }

@@ -107,11 +107,27 @@ final class DaemonUnitTests: XCTestCase {
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last!) }
     }
 
+    func testEveryFigureTheTableExportsIsInTheExposition() {
+        let metrics = DaemonMetrics()
+        let read = sample(cpu: 5, user: 3, rss: 4096, pss: 2048, threads: 2)
+        var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
+        metrics.update(target: DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "x", pid: 7,
+                                                    startTimeSeconds: 1, ticksPerSecond: 100),
+                       events: EventSnapshot(), actionTotals: [("A", 1)], sampleSeconds: 0.001)
+        let text = exposition(metrics)
+        for figure in Figure.all {
+            guard let metric = figure.metric else { continue }
+            XCTAssertTrue(text.contains("\n" + metric.name + " ") || text.contains("\n" + metric.name + "{"), metric.name)
+        }
+    }
+
     func testMetricsFollowTheTargetAndCountersNeverGoBack() {
         let metrics = DaemonMetrics()
         var events = EventSnapshot()
         events.framesTotal = 10
-        let target = DaemonMetrics.Target(sample: sample(cpu: 0, user: 300, rss: 4096, pss: nil, threads: 4), commandName: "web",
+        let read = sample(cpu: 0, user: 300, rss: 4096, pss: nil, threads: 4)
+        var store = MetricsStore(pid: 42, capacity: 4, startNanoseconds: 0)
+        let target = DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "web",
                                           pid: 42, startTimeSeconds: 1000, ticksPerSecond: 100)
         metrics.update(target: target, events: events, actionTotals: [("A", 3)], sampleSeconds: 0.0002)
         var text = exposition(metrics)

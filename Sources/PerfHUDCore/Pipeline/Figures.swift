@@ -35,6 +35,19 @@ public struct Figure {
     /// Where the value lives: the sample's report, or the event figures (null without an event socket).
     public enum Source: Equatable { case report, events }
 
+    /// How the daemon exports a figure (base units): a gauge (absent while unknown), a counter
+    /// that mirrors a cumulative figure (advanced by its increase, never back), or under a name of
+    /// its own with labels, exported by its own code (CPU by mode, rejections by reason, actions by label).
+    public struct Metric: Equatable {
+        public enum Kind: Equatable { case gauge, counter, labelled }
+        public let name: String
+        public let kind: Kind
+        public let help: String
+        static func gauge(_ name: String, _ help: String) -> Metric { Metric(name: name, kind: .gauge, help: help) }
+        static func counter(_ name: String, _ help: String) -> Metric { Metric(name: name, kind: .counter, help: help) }
+        static func labelled(_ name: String) -> Metric { Metric(name: name, kind: .labelled, help: "") }
+    }
+
     public let key: StaticString
     public let unit: String
     public let kind: Kind
@@ -42,8 +55,8 @@ public struct Figure {
     /// The `sample_log` column; nil for fields that are derived or kept elsewhere.
     public let column: String?
     public let storage: Storage
-    /// The daemon's metric name (base units, see DaemonMetrics), where it exports the figure.
-    public let metric: String?
+    /// How the daemon exports the figure, where it does.
+    public let metric: Metric?
     /// Without an event socket: printed as null (true), or left out of the row (false).
     public let nullWithoutEvents: Bool
     /// Reads the figure from a tick's report and event figures.
@@ -52,7 +65,7 @@ public struct Figure {
     let write: (inout Report, inout EventSnapshot, Double?) -> Void
 
     init(_ key: StaticString, _ unit: String, _ kind: Kind, _ source: Source, column: String? = nil, storage: Storage = .derived,
-         metric: String? = nil, nullWithoutEvents: Bool = true,
+         metric: Metric? = nil, nullWithoutEvents: Bool = true,
          read: @escaping (Report, EventSnapshot) -> Double? = { _, _ in nil },
          write: @escaping (inout Report, inout EventSnapshot, Double?) -> Void = { _, _, _ in }) {
         self.key = key; self.unit = unit; self.kind = kind; self.source = source; self.column = column
@@ -61,6 +74,13 @@ public struct Figure {
     }
 
     public var name: String { String(describing: key) }
+
+    /// The figure's value in a tick's report and event figures; nil for a report figure without a report.
+    public func value(in report: Report?, _ events: EventSnapshot) -> Double? {
+        guard let report = report ?? (source == .events ? Self.noReport : nil) else { return nil }
+        return read(report, events)
+    }
+    private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 
     /// The stored value of `value` (`nil` stays NULL; not finite is NULL).
     func stored(_ value: Double?) -> SQLiteValue? {
@@ -108,15 +128,15 @@ extension Figure {
         Figure("cpu_system_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_system_centi", storage: .fixed(100),
                read: { r, _ in r.cpuSystemPercent }, write: { r, _, v in r.cpuSystemPercent = v }),
         Figure("rss_bytes", "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
-               metric: "perfhud_target_resident_memory_bytes",
+               metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
                read: { r, _ in size(r.residentBytes) }, write: { r, _, v in r.residentBytes = size(v) }),
         Figure("pss_bytes", "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
-               metric: "perfhud_target_proportional_memory_bytes",
+               metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),
                read: { r, _ in size(r.proportionalBytes) }, write: { r, _, v in r.proportionalBytes = size(v) }),
         Figure("vsize_bytes", "bytes", .number(decimals: 0), .report, column: "vsize_bytes", storage: .integer,
-               metric: "perfhud_target_virtual_memory_bytes",
+               metric: .gauge("perfhud_target_virtual_memory_bytes", "Virtual memory size."),
                read: { r, _ in size(r.virtualBytes) }, write: { r, _, v in r.virtualBytes = size(v) }),
-        Figure("threads", "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: "perfhud_target_threads",
+        Figure("threads", "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: .gauge("perfhud_target_threads", "Threads of the target."),
                read: { r, _ in r.threads.map { Double($0) } }, write: { r, _, v in r.threads = v.map { $0.clampedInt } }),
         Figure("fps", "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100),
                // Null before the first frame (unknown, not 0), in the row and in the recording.
@@ -129,32 +149,32 @@ extension Figure {
                read: { _, e in e.frameP99 }, write: { _, e, v in e.frameP99 = v }),
         Figure("fps_1pct_low", "frames per second", .number(decimals: 2), .events,
                read: { _, e in e.fpsOnePercentLow }),
-        Figure("janky_frames", "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: "perfhud_janky_frames_total",
+        Figure("janky_frames", "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: .counter("perfhud_janky_frames_total", "Frames longer than --jank-factor × the frame budget."),
                read: { _, e in e.jankyFrames }, write: { _, e, v in e.jankyFrames = v ?? 0 }),
-        Figure("dropped_frames", "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: "perfhud_dropped_frames_total",
+        Figure("dropped_frames", "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: .counter("perfhud_dropped_frames_total", "Σ max(0, round(duration / budget) − 1) over the frames."),
                read: { _, e in e.droppedFrames }, write: { _, e, v in e.droppedFrames = v ?? 0 }),
         Figure("actions_per_second", "actions per second", .number(decimals: 2), .events, column: "aps_centi", storage: .fixed(100),
                read: { _, e in e.actionsPerSecond }, write: { _, e, v in e.actionsPerSecond = v ?? 0 }),
         Figure("high_frequency_actions", "", .special(.highFrequencyActions), .events),
         Figure("phase", "", .special(.phase), .events),
         Figure("events_received", "lines", .number(decimals: 0), .events, column: "received", storage: .integer,
-               metric: "perfhud_events_received_total",
+               metric: .counter("perfhud_events_received_total", "Event lines received."),
                read: { _, e in Double(e.received) }, write: { _, e, v in e.received = count(v) }),
         Figure("events_malformed", "lines", .number(decimals: 0), .events, column: "malformed", storage: .integer,
-               metric: "perfhud_events_malformed_total",
+               metric: .counter("perfhud_events_malformed_total", "Event lines that could not be parsed."),
                read: { _, e in Double(e.malformed) }, write: { _, e, v in e.malformed = count(v) }),
         // The total is recorded; the reasons beside it (rejected_reasons, when they change).
         Figure("events_rejected", "datagrams", .number(decimals: 0), .events, column: "rejected", storage: .integer,
-               metric: "perfhud_events_rejected_total",
+               metric: .labelled("perfhud_events_rejected_total"),
                read: { _, e in Double(e.rejectedTotal) }, write: { _, e, v in if count(v) > 0 { e.rejected = ["recorded": count(v)] } }),
         Figure("events_rejected_by_reason", "", .special(.rejectedByReason), .events, nullWithoutEvents: false),
         Figure("events_ignored", "lines", .number(decimals: 0), .events, column: "ignored", storage: .integer, nullWithoutEvents: false,
                read: { _, e in Double(e.ignored) }, write: { _, e, v in e.ignored = count(v) }),
         Figure("frames_total", "frames", .number(decimals: 2), .events, column: "frames_total", storage: .real,
-               metric: "perfhud_frames_total", nullWithoutEvents: false,
+               metric: .counter("perfhud_frames_total", "Frames the program reported."), nullWithoutEvents: false,
                read: { _, e in e.framesTotal }, write: { _, e, v in e.framesTotal = v ?? 0 }),
         Figure("actions_total", "actions", .number(decimals: 2), .events, column: "actions_total", storage: .real,
-               metric: "perfhud_actions_total", nullWithoutEvents: false,
+               metric: .labelled("perfhud_actions_total"), nullWithoutEvents: false,
                read: { _, e in e.actionsTotal }, write: { _, e, v in e.actionsTotal = v ?? 0 }),
         Figure("frame_source", "", .special(.frameSource), .events),
         Figure("input_latency_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000),
@@ -167,10 +187,10 @@ extension Figure {
         Figure("rss_trend_bytes_per_second", "bytes per second", .number(decimals: 0), .report, column: "rss_trend", storage: .real,
                read: { r, _ in r.residentTrendBytesPerSecond }, write: { r, _, v in r.residentTrendBytesPerSecond = v }),
         Figure("processes", "processes", .number(decimals: 0), .report, column: "processes", storage: .integer,
-               metric: "perfhud_target_processes",
+               metric: .gauge("perfhud_target_processes", "Processes summed into the target's figures."),
                read: { r, _ in Double(r.processCount) }, write: { r, _, v in r.processCount = max(0, (v ?? 1).clampedInt) }),
         Figure("cpu_seconds_total", "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
-               metric: "perfhud_target_cpu_seconds_total",
+               metric: .labelled("perfhud_target_cpu_seconds_total"),
                read: { r, _ in r.cpuSecondsTotal }, write: { r, _, v in r.cpuSecondsTotal = v }),
         Figure("exit", "", .special(.exitStatus), .report),
     ]
