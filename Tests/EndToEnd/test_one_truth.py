@@ -64,10 +64,16 @@ def test_vkcube_under_the_hud_sums_up_what_it_recorded(tmp_path, display, termin
     path = tmp_path / "hud.db"
     hud = terminal(["run", "--record", str(path), "--", "vkcube", "--c", "300"], env={"DISPLAY": display}, rows=40, columns=160)
     assert hud.finish(timeout=120) == 0
-    summary = hud.text()
+    summary = " ".join(line.strip() for line in hud.screen.display)
     assert re.search(r"frames 299 \(", summary), summary
     assert sql(path, "select count(*) from frames") == ["299"]
-    assert report(path)["frames"] == 299
+    figures = report(path)
+    assert figures["frames"] == 299
+    # The summary's figures are the report's, at the resolution the summary prints them.
+    cpu = re.search(r"CPU avg ([0-9.]+)% \(peak ([0-9.]+)%\)", summary)
+    assert cpu and abs(float(cpu[1]) - figures["cpu_percent_avg"]) <= 0.051 and abs(float(cpu[2]) - figures["cpu_percent_max"]) <= 0.051, (summary, figures)
+    fps = re.search(r"frames 299 \(([0-9]+) FPS avg", summary)
+    assert fps and abs(int(fps[1]) - figures["fps_avg"]) <= 0.51, (summary, figures)
 
 
 def test_frames_that_arrive_after_the_last_tick_count_everywhere(tmp_path, gl_frames):

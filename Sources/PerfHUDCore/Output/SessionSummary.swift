@@ -1,44 +1,55 @@
 /// What a HUD session prints under the program's output when it ends (`--no-summary` skips it):
 /// the run's key figures, as running totals — no history is kept for them, so they cover the whole
-/// run however long (the memory graph's history does not). The figures are `report`'s where they
-/// are defined the same way; percentiles and lows need every frame: `--record` and `report` have them.
+/// run however long (the memory graph's history does not). Each figure is defined as `report`
+/// defines it, over the same ticks (those a recording keeps as rows: the exit row too, not the last
+/// tick of a session perfhud ended), so the two say the same; percentiles and lows need every
+/// frame: `--record` and `report` have them.
 struct SessionSummary {
     private var first: Report?
     private var last: Report?
-    private var cpuPeak: Double?
-    private var residentPeak: UInt64?
+    private var cpu = (sum: 0.0, count: 0, peak: Double?.none)
+    private var resident = (start: UInt64?.none, peak: UInt64?.none, end: UInt64?.none)
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
 
     mutating func add(_ tick: Tick) {
-        let report = tick.report, events = tick.events
-        if first == nil { first = report }
-        if report.alive { last = report }
-        if let cpu = report.cpuPercent { cpuPeak = max(cpuPeak ?? cpu, cpu) }
-        if let resident = report.residentBytes { residentPeak = max(residentPeak ?? resident, resident) }
-        for action in events?.highFrequencyActions ?? [] where action.peak > worstAction?.peak ?? 0 {
+        // The totals: the last tick's, taken after the event socket was drained, have everything.
+        events = tick.events
+        for action in tick.events?.highFrequencyActions ?? [] where action.peak > worstAction?.peak ?? 0 {
             worstAction = (action.action, action.peak)
         }
-        self.events = events
+        guard !tick.isFinal || tick.isExitRow else { return }
+        let report = tick.report
+        if first == nil { first = report }
+        last = report
+        if let percent = report.cpuPercent {
+            cpu.sum += percent; cpu.count += 1; cpu.peak = max(cpu.peak ?? percent, percent)
+        }
+        if let bytes = report.residentBytes {
+            if resident.start == nil { resident.start = bytes }
+            resident.peak = max(resident.peak ?? bytes, bytes)
+            resident.end = bytes
+        }
     }
 
     /// The lines, each starting `perfhud: `; empty before the first report.
     func text(commandName: String, recordPath: String?) -> String {
         guard let first, let last else { return "" }
+        // `report`'s duration: from the first row to the last.
         let seconds = max(0, last.elapsedSeconds - first.elapsedSeconds)
         var parts = ["\(DurationText.clock(seconds: last.elapsedSeconds)) of \(TerminalText.escaped(commandName)) (PID \(last.pid))"]
-        if let start = first.cpuSecondsTotal, let end = last.cpuSecondsTotal, seconds > 0 {
-            parts.append("CPU avg " + Units.percent((end - start) / seconds * 100) + (cpuPeak.map { " (peak " + Units.percent($0) + ")" } ?? ""))
+        if cpu.count > 0 {
+            parts.append("CPU avg " + Units.percent(cpu.sum / Double(cpu.count)) + (cpu.peak.map { " (peak " + Units.percent($0) + ")" } ?? ""))
         }
-        if let start = first.residentBytes, let peak = residentPeak, let end = last.residentBytes {
+        if let start = resident.start, let peak = resident.peak, let end = resident.end {
             parts.append("RSS " + Units.bytes(Double(start)) + " at start, peak " + Units.bytes(Double(peak)) + ", " + Units.bytes(Double(end)) + " at the end")
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]
         if let events, events.hasFrames || events.hasActions {
             var figures: [String] = []
-            if events.hasFrames, last.elapsedSeconds > 0 {
+            if events.hasFrames, seconds > 0 {
                 figures.append("frames " + ReportFormatter.number(events.framesTotal, decimals: 0)
-                               + " (" + ReportFormatter.number(events.framesTotal / last.elapsedSeconds, decimals: 0) + " FPS avg"
+                               + " (" + ReportFormatter.number(events.framesTotal / seconds, decimals: 0) + " FPS avg"
                                + (events.frameSource.map { ", " + $0.rawValue } ?? "") + "), janky "
                                + ReportFormatter.number(events.jankyFrames, decimals: 0) + ", dropped " + ReportFormatter.number(events.droppedFrames, decimals: 0))
             }

@@ -7,7 +7,10 @@
 /// The order is the JSON row's. A few fields are not plain numbers (the high-frequency list, the
 /// phase, the frame source, the command, how the target ended); they hold their place in the table
 /// as `.special` and each sink writes them its own way.
-public struct Figure {
+///
+/// A class: the sinks walk the table every tick, and copying a struct that holds two closures and
+/// strings costs retains and releases per field (a quarter of what recording a tick cost).
+public final class Figure {
     /// How a figure is kept in `sample_log`.
     public enum Storage: Equatable {
         /// An integer, the value × scale rounded (0.01 % CPU: 100): exact at the figure's resolution.
@@ -59,18 +62,19 @@ public struct Figure {
     public let metric: Metric?
     /// Without an event socket: printed as null (true), or left out of the row (false).
     public let nullWithoutEvents: Bool
-    /// Reads the figure from a tick's report and event figures.
-    let read: (Report, EventSnapshot) -> Double?
+    /// Which figure it is, for `read`: a switch, not a closure — the sinks read every figure of
+    /// every tick, and a closure given the tick's structs by value retains their fields each call.
+    let field: Field
     /// Puts a recorded value back (reading a recording).
     let write: (inout Report, inout EventSnapshot, Double?) -> Void
 
     init(_ key: StaticString, _ unit: String, _ kind: Kind, _ source: Source, column: String? = nil, storage: Storage = .derived,
          metric: Metric? = nil, nullWithoutEvents: Bool = true,
-         read: @escaping (Report, EventSnapshot) -> Double? = { _, _ in nil },
          write: @escaping (inout Report, inout EventSnapshot, Double?) -> Void = { _, _, _ in }) {
         self.key = key; self.unit = unit; self.kind = kind; self.source = source; self.column = column
         self.storage = storage; self.metric = metric; self.nullWithoutEvents = nullWithoutEvents
-        self.read = read; self.write = write
+        self.write = write
+        field = Field(rawValue: String(describing: key)) ?? .special
     }
 
     public var name: String { String(describing: key) }
@@ -79,6 +83,51 @@ public struct Figure {
     public func value(in report: Report?, _ events: EventSnapshot) -> Double? {
         guard let report = report ?? (source == .events ? Self.noReport : nil) else { return nil }
         return read(report, events)
+    }
+
+    /// The figure's value in a tick's report and event figures.
+    func read(_ r: Report, _ e: EventSnapshot) -> Double? {
+        switch field {
+        case .cpu_percent: return r.cpuPercent
+        case .cpu_machine_percent: return r.cpuMachinePercent
+        case .cpu_user_percent: return r.cpuUserPercent
+        case .cpu_system_percent: return r.cpuSystemPercent
+        case .rss_bytes: return r.residentBytes.map { Double($0) }
+        case .pss_bytes: return r.proportionalBytes.map { Double($0) }
+        case .vsize_bytes: return r.virtualBytes.map { Double($0) }
+        case .threads: return r.threads.map { Double($0) }
+        // Null before the first frame (unknown, not 0), in the row and in the recording.
+        case .fps: return e.hasFrames ? e.fps : nil
+        case .frame_p50_ms: return e.frameP50
+        case .frame_p95_ms: return e.frameP95
+        case .frame_p99_ms: return e.frameP99
+        case .fps_1pct_low: return e.fpsOnePercentLow
+        case .janky_frames: return e.jankyFrames
+        case .dropped_frames: return e.droppedFrames
+        case .actions_per_second: return e.actionsPerSecond
+        case .events_received: return Double(e.received)
+        case .events_malformed: return Double(e.malformed)
+        case .events_rejected: return Double(e.rejectedTotal)
+        case .events_ignored: return Double(e.ignored)
+        case .frames_total: return e.framesTotal
+        case .actions_total: return e.actionsTotal
+        case .input_latency_p50_ms: return e.inputLatencyP50
+        case .input_latency_p99_ms: return e.inputLatencyP99
+        case .elapsed_seconds: return r.elapsedSeconds
+        case .rss_trend_bytes_per_second: return r.residentTrendBytesPerSecond
+        case .processes: return Double(r.processCount)
+        case .cpu_seconds_total: return r.cpuSecondsTotal
+        case .special: return nil
+        }
+    }
+
+    /// The numeric figures, named by their JSON keys (the special fields are written by each sink).
+    enum Field: String {
+        case cpu_percent, cpu_machine_percent, cpu_user_percent, cpu_system_percent, rss_bytes, pss_bytes, vsize_bytes, threads
+        case fps, frame_p50_ms, frame_p95_ms, frame_p99_ms, fps_1pct_low, janky_frames, dropped_frames, actions_per_second
+        case events_received, events_malformed, events_rejected, events_ignored, frames_total, actions_total
+        case input_latency_p50_ms, input_latency_p99_ms, elapsed_seconds, rss_trend_bytes_per_second, processes, cpu_seconds_total
+        case special
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 
@@ -112,7 +161,6 @@ public struct Figure {
 }
 
 extension Figure {
-    private static func size(_ value: UInt64?) -> Double? { value.map { Double($0) } }
     private static func size(_ value: Double?) -> UInt64? { value.flatMap { $0 >= 0 && $0 < 1.8e19 ? UInt64($0) : nil } }
     private static func count(_ value: Double?) -> UInt64 { size(value) ?? 0 }
 
@@ -120,78 +168,75 @@ extension Figure {
     /// Every field of a tick row, in the JSON row's order (after `time`, `pid` and `alive`).
     public static let all: [Figure] = [
         Figure("cpu_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_centi", storage: .fixed(100),
-               read: { r, _ in r.cpuPercent }, write: { r, _, v in r.cpuPercent = v }),
-        Figure("cpu_machine_percent", "percent of all CPUs", .number(decimals: 2), .report,
-               read: { r, _ in r.cpuMachinePercent }),
+               write: { r, _, v in r.cpuPercent = v }),
+        Figure("cpu_machine_percent", "percent of all CPUs", .number(decimals: 2), .report),
         Figure("cpu_user_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_user_centi", storage: .fixed(100),
-               read: { r, _ in r.cpuUserPercent }, write: { r, _, v in r.cpuUserPercent = v }),
+               write: { r, _, v in r.cpuUserPercent = v }),
         Figure("cpu_system_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_system_centi", storage: .fixed(100),
-               read: { r, _ in r.cpuSystemPercent }, write: { r, _, v in r.cpuSystemPercent = v }),
+               write: { r, _, v in r.cpuSystemPercent = v }),
         Figure("rss_bytes", "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
                metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
-               read: { r, _ in size(r.residentBytes) }, write: { r, _, v in r.residentBytes = size(v) }),
+               write: { r, _, v in r.residentBytes = size(v) }),
         Figure("pss_bytes", "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
                metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),
-               read: { r, _ in size(r.proportionalBytes) }, write: { r, _, v in r.proportionalBytes = size(v) }),
+               write: { r, _, v in r.proportionalBytes = size(v) }),
         Figure("vsize_bytes", "bytes", .number(decimals: 0), .report, column: "vsize_bytes", storage: .integer,
                metric: .gauge("perfhud_target_virtual_memory_bytes", "Virtual memory size."),
-               read: { r, _ in size(r.virtualBytes) }, write: { r, _, v in r.virtualBytes = size(v) }),
+               write: { r, _, v in r.virtualBytes = size(v) }),
         Figure("threads", "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: .gauge("perfhud_target_threads", "Threads of the target."),
-               read: { r, _ in r.threads.map { Double($0) } }, write: { r, _, v in r.threads = v.map { $0.clampedInt } }),
+               write: { r, _, v in r.threads = v.map { $0.clampedInt } }),
         Figure("fps", "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100),
-               // Null before the first frame (unknown, not 0), in the row and in the recording.
-               read: { _, e in e.hasFrames ? e.fps : nil }, write: { _, e, v in e.fps = v ?? 0 }),
+               write: { _, e, v in e.fps = v ?? 0 }),
         Figure("frame_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "p50_us", storage: .fixed(1000),
-               read: { _, e in e.frameP50 }, write: { _, e, v in e.frameP50 = v }),
+               write: { _, e, v in e.frameP50 = v }),
         Figure("frame_p95_ms", "milliseconds", .number(decimals: 3), .events, column: "p95_us", storage: .fixed(1000),
-               read: { _, e in e.frameP95 }, write: { _, e, v in e.frameP95 = v }),
+               write: { _, e, v in e.frameP95 = v }),
         Figure("frame_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "p99_us", storage: .fixed(1000),
-               read: { _, e in e.frameP99 }, write: { _, e, v in e.frameP99 = v }),
-        Figure("fps_1pct_low", "frames per second", .number(decimals: 2), .events,
-               read: { _, e in e.fpsOnePercentLow }),
+               write: { _, e, v in e.frameP99 = v }),
+        Figure("fps_1pct_low", "frames per second", .number(decimals: 2), .events),
         Figure("janky_frames", "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: .counter("perfhud_janky_frames_total", "Frames longer than --jank-factor × the frame budget."),
-               read: { _, e in e.jankyFrames }, write: { _, e, v in e.jankyFrames = v ?? 0 }),
+               write: { _, e, v in e.jankyFrames = v ?? 0 }),
         Figure("dropped_frames", "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: .counter("perfhud_dropped_frames_total", "Σ max(0, round(duration / budget) − 1) over the frames."),
-               read: { _, e in e.droppedFrames }, write: { _, e, v in e.droppedFrames = v ?? 0 }),
+               write: { _, e, v in e.droppedFrames = v ?? 0 }),
         Figure("actions_per_second", "actions per second", .number(decimals: 2), .events, column: "aps_centi", storage: .fixed(100),
-               read: { _, e in e.actionsPerSecond }, write: { _, e, v in e.actionsPerSecond = v ?? 0 }),
+               write: { _, e, v in e.actionsPerSecond = v ?? 0 }),
         Figure("high_frequency_actions", "", .special(.highFrequencyActions), .events),
         Figure("phase", "", .special(.phase), .events),
         Figure("events_received", "lines", .number(decimals: 0), .events, column: "received", storage: .integer,
                metric: .counter("perfhud_events_received_total", "Event lines received."),
-               read: { _, e in Double(e.received) }, write: { _, e, v in e.received = count(v) }),
+               write: { _, e, v in e.received = count(v) }),
         Figure("events_malformed", "lines", .number(decimals: 0), .events, column: "malformed", storage: .integer,
                metric: .counter("perfhud_events_malformed_total", "Event lines that could not be parsed."),
-               read: { _, e in Double(e.malformed) }, write: { _, e, v in e.malformed = count(v) }),
+               write: { _, e, v in e.malformed = count(v) }),
         // The total is recorded; the reasons beside it (rejected_reasons, when they change).
         Figure("events_rejected", "datagrams", .number(decimals: 0), .events, column: "rejected", storage: .integer,
                metric: .labelled("perfhud_events_rejected_total"),
-               read: { _, e in Double(e.rejectedTotal) }, write: { _, e, v in if count(v) > 0 { e.rejected = ["recorded": count(v)] } }),
+               write: { _, e, v in if count(v) > 0 { e.rejected = ["recorded": count(v)] } }),
         Figure("events_rejected_by_reason", "", .special(.rejectedByReason), .events, nullWithoutEvents: false),
         Figure("events_ignored", "lines", .number(decimals: 0), .events, column: "ignored", storage: .integer, nullWithoutEvents: false,
-               read: { _, e in Double(e.ignored) }, write: { _, e, v in e.ignored = count(v) }),
+               write: { _, e, v in e.ignored = count(v) }),
         Figure("frames_total", "frames", .number(decimals: 2), .events, column: "frames_total", storage: .real,
                metric: .counter("perfhud_frames_total", "Frames the program reported."), nullWithoutEvents: false,
-               read: { _, e in e.framesTotal }, write: { _, e, v in e.framesTotal = v ?? 0 }),
+               write: { _, e, v in e.framesTotal = v ?? 0 }),
         Figure("actions_total", "actions", .number(decimals: 2), .events, column: "actions_total", storage: .real,
                metric: .labelled("perfhud_actions_total"), nullWithoutEvents: false,
-               read: { _, e in e.actionsTotal }, write: { _, e, v in e.actionsTotal = v ?? 0 }),
+               write: { _, e, v in e.actionsTotal = v ?? 0 }),
         Figure("frame_source", "", .special(.frameSource), .events),
         Figure("input_latency_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000),
-               read: { _, e in e.inputLatencyP50 }, write: { _, e, v in e.inputLatencyP50 = v }),
+               write: { _, e, v in e.inputLatencyP50 = v }),
         Figure("input_latency_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000),
-               read: { _, e in e.inputLatencyP99 }, write: { _, e, v in e.inputLatencyP99 = v }),
+               write: { _, e, v in e.inputLatencyP99 = v }),
         Figure("command", "", .special(.command), .report),
         Figure("elapsed_seconds", "seconds", .number(decimals: 3), .report, column: "t_ms", storage: .fixed(1000),
-               read: { r, _ in r.elapsedSeconds }, write: { r, _, v in r.elapsedSeconds = v ?? 0 }),
+               write: { r, _, v in r.elapsedSeconds = v ?? 0 }),
         Figure("rss_trend_bytes_per_second", "bytes per second", .number(decimals: 0), .report, column: "rss_trend", storage: .real,
-               read: { r, _ in r.residentTrendBytesPerSecond }, write: { r, _, v in r.residentTrendBytesPerSecond = v }),
+               write: { r, _, v in r.residentTrendBytesPerSecond = v }),
         Figure("processes", "processes", .number(decimals: 0), .report, column: "processes", storage: .integer,
                metric: .gauge("perfhud_target_processes", "Processes summed into the target's figures."),
-               read: { r, _ in Double(r.processCount) }, write: { r, _, v in r.processCount = max(0, (v ?? 1).clampedInt) }),
+               write: { r, _, v in r.processCount = max(0, (v ?? 1).clampedInt) }),
         Figure("cpu_seconds_total", "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
                metric: .labelled("perfhud_target_cpu_seconds_total"),
-               read: { r, _ in r.cpuSecondsTotal }, write: { r, _, v in r.cpuSecondsTotal = v }),
+               write: { r, _, v in r.cpuSecondsTotal = v }),
         Figure("exit", "", .special(.exitStatus), .report),
     ]
 
