@@ -24,9 +24,11 @@ public enum ReportFormatter {
         field("time", "\"" + rfc3339(report.wallSeconds) + "\"")
         field("pid", String(report.pid))
         field("alive", report.alive ? "true" : "false")
+        // Asked once: comparing the optional snapshot with nil copies it (it is Equatable).
+        let hasEvents = events != nil
         let figures = events ?? EventSnapshot()
         for figure in Figure.all {
-            if figure.source == .events && events == nil {
+            if figure.source == .events && !hasEvents {
                 if figure.nullWithoutEvents { field(figure.key, "null") }
                 continue
             }

@@ -189,12 +189,13 @@ public final class Recorder {
         let figures = events ?? EventSnapshot()
         // Column by column, in the order of `sample_log`; written at the commit (`writePendingSamples`).
         pendingSamples.append(.integer(time)); pendingSamples.append(.integer(report.alive ? 1 : 0))
-        pendingSamples.append(events == nil ? nil : .integer(1)); pendingSamples.append(phaseID.map { .integer($0) })
+        let hasEvents = events != nil   // once: comparing the optional snapshot with nil copies it
+        pendingSamples.append(hasEvents ? .integer(1) : nil); pendingSamples.append(phaseID.map { .integer($0) })
         pendingSamples.append(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
         pendingSamples.append(commandID.map { .integer($0) }); pendingSamples.append(reasons)
         pendingSamples.append(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
         for figure in Figure.recorded {
-            pendingSamples.append(figure.source == .events && events == nil ? nil : figure.stored(figure.read(report, figures)))
+            pendingSamples.append(figure.source == .events && !hasEvents ? nil : figure.stored(figure.read(report, figures)))
         }
     }
 
