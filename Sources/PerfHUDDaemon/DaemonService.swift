@@ -99,7 +99,7 @@ public final class DaemonService: @unchecked Sendable {
                 let now = monotonicNanoseconds()
                 timeout = due <= now ? 0 : Int32(min(1000, (due - now + 999_999) / 1_000_000))
             }
-            if Glibc.poll(&descriptors, nfds_t(descriptors.count), timeout) < 0 && errno != EINTR { break }
+            guard case .success = SystemCall.poll(&descriptors, timeoutMilliseconds: timeout) else { break }
             if descriptors[0].revents != 0 { notifier.notify("STOPPING=1"); break }
             if descriptors[1].revents != 0, timer.expirations() > 0 { tick() }
             let now = monotonicNanoseconds()

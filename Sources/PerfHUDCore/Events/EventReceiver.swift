@@ -216,7 +216,7 @@ public final class EventReceiver {
         var accepted = [Bool](repeating: true, count: Int(capacity))
         while true {
             for index in descriptors.indices { descriptors[index].revents = 0 }
-            if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 && errno != EINTR { return }
+            guard case .success = SystemCall.poll(&descriptors) else { return }
             // Asked to stop: what is queued still counts (a program's last frames, sent as it
             // exits, belong in the last report).
             let stopping = descriptors[0].revents != 0

@@ -125,7 +125,7 @@ public final class ReplaySession {
         }
         while !finished {
             for index in slots.indices { slots[index].revents = 0 }
-            if poll(&slots, nfds_t(slots.count), -1) < 0 { if errno == EINTR { continue }; break }
+            guard case .success = SystemCall.poll(&slots) else { break }
             var seeked = false
             if slots[0].revents != 0 {
                 for signal in signals.drain() {
@@ -143,9 +143,13 @@ public final class ReplaySession {
                 }
             }
             if slots[2].revents != 0 {
-                let count = read(STDIN_FILENO, &buffer, buffer.count)
-                if count <= 0 { slots[2].fd = -1 }
-                for key in ReplayKey.parse(Array(buffer[0..<max(0, count)])) {
+                var count = 0
+                switch SystemCall.read(STDIN_FILENO, into: &buffer) {
+                case .success(let read) where read > 0: count = read
+                case .failure(.wouldBlock): break
+                default: slots[2].fd = -1     // end of input, or it failed: no more keys
+                }
+                for key in ReplayKey.parse(Array(buffer[0..<count])) {
                     switch key {
                     case .quit: finished = true
                     case .pause: playhead.togglePause()

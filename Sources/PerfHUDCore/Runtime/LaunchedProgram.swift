@@ -206,11 +206,13 @@ public final class LaunchedProgram {
     /// terminal has closed it; the program's end then arrives as SIGCHLD.
     public func readOutput(into buffer: inout [UInt8]) -> Output {
         guard outputOpen else { return .closed }
-        let count = read(master, &buffer, buffer.count)
-        if count > 0 { return .bytes(count) }
-        if count < 0 && (errno == EINTR || errno == EAGAIN) { return .nothing }
-        outputOpen = false
-        return .closed
+        switch SystemCall.read(master, into: &buffer) {
+        case .success(let count) where count > 0: return .bytes(count)
+        case .failure(.wouldBlock): return .nothing
+        default:
+            outputOpen = false
+            return .closed
+        }
     }
 
     /// Reads what the program has written so far without waiting for more (what it wrote before

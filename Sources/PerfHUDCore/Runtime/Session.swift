@@ -70,7 +70,7 @@ public final class Session {
             slots[exitSlot].fd = program == nil && state.status == .running ? sampler.exitDescriptor : -1
             slots[actionLogSlot].fd = actionLog?.pollDescriptor ?? -1
             for index in slots.indices { slots[index].revents = 0 }
-            if Glibc.poll(&slots, nfds_t(slots.count), -1) < 0 { if errno == EINTR { continue }; break }
+            guard case .success = SystemCall.poll(&slots) else { break }
 
             if slots[signalSlot].revents != 0 { for signal in signals.drain() { handle(signal: signal) } }
             if slots[outputSlot].revents != 0 { readProgramOutput() }
@@ -230,11 +230,11 @@ public final class Session {
     }
 
     private func readKeys() {
-        let count = read(STDIN_FILENO, &readBuffer, readBuffer.count)
-        if count <= 0 {
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
-            state.keysOpen = false
-            return
+        let count: Int
+        switch SystemCall.read(STDIN_FILENO, into: &readBuffer) {
+        case .success(let read) where read > 0: count = read
+        case .failure(.wouldBlock): return
+        default: state.keysOpen = false; return   // end of input, or it failed: no more keys
         }
         let keys = Array(readBuffer[0..<count])
         if ownsKeys {

@@ -18,7 +18,7 @@ public struct SystemError: Error, Equatable, CustomStringConvertible {
     public static let wouldBlock = SystemError(EAGAIN)
 }
 
-/// Calls `body` until it does not fail with EINTR. Every blocking system call goes through here.
+/// Calls `body` until it does not fail with EINTR: `SystemCall` and the kept-open files go through it.
 @inline(__always)
 public func retryingInterrupts<T: BinaryInteger>(_ body: () -> T) -> Result<T, SystemError> {
     while true {

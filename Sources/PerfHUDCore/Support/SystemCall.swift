@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The system calls perfhud's loops make (poll, read, write, pread, open), through one entry
+/// point: each retries EINTR (`retryingInterrupts`) and returns a typed error (`SystemError`)
+/// rather than -1 and errno. The corresponding C functions carry the same names.
+public enum SystemCall {
+    /// poll(2). With an infinite timeout an interrupted call is made again; with a finite one it
+    /// returns 0 (nothing ready), so a caller that computes its timeout (a watchdog due) computes it again.
+    public static func poll(_ descriptors: inout [pollfd], timeoutMilliseconds: Int32 = -1) -> Result<Int32, SystemError> {
+        while true {
+            let result = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds) }
+            if result >= 0 { return .success(result) }
+            let code = errno
+            if code != EINTR { return .failure(SystemError(code)) }
+            if timeoutMilliseconds >= 0 { return .success(0) }
+        }
+    }
+
+    /// read(2) into `buffer`: the number of bytes (0 at the end).
+    public static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, SystemError> {
+        retryingInterrupts { Glibc.read(descriptor, buffer.baseAddress, buffer.count) }
+    }
+
+    /// read(2) into `buffer[0..<count]` (all of it by default).
+    public static func read(_ descriptor: Int32, into buffer: inout [UInt8], count: Int? = nil) -> Result<Int, SystemError> {
+        let wanted = min(count ?? buffer.count, buffer.count)
+        return buffer.withUnsafeMutableBytes { read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted])) }
+    }
+}
