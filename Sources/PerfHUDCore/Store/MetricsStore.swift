@@ -28,7 +28,9 @@ public struct MetricsStore {
     @discardableResult
     public mutating func record(_ sample: Sample, phase: Int? = nil) -> Report {
         let time = Double(sample.monotonicNanoseconds &- startNanoseconds) / 1e9
-        var report = Report(wallSeconds: sample.wallSeconds, elapsedSeconds: time, pid: pid, alive: sample.alive,
+        // Elapsed time at the millisecond a recording keeps it at, so durations derived live (the
+        // summary's) and from the recording (`report`'s) are the same numbers.
+        var report = Report(wallSeconds: sample.wallSeconds, elapsedSeconds: time.atResolution(1000), pid: pid, alive: sample.alive,
                             residentBytes: sample.residentBytes, proportionalBytes: sample.proportionalBytes,
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
                             processCount: sample.processCount,
