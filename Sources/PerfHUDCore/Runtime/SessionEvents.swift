@@ -11,6 +11,8 @@ public final class SessionEvents {
     /// The figures at the last tick; nil without an event socket (JSON then says null, not 0).
     public private(set) var snapshot: EventSnapshot?
     public private(set) var phases = PhaseHistory()
+    /// The process whose RSS the phase probe reads, and its kept-open statm.
+    private var probed: (pid: Int32, file: KeptOpenFile)?
     private var outputParser = ReducerLogParser()
     /// Frames and key latency from the program's terminal output (`run`, `--frames auto|tty`).
     private var terminalFrames: TerminalFrames?
@@ -66,13 +68,20 @@ public final class SessionEvents {
 
     /// Reads the target's RSS the moment a phase change arrives (on the receiving thread), so a
     /// phase's memory is measured at its edge, not at the next tick.
+    /// The daemon calls it again when its target changes: the file of the process read before is
+    /// closed once the probe no longer reads it (the setter takes the receiver's lock).
     public func measurePhasesOf(pid: Int32) {
-        guard case .success(let statm) = KeptOpenFile.open("/proc/\(pid)/statm") else {
+        guard probed?.pid != pid else { return }
+        let previous = probed
+        if case .success(let statm) = KeptOpenFile.open("/proc/\(pid)/statm") {
+            let pageSize = ProcessDirectory.pageSize
+            aggregator.residentProbe = { statm.readStatm().map { $0.residentPages * pageSize } }
+            probed = (pid, statm)
+        } else {
             aggregator.residentProbe = nil
-            return
+            probed = nil
         }
-        let pageSize = ProcessDirectory.pageSize
-        aggregator.residentProbe = { statm.readStatm().map { $0.residentPages * pageSize } }
+        previous?.file.close()
     }
 
     /// Takes the phase changes since the last tick and the figures now; after `stop()` too, so
