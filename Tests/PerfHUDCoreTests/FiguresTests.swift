@@ -82,4 +82,46 @@ final class FiguresTests: XCTestCase {
             XCTAssertEqual(figure.read(read.report, read.events ?? EventSnapshot()), figure.read(report, events), figure.name)
         }
     }
+
+    /// A figure's run summaries reach `report`'s keys, `--fail-on` and the phase figures, computed
+    /// over the rows that have the figure (a row without it is skipped, not counted as 0).
+    func testRunSummariesComeFromTheTableAndSkipRowsWithoutTheFigure() {
+        let summarised = Figure.all.flatMap { $0.summaries.map(\.key) }
+        XCTAssertFalse(summarised.isEmpty)
+        XCTAssertEqual(Set(summarised).count, summarised.count, "one key a summary")
+        for key in summarised {
+            XCTAssertTrue(RecordingSummary.keys.contains(key), key)
+            XCTAssertTrue(RecordingSummary.phaseKeys.contains(key), key)
+        }
+        var recording = Recording()
+        recording.meta["target_pid"] = "1"
+        for (t, cpu, rss) in [(0.0, nil, 300), (0.1, 10.0, 100), (0.2, 40.0, 700), (0.3, 25.0, 200)] as [(Double, Double?, UInt64)] {
+            recording.samples.append(.init(t: t, cpuPercent: cpu, residentBytes: rss, phase: "Home"))
+        }
+        recording.phases = [.init(name: "Home", t: 0, tExit: nil, entryBytes: 300, exitBytes: nil)]
+        let summary = RecordingSummary(recording)
+        XCTAssertEqual(summary.value(of: "cpu_percent_avg"), .some(25), "the mean of the rows with a CPU figure")
+        XCTAssertEqual(summary.value(of: "cpu_percent_max"), .some(40))
+        XCTAssertEqual(summary.value(of: "rss_start_bytes"), .some(300))
+        XCTAssertEqual(summary.value(of: "rss_peak_bytes"), .some(700))
+        XCTAssertEqual(summary.value(of: "rss_end_bytes"), .some(200))
+        XCTAssertEqual(summary.value(of: "pss_peak_bytes"), .some(nil), "no row has it")
+        XCTAssertEqual(summary.value(of: "phase.Home.cpu_percent_max"), .some(40))
+    }
+
+    /// `export --format csv` has psrecord's columns, then one column a figure the table marks, by its key.
+    func testTheCSVExportHasAColumnForEveryFigureTheTableMarks() {
+        var recording = Recording()
+        recording.samples.append(.init(t: 0.5, cpuPercent: 12.5, residentBytes: 4 << 20, phase: "a,b"))
+        var text = ""
+        RecordingExport.csv(recording) { text += $0 }
+        let lines = text.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2)
+        let header = lines[0].split(separator: ",").map(String.init)
+        XCTAssertEqual(header, ["elapsed_time", "cpu", "mem_real", "mem_virtual"] + Figure.csvColumns.map(\.name))
+        XCTAssertTrue(header.contains("rss_bytes") && header.contains("cpu_seconds_total") && header.contains("phase"))
+        XCTAssertTrue(lines[1].hasPrefix("0.5,12.5,4,,"), lines[1])
+        XCTAssertTrue(lines[1].contains(",\"a,b\","), "a phase with a comma is quoted: \(lines[1])")
+        XCTAssertTrue(lines[1].contains(",4194304,"), lines[1])
+    }
 }

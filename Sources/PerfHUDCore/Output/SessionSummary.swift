@@ -7,8 +7,8 @@
 struct SessionSummary {
     private var first: Report?
     private var last: Report?
-    private var cpu = (sum: 0.0, count: 0, peak: Double?.none)
-    private var resident = (start: UInt64?.none, peak: UInt64?.none, end: UInt64?.none)
+    /// CPU avg and peak, RSS at start, peak and end: `report`'s figures, by the same code.
+    private var aggregates = RunAggregates()
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
 
@@ -22,14 +22,7 @@ struct SessionSummary {
         let report = tick.report
         if first == nil { first = report }
         last = report
-        if let percent = report.cpuPercent {
-            cpu.sum += percent; cpu.count += 1; cpu.peak = max(cpu.peak ?? percent, percent)
-        }
-        if let bytes = report.residentBytes {
-            if resident.start == nil { resident.start = bytes }
-            resident.peak = max(resident.peak ?? bytes, bytes)
-            resident.end = bytes
-        }
+        aggregates.add(report, tick.events)
     }
 
     /// The lines, each starting `perfhud: `; empty before the first report.
@@ -38,11 +31,13 @@ struct SessionSummary {
         // `report`'s duration: from the first row to the last.
         let seconds = max(0, last.elapsedSeconds - first.elapsedSeconds)
         var parts = ["\(DurationText.clock(seconds: last.elapsedSeconds)) of \(TerminalText.escaped(commandName)) (PID \(last.pid))"]
-        if cpu.count > 0 {
-            parts.append("CPU avg " + Units.percent(cpu.sum / Double(cpu.count)) + (cpu.peak.map { " (peak " + Units.percent($0) + ")" } ?? ""))
+        let figures = aggregates.values, keys = RunAggregates.keys
+        func figure(_ key: String) -> Double? { keys.firstIndex(of: key).flatMap { figures[$0] } }
+        if let average = figure("cpu_percent_avg") {
+            parts.append("CPU avg " + Units.percent(average) + (figure("cpu_percent_max").map { " (peak " + Units.percent($0) + ")" } ?? ""))
         }
-        if let start = resident.start, let peak = resident.peak, let end = resident.end {
-            parts.append("RSS " + Units.bytes(Double(start)) + " at start, peak " + Units.bytes(Double(peak)) + ", " + Units.bytes(Double(end)) + " at the end")
+        if let start = figure("rss_start_bytes"), let peak = figure("rss_peak_bytes"), let end = figure("rss_end_bytes") {
+            parts.append("RSS " + Units.bytes(start) + " at start, peak " + Units.bytes(peak) + ", " + Units.bytes(end) + " at the end")
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]
         if let events, events.hasFrames || events.hasActions {

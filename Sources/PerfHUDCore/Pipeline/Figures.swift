@@ -1,8 +1,11 @@
 /// The figures of a tick row, each described once: its JSON key (a contract: never renamed), its
 /// unit and the resolution it is kept and printed at, the column of a recording's `sample_log`
-/// that keeps it, and the Prometheus name the daemon exports it under. The JSON row, the recording
-/// (its schema, its writer, its reader and its `samples` view) are built from this table, so a new
-/// figure is one entry here plus its collector (what fills `Report` or `EventSnapshot`).
+/// that keeps it, the Prometheus name the daemon exports it under, whether `export --format csv`
+/// has it as a column, and the run figures `report` and `--fail-on` take from it (its mean, peak,
+/// first or last value over the rows: `RunAggregates`). The JSON row, the recording (its schema,
+/// its writer, its reader and its `samples` view), the daemon's metrics, the CSV export and
+/// `report`'s keys are built from this table, so a new figure is one entry here plus its collector
+/// (what fills `Report` or `EventSnapshot`).
 ///
 /// The order is the JSON row's. A few fields are not plain numbers (the high-frequency list, the
 /// phase, the frame source, the command, how the target ended); they hold their place in the table
@@ -62,6 +65,10 @@ public final class Figure {
     public let metric: Metric?
     /// Without an event socket: printed as null (true), or left out of the row (false).
     public let nullWithoutEvents: Bool
+    /// The run figures `report` takes from it, each under its own key (`RunAggregates`).
+    public let summaries: [RunAggregates.Summary]
+    /// Whether `export --format csv` has a column of it (named by its key).
+    public let inCSV: Bool
     /// Which figure it is, for `read`: a switch, not a closure — the sinks read every figure of
     /// every tick, and a closure given the tick's structs by value retains their fields each call.
     let field: Field
@@ -69,10 +76,13 @@ public final class Figure {
     let write: (inout Report, inout EventSnapshot, Double?) -> Void
 
     init(_ key: StaticString, _ unit: String, _ kind: Kind, _ source: Source, column: String? = nil, storage: Storage = .derived,
-         metric: Metric? = nil, nullWithoutEvents: Bool = true,
+         metric: Metric? = nil, nullWithoutEvents: Bool = true, summaries: [RunAggregates.Summary] = [], inCSV: Bool? = nil,
          write: @escaping (inout Report, inout EventSnapshot, Double?) -> Void = { _, _, _ in }) {
         self.key = key; self.unit = unit; self.kind = kind; self.source = source; self.column = column
         self.storage = storage; self.metric = metric; self.nullWithoutEvents = nullWithoutEvents
+        self.summaries = summaries
+        // Numbers are CSV columns unless said otherwise; of the special fields, the phase (as text).
+        if case .number = kind { self.inCSV = inCSV ?? true } else { self.inCSV = inCSV ?? (kind == .special(.phase)) }
         self.write = write
         field = Field(rawValue: String(describing: key)) ?? .special
     }
@@ -167,7 +177,9 @@ extension Figure {
 
     /// Every field of a tick row, in the JSON row's order (after `time`, `pid` and `alive`).
     public static let all: [Figure] = [
+        // CSV: psrecord's `cpu` column is this figure.
         Figure("cpu_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_centi", storage: .fixed(100),
+               summaries: [.mean("cpu_percent_avg"), .max("cpu_percent_max")], inCSV: false,
                write: { r, _, v in r.cpuPercent = v }),
         Figure("cpu_machine_percent", "percent of all CPUs", .number(decimals: 2), .report),
         Figure("cpu_user_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_user_centi", storage: .fixed(100),
@@ -176,9 +188,11 @@ extension Figure {
                write: { r, _, v in r.cpuSystemPercent = v }),
         Figure("rss_bytes", "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
                metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
+               summaries: [.first("rss_start_bytes"), .max("rss_peak_bytes"), .last("rss_end_bytes")],
                write: { r, _, v in r.residentBytes = size(v) }),
         Figure("pss_bytes", "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
                metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),
+               summaries: [.max("pss_peak_bytes")],
                write: { r, _, v in r.proportionalBytes = size(v) }),
         Figure("vsize_bytes", "bytes", .number(decimals: 0), .report, column: "vsize_bytes", storage: .integer,
                metric: .gauge("perfhud_target_virtual_memory_bytes", "Virtual memory size."),
@@ -227,7 +241,8 @@ extension Figure {
         Figure("input_latency_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000),
                write: { _, e, v in e.inputLatencyP99 = v }),
         Figure("command", "", .special(.command), .report),
-        Figure("elapsed_seconds", "seconds", .number(decimals: 3), .report, column: "t_ms", storage: .fixed(1000),
+        // CSV: psrecord's `elapsed_time` column is this figure.
+        Figure("elapsed_seconds", "seconds", .number(decimals: 3), .report, column: "t_ms", storage: .fixed(1000), inCSV: false,
                write: { r, _, v in r.elapsedSeconds = v ?? 0 }),
         Figure("rss_trend_bytes_per_second", "bytes per second", .number(decimals: 0), .report, column: "rss_trend", storage: .real,
                write: { r, _, v in r.residentTrendBytesPerSecond = v }),
@@ -242,6 +257,9 @@ extension Figure {
 
     /// The recorded figures, in `sample_log`'s order after its leading columns.
     static let recorded: [Figure] = all.filter { $0.column != nil && $0.column != "t_ms" }
+
+    /// The figures `export --format csv` has a column of, after psrecord's, in the row's order.
+    public static let csvColumns: [Figure] = all.filter(\.inCSV)
 
     /// The JSON keys printed as null when a session has no event socket (the README's list).
     public static let eventKeys: [StaticString] = all.filter { $0.source == .events && $0.nullWithoutEvents }.map(\.key)

@@ -5,7 +5,7 @@ import Glibc
 /// `--record FILE`: everything a session saw, in a SQLite database (see README, Recordings).
 ///
 /// Written from the session's tick: one sample row a tick, every frame, the actions per tick per
-/// label, the phases. Crash safety: WAL journal, `synchronous=NORMAL`, and one transaction
+/// label, the phases; sample, frame and action rows kept until the commit (`BatchedInsert`). Crash safety: WAL journal, `synchronous=NORMAL`, and one transaction
 /// committed at most once a second, so kill -9 loses at most the last second and the file opens.
 /// Storage is compact (fixed-point integers: a REAL costs 8 bytes, an integer 1–4), and the views
 /// `samples`, `frames` and `actions` give the figures in their units (seconds, percent, ms).
@@ -44,15 +44,10 @@ public final class Recorder {
 
     private let database: SQLiteDatabase
     private let startNanoseconds: UInt64
-    /// One sample row, and `rowsPerInsert` of them in one statement.
-    private let insertSample, insertSamples: SQLiteStatement
-    /// The sample rows of the current second, their values in `sample_log`'s order, written at the
-    /// commit: one statement for many rows costs SQLite far less per row than a statement a row
-    /// (its start and end dominate a one-row insert), and nothing is committed before then anyway.
-    private var pendingSamples: [SQLiteValue?] = []
-    static let rowsPerInsert = 32
+    /// The sample, frame and action rows of the current second, written at the commit.
+    private var samples, frames, actions: BatchedInsert
     private static var sampleColumns: Int { leadingColumnCount + Figure.recorded.count }
-    private let insertFrame, insertAction, insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
+    private let insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
     private var nameIDs: [String: Int64] = [:]
     private var lastCommit: UInt64
     private var phasesSeen = 0
@@ -93,12 +88,10 @@ public final class Recorder {
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
-            let row = "(" + [String](repeating: "?", count: Self.sampleColumns).joined(separator: ",") + ")"
-            insertSample = try database.prepare("INSERT INTO sample_log VALUES " + row)
-            insertSamples = try database.prepare("INSERT INTO sample_log VALUES " + [String](repeating: row, count: Self.rowsPerInsert).joined(separator: ","))
-            pendingSamples.reserveCapacity(Self.sampleColumns * 128)
-            insertFrame = try database.prepare("INSERT INTO frame_log VALUES (?1, ?2, ?3)")
-            insertAction = try database.prepare("INSERT INTO action_log VALUES (?1, ?2, ?3)")
+            // SQLite binds at most 32,766 values a statement: 32 rows of ~40 columns, 256 of 3.
+            samples = try BatchedInsert(database, table: "sample_log", width: Self.sampleColumns, rowsPerInsert: 32)
+            frames = try BatchedInsert(database, table: "frame_log", width: 3, rowsPerInsert: 256, reserveRows: 1024)
+            actions = try BatchedInsert(database, table: "action_log", width: 3, rowsPerInsert: 256, reserveRows: 1024)
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
             insertName = try database.prepare("INSERT INTO names(name) VALUES (?1)")
             insertPhase = try database.prepare("INSERT INTO phases(t, name, rss_entry_bytes) VALUES (?1, ?2, ?3)")
@@ -146,17 +139,14 @@ public final class Recorder {
             if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time) }
             if tick.isExitRow, case .exited(let code, let signal) = tick.status { recordEnd(exitCode: code, exitSignal: signal) }
             for frame in tick.frames {
-                try insertFrame.insert { row in
-                    try row.add(.integer(milliseconds(frame.time))); try row.add(.integer(Int64((frame.milliseconds * 1000).rounded())))
-                    try row.add(FrameSource.allCases.firstIndex(of: frame.source).sqlite)
-                }
+                frames.append(.integer(milliseconds(frame.time))); frames.append(.integer(Int64((frame.milliseconds * 1000).rounded())))
+                frames.append(FrameSource.allCases.firstIndex(of: frame.source).sqlite)
             }
             for action in tick.actions {
-                let label = try nameID(action.label)
-                try insertAction.insert { row in try row.add(.integer(time)); try row.add(.integer(label)); try row.add(.real(action.count)) }
+                actions.append(.integer(time)); actions.append(.integer(try nameID(action.label))); actions.append(.real(action.count))
             }
             if tick.monotonicNanoseconds &- lastCommit >= 1_000_000_000 {
-                try writePendingSamples()
+                try writePending()
                 try dropOldestIfFull()
                 try database.execute("COMMIT; BEGIN;")
                 lastCommit = tick.monotonicNanoseconds
@@ -187,31 +177,21 @@ public final class Recorder {
             lastRejected = rejected
         }
         let figures = events ?? EventSnapshot()
-        // Column by column, in the order of `sample_log`; written at the commit (`writePendingSamples`).
-        pendingSamples.append(.integer(time)); pendingSamples.append(.integer(report.alive ? 1 : 0))
+        // Column by column, in the order of `sample_log`; written at the commit (`writePending`).
+        samples.append(.integer(time)); samples.append(.integer(report.alive ? 1 : 0))
         let hasEvents = events != nil   // once: comparing the optional snapshot with nil copies it
-        pendingSamples.append(hasEvents ? .integer(1) : nil); pendingSamples.append(phaseID.map { .integer($0) })
-        pendingSamples.append(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
-        pendingSamples.append(commandID.map { .integer($0) }); pendingSamples.append(reasons)
-        pendingSamples.append(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+        samples.append(hasEvents ? .integer(1) : nil); samples.append(phaseID.map { .integer($0) })
+        samples.append(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
+        samples.append(commandID.map { .integer($0) }); samples.append(reasons)
+        samples.append(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
         for figure in Figure.recorded {
-            pendingSamples.append(figure.source == .events && !hasEvents ? nil : figure.stored(figure.read(report, figures)))
+            samples.append(figure.source == .events && !hasEvents ? nil : figure.stored(figure.read(report, figures)))
         }
     }
 
-    /// Writes the sample rows kept since the last commit: `rowsPerInsert` at a time, the rest one by one.
-    private func writePendingSamples() throws {
-        let width = Self.sampleColumns, batch = width * Self.rowsPerInsert
-        var start = 0
-        while pendingSamples.count - start >= batch {
-            try insertSamples.run(pendingSamples[start..<start + batch])
-            start += batch
-        }
-        while start < pendingSamples.count {
-            try insertSample.run(pendingSamples[start..<start + width])
-            start += width
-        }
-        pendingSamples.removeAll(keepingCapacity: true)
+    /// Writes the rows kept since the last commit.
+    private func writePending() throws {
+        try samples.write(); try frames.write(); try actions.write()
     }
 
     /// Sets a metadata entry (the daemon's target, found after the recording began).
@@ -262,7 +242,7 @@ public final class Recorder {
     /// Commits what is left and folds the write-ahead log in: the file is complete on its own.
     public func close() {
         if !failed {
-            do { try writePendingSamples() } catch { warn("recording to \(database.path): the last second was not written: \(error)") }
+            do { try writePending() } catch { warn("recording to \(database.path): the last second was not written: \(error)") }
             try? database.execute("COMMIT; PRAGMA journal_mode=DELETE;")
         }
         database.close()

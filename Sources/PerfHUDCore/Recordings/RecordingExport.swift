@@ -1,9 +1,10 @@
 /// `perfhud export`: a recording's samples as CSV (psrecord's columns first) or NDJSON (the rows
 /// `--output json` printed live, through the same formatter).
 public enum RecordingExport {
-    /// psrecord's columns and units first (seconds, percent, MB = MiB as psrecord divides by 1024²), then ours.
-    public static let csvHeader = "elapsed_time,cpu,mem_real,mem_virtual,rss_bytes,pss_bytes,vsize_bytes,threads,phase,"
-        + "fps,frame_p50_ms,frame_p99_ms,janky_frames,dropped_frames,actions_per_second,actions_total"
+    /// psrecord's columns and units first (seconds, percent, MB = MiB as psrecord divides by 1024²),
+    /// then every figure of the JSON row the table gives a CSV column (`Figure.csvColumns`), by its
+    /// key, at its resolution: a figure added to the table is a column here too.
+    public static let csvHeader = (["elapsed_time", "cpu", "mem_real", "mem_virtual"] + Figure.csvColumns.map(\.name)).joined(separator: ",")
 
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
@@ -14,13 +15,21 @@ public enum RecordingExport {
         write(csvHeader + "\n")
         func n(_ value: Double?, _ decimals: Int = 3) -> String { value.map { ReportFormatter.number($0, decimals: decimals) } ?? "" }
         let mebibyte = 1024.0 * 1024.0
-        for row in recording.samples {
-            let events = row.events
-            let fields = [n(row.t), n(row.cpuPercent, 2), n(row.residentBytes.map { Double($0) / mebibyte }), n(row.virtualBytes.map { Double($0) / mebibyte }),
-                          row.residentBytes.map { String($0) } ?? "", row.proportionalBytes.map { String($0) } ?? "",
-                          row.virtualBytes.map { String($0) } ?? "", row.threads.map { String($0) } ?? "", csvField(row.phase ?? ""),
-                          n(events.flatMap { $0.hasFrames ? $0.fps : nil }, 2), n(events?.frameP50), n(events?.frameP99),
-                          n(events?.jankyFrames), n(events?.droppedFrames), n(events?.actionsPerSecond, 2), n(events?.actionsTotal)]
+        let rows = RecordingRows(recording)
+        for sample in recording.samples {
+            let report = rows.report(sample)
+            var fields = [n(sample.t), n(sample.cpuPercent, 2), n(sample.residentBytes.map { Double($0) / mebibyte }),
+                          n(sample.virtualBytes.map { Double($0) / mebibyte })]
+            for figure in Figure.csvColumns {
+                switch figure.kind {
+                case .special(.phase): fields.append(csvField(sample.phase ?? ""))
+                case .special: fields.append("")
+                case .number(let decimals):
+                    // An event figure of a session without an event socket is empty, as null live.
+                    let value = figure.source == .events && sample.events == nil ? nil : figure.value(in: report, sample.events ?? EventSnapshot())
+                    fields.append(n(value, decimals))
+                }
+            }
             write(fields.joined(separator: ",") + "\n")
         }
     }

@@ -148,7 +148,7 @@ extension Recording {
         guard input >= 0 else { return nil }
         defer { close(input) }
         var header = [UInt8](repeating: 0, count: 100)
-        guard read(input, &header, 100) == 100, header[0..<16].elementsEqual("SQLite format 3\0".utf8) else { return nil }
+        guard case .success(100) = SystemCall.read(input, into: &header), header[0..<16].elementsEqual("SQLite format 3\0".utf8) else { return nil }
         var pageSize = Int(header[16]) << 8 | Int(header[17])
         if pageSize == 1 { pageSize = 65536 }
         let pages = Int(header[28]) << 24 | Int(header[29]) << 16 | Int(header[30]) << 8 | Int(header[31])
@@ -162,10 +162,10 @@ extension Recording {
         let copyPath = String(cString: template)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         _ = lseek(input, 0, SEEK_SET)
-        while true {
-            let count = read(input, &buffer, buffer.count)
-            if count <= 0 { break }
-            if write(output, buffer, count) != count { unlink(copyPath); return nil }
+        while case .success(let count) = SystemCall.read(input, into: &buffer), count > 0 {
+            guard case .success = buffer.withUnsafeBytes({ SystemCall.write(output, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) else {
+                unlink(copyPath); return nil
+            }
         }
         guard ftruncate(output, off_t(wanted)) == 0 else { unlink(copyPath); return nil }
         return (copyPath, size, wanted)

@@ -1,6 +1,8 @@
 /// A run's summary (`perfhud report`), computed from a recording with the definitions of
 /// the README's Definitions: nearest-rank percentiles over every frame; 1 % low = 1000 / p99 ms, 0.1 % low =
-/// 1000 / p99.9 ms (MangoHud's); average FPS = frames over time; janky and dropped as live.
+/// 1000 / p99.9 ms (MangoHud's); average FPS = frames over time; janky and dropped as live. The
+/// figures that summarise one tick figure (CPU avg and peak, RSS at start, peak and end…) are the
+/// table's (`Figure.summaries`), computed by `RunAggregates` as the HUD's end summary computes them.
 public struct RecordingSummary {
     public struct PhaseFigures {
         public var name: String
@@ -11,22 +13,39 @@ public struct RecordingSummary {
         /// Σ over finished visits of RSS at exit − RSS at entry: what the phase kept.
         public var keptBytes: Int64?
         public var keptBytesMax: Int64?
-        public var cpuPercentAvg: Double?
-        public var rssPeakBytes: UInt64?
+        /// The table's run figures over the ticks spent in the phase.
+        public var aggregates = RunAggregates()
         public var fpsAvg: Double?
         public var fps1PercentLow: Double?
+        public var cpuPercentAvg: Double? { aggregates["cpu_percent_avg"] }
+        public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
+
+        /// The figure `phase.NAME.key` names (`phaseKeys`); nil for a figure the phase does not have.
+        public func value(of key: String) -> Double? {
+            switch key {
+            case "visits": return Double(visits)
+            case "time_s": return seconds
+            case "kept_bytes": return keptBytes.map { Double($0) }
+            case "kept_bytes_max": return keptBytesMax.map { Double($0) }
+            case "rss_entry_bytes": return entryBytes.map { Double($0) }
+            case "rss_exit_bytes": return exitBytes.map { Double($0) }
+            case "fps_avg": return fpsAvg
+            case "fps_1pct_low": return fps1PercentLow
+            default: return aggregates[key]
+            }
+        }
     }
     public struct ActionFigures { public var action: String; public var total: Double; public var peak: Double }
 
     public var phase: String?
     public var durationSeconds = 0.0
     public var samples = 0
-    public var cpuPercentAvg: Double?
-    public var cpuPercentMax: Double?
-    public var rssStartBytes: UInt64?
-    public var rssPeakBytes: UInt64?
-    public var rssEndBytes: UInt64?
-    public var pssPeakBytes: UInt64?
+    /// The table's run figures over the rows counted (`RunAggregates.keys`).
+    public var aggregates = RunAggregates()
+    public var cpuPercentAvg: Double? { aggregates["cpu_percent_avg"] }
+    public var cpuPercentMax: Double? { aggregates["cpu_percent_max"] }
+    public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
+    public var rssEndBytes: UInt64? { aggregates["rss_end_bytes"].map { UInt64($0) } }
     public var frames = 0
     public var fpsAvg: Double?
     public var frameP50: Double?
@@ -75,13 +94,7 @@ public struct RecordingSummary {
         let samples = only == nil ? recording.samples : recording.samples.filter { $0.phase == only }
         durationSeconds = windows.reduce(0) { $0 + max(0, $1.end - $1.start) }
         self.samples = samples.count
-        let cpu = samples.compactMap(\.cpuPercent)
-        if !cpu.isEmpty { cpuPercentAvg = cpu.reduce(0, +) / Double(cpu.count); cpuPercentMax = cpu.max() }
-        let resident = samples.compactMap(\.residentBytes)
-        rssStartBytes = resident.first
-        rssPeakBytes = resident.max()
-        rssEndBytes = resident.last
-        pssPeakBytes = samples.compactMap(\.proportionalBytes).max()
+        for sample in samples { aggregates.add(sample.report, sample.events) }
 
         let frameList = only == nil ? recording.frames : recording.frames.filter { inside($0.t) }
         let durations = frameList.map(\.milliseconds).sorted()
@@ -135,10 +148,7 @@ public struct RecordingSummary {
         }
         for name in order {
             var entry = figures[name]!
-            let inPhase = recording.samples.filter { $0.phase == name }
-            let phaseCPU = inPhase.compactMap(\.cpuPercent)
-            if !phaseCPU.isEmpty { entry.cpuPercentAvg = phaseCPU.reduce(0, +) / Double(phaseCPU.count) }
-            entry.rssPeakBytes = inPhase.compactMap(\.residentBytes).max()
+            for sample in recording.samples where sample.phase == name { entry.aggregates.add(sample.report, sample.events) }
             let visits = recording.phases.filter { $0.name == name }.map { ($0.t, $0.tExit ?? end) }
             let phaseFrames = recording.frames.filter { frame in visits.contains { frame.t >= $0.0 && frame.t <= $0.1 } }.map(\.milliseconds).sorted()
             if entry.seconds > 0 && !phaseFrames.isEmpty { entry.fpsAvg = Double(phaseFrames.count) / entry.seconds }
@@ -155,34 +165,23 @@ public struct RecordingSummary {
             let key = String(metric[metric.index(after: dot)...])
             guard Self.phaseKeys.contains(key) else { return nil }
             guard let entry = phases.first(where: { $0.name == name }) else { return .some(nil) }
-            let figure: Double?
-            switch key {
-            case "visits": figure = Double(entry.visits)
-            case "time_s": figure = entry.seconds
-            case "kept_bytes": figure = entry.keptBytes.map { Double($0) }
-            case "kept_bytes_max": figure = entry.keptBytesMax.map { Double($0) }
-            case "rss_entry_bytes": figure = entry.entryBytes.map { Double($0) }
-            case "rss_exit_bytes": figure = entry.exitBytes.map { Double($0) }
-            case "rss_peak_bytes": figure = entry.rssPeakBytes.map { Double($0) }
-            case "cpu_percent_avg": figure = entry.cpuPercentAvg
-            case "fps_avg": figure = entry.fpsAvg
-            default: figure = entry.fps1PercentLow
-            }
+            let figure = entry.value(of: key)
             return .some(figure)
         }
         guard let index = Self.keys.firstIndex(of: metric) else { return nil }
         return .some(numbers[index])
     }
 
-    public static let phaseKeys = ["visits", "time_s", "kept_bytes", "kept_bytes_max", "rss_entry_bytes", "rss_exit_bytes",
-                                   "rss_peak_bytes", "cpu_percent_avg", "fps_avg", "fps_1pct_low"]
-    /// The numeric figures, in the order of the JSON report.
-    public static let keys = ["duration_s", "samples", "cpu_percent_avg", "cpu_percent_max", "rss_start_bytes", "rss_peak_bytes",
-                              "rss_end_bytes", "pss_peak_bytes", "frames", "fps_avg", "frame_p50_ms", "frame_p97_ms", "frame_p99_ms",
-                              "frame_p99_9_ms", "fps_1pct_low", "fps_0_1pct_low", "janky_frames", "dropped_frames", "actions_total"]
+    /// A phase's figures: its visits and memory kept, the table's run figures over its ticks, its frames.
+    public static let phaseKeys = ["visits", "time_s", "kept_bytes", "kept_bytes_max", "rss_entry_bytes", "rss_exit_bytes"]
+        + RunAggregates.keys + ["fps_avg", "fps_1pct_low"]
+    /// The numeric figures, in the order of the JSON report: the run's extent, the table's run
+    /// figures, then those of every frame and action (not of the ticks).
+    public static let keys = ["duration_s", "samples"] + RunAggregates.keys
+        + ["frames", "fps_avg", "frame_p50_ms", "frame_p97_ms", "frame_p99_ms",
+           "frame_p99_9_ms", "fps_1pct_low", "fps_0_1pct_low", "janky_frames", "dropped_frames", "actions_total"]
     public var numbers: [Double?] {
-        [durationSeconds, Double(samples), cpuPercentAvg, cpuPercentMax, rssStartBytes.map { Double($0) }, rssPeakBytes.map { Double($0) },
-         rssEndBytes.map { Double($0) }, pssPeakBytes.map { Double($0) }, Double(frames), fpsAvg, frameP50, frameP97, frameP99,
-         frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]
+        [durationSeconds, Double(samples)] + aggregates.values
+            + [Double(frames), fpsAvg, frameP50, frameP97, frameP99, frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]
     }
 }

@@ -70,9 +70,9 @@ public final class ReplaySession {
         while true {
             let now = monotonicNanoseconds()
             if now >= deadline { return true }
-            var slot = pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)
+            var slot = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)]
             let wait = Int32(min(1000, (deadline - now + 999_999) / 1_000_000))
-            if poll(&slot, 1, wait) > 0, signals.drain().contains(where: { $0 != SIGWINCH && $0 != SIGCHLD && $0 != SIGCONT }) { return false }
+            if case .success(let ready) = SystemCall.poll(&slot, timeoutMilliseconds: wait), ready > 0, signals.drain().contains(where: { $0 != SIGWINCH && $0 != SIGCHLD && $0 != SIGCONT }) { return false }
         }
     }
 

@@ -86,24 +86,6 @@ final class SQLiteStatement {
         for (offset, value) in values.enumerated() { try bind(Int32(offset + 1), value) }
     }
 
-    /// Inserts one row, its values added one by one by `body` (to ?1, ?2…): no array a row, for
-    /// the rows a recording writes every tick.
-    func insert(_ body: (inout Row) throws -> Void) throws {
-        sqlite3_reset(statement)
-        var row = Row(statement: self)
-        try body(&row)
-        _ = try step()
-    }
-
-    struct Row {
-        fileprivate let statement: SQLiteStatement
-        fileprivate var column: Int32 = 0
-        mutating func add(_ value: SQLiteValue?) throws {
-            column += 1
-            try statement.bind(column, value)
-        }
-    }
-
     /// Binds `value` to ?`index` (nil is NULL).
     private func bind(_ index: Int32, _ value: SQLiteValue?) throws {
         let result: Int32

@@ -7,7 +7,7 @@ public enum SummaryFormatter {
     public static func json(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
         var fields: [String] = []
         for (key, value) in zip(RecordingSummary.keys, summary.numbers) {
-            fields.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: key.hasSuffix("_bytes") ? 0 : 3))
+            fields.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: decimals(key)))
         }
         fields.append("\"phase\":" + (summary.phase.map(ReportFormatter.quoted) ?? "null"))
         fields.append("\"command\":" + ReportFormatter.quoted(recording.meta["target_command"] ?? ""))
@@ -19,23 +19,23 @@ public enum SummaryFormatter {
         fields.append("\"high_frequency_actions\":" + actions(summary.highFrequencyActions))
         fields.append("\"top_actions\":" + actions(Array(summary.topActions.prefix(10))))
         fields.append("\"phases\":[" + summary.phases.map { phase in
-            "{\"name\":" + ReportFormatter.quoted(phase.name) + ",\"visits\":\(phase.visits),\"time_s\":" + ReportFormatter.number(phase.seconds, decimals: 3)
-                + ",\"rss_entry_bytes\":" + bytes(phase.entryBytes.map { Double($0) }) + ",\"rss_exit_bytes\":" + bytes(phase.exitBytes.map { Double($0) })
-                + ",\"kept_bytes\":" + bytes(phase.keptBytes.map { Double($0) }) + ",\"kept_bytes_max\":" + bytes(phase.keptBytesMax.map { Double($0) })
-                + ",\"rss_peak_bytes\":" + bytes(phase.rssPeakBytes.map { Double($0) })
-                + ",\"cpu_percent_avg\":" + ReportFormatter.number(phase.cpuPercentAvg)
-                + ",\"fps_avg\":" + ReportFormatter.number(phase.fpsAvg) + ",\"fps_1pct_low\":" + ReportFormatter.number(phase.fps1PercentLow) + "}"
+            "{\"name\":" + ReportFormatter.quoted(phase.name) + "," + RecordingSummary.phaseKeys.map { key in
+                ReportFormatter.quoted(key) + ":" + ReportFormatter.number(phase.value(of: key), decimals: decimals(key))
+            }.joined(separator: ",") + "}"
         }.joined(separator: ",") + "]")
         if let baseline {
             var base: [String] = []
             for (key, value) in zip(RecordingSummary.keys, baseline.numbers) {
-                base.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: key.hasSuffix("_bytes") ? 0 : 3))
+                base.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: decimals(key)))
             }
             fields.append("\"baseline\":{" + base.joined(separator: ",") + "}")
         }
         fields.append("\"warnings\":[" + recording.warnings.map(ReportFormatter.quoted).joined(separator: ",") + "]")
         return "{" + fields.joined(separator: ",") + "}"
     }
+
+    /// Sizes and counts in whole units, the rest at a thousandth.
+    static func decimals(_ key: String) -> Int { key.hasSuffix("_bytes") || key == "visits" ? 0 : 3 }
 
     static func human(_ key: String, _ value: Double?) -> String {
         guard let value else { return "n/a" }

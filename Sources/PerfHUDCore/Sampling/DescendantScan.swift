@@ -90,8 +90,7 @@ public final class DescendantScan {
             let descriptor = Glibc.open(raw.baseAddress!.assumingMemoryBound(to: CChar.self), O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { return nil }
             defer { close(descriptor) }
-            let count = read(descriptor, buffer.baseAddress, buffer.count)
-            guard count > 0 else { return nil }
+            guard case .success(let count) = SystemCall.read(descriptor, into: buffer), count > 0 else { return nil }
             return ProcParser.stat(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
     }

@@ -28,4 +28,17 @@ public enum SystemCall {
         let wanted = min(count ?? buffer.count, buffer.count)
         return buffer.withUnsafeMutableBytes { read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<wanted])) }
     }
+
+    /// write(2) of all of `bytes`, a short write continued: the number written (all of them), or
+    /// the error that stopped it (EAGAIN on a non-blocking descriptor that is full).
+    public static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Int, SystemError> {
+        var done = 0
+        while done < bytes.count {
+            switch retryingInterrupts({ Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done) }) {
+            case .success(let count): done += count
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(done)
+    }
 }

@@ -1,0 +1,67 @@
+/// The figures of a whole run (or of a phase's ticks) that summarise one tick figure: its mean,
+/// its peak, its first or its last value over the rows. Which ones a figure has is said in its
+/// table entry (`Figure.summaries`); this is the one piece of code that computes them, fed tick by
+/// tick by the HUD's end summary and row by row by `report`, so the two say the same over the same
+/// ticks. `report`'s keys, `--fail-on`'s names and the baseline comparisons are built from them:
+/// a new figure with a summary appears in all of them.
+public struct RunAggregates {
+    /// How a summary figure is taken from the rows' values (rows without the figure are skipped).
+    public enum Rule: Equatable { case mean, max, first, last }
+
+    /// One summary figure of a tick figure: its key in `report` (a contract, as the JSON row's keys).
+    public struct Summary: Equatable {
+        public let key: String
+        public let rule: Rule
+        public static func mean(_ key: String) -> Summary { Summary(key: key, rule: .mean) }
+        public static func max(_ key: String) -> Summary { Summary(key: key, rule: .max) }
+        public static func first(_ key: String) -> Summary { Summary(key: key, rule: .first) }
+        public static func last(_ key: String) -> Summary { Summary(key: key, rule: .last) }
+    }
+
+    /// The summarised figures, each with its summaries, in the table's order.
+    private static let summarised: [(figure: Figure, summaries: [Summary])] =
+        Figure.all.filter { !$0.summaries.isEmpty }.map { ($0, $0.summaries) }
+    /// Every summary key, in the order of `values`.
+    public static let keys: [String] = summarised.flatMap { $0.summaries.map(\.key) }
+
+    private struct Running { var sum = 0.0, count = 0, peak: Double?, first: Double?, last: Double? }
+    private var running = [Running](repeating: Running(), count: summarised.count)
+
+    public init() {}
+
+    /// Adds one row: the tick's report and event figures.
+    public mutating func add(_ report: Report, _ events: EventSnapshot?) {
+        for index in Self.summarised.indices {
+            let figure = Self.summarised[index].figure
+            if figure.source == .events && events == nil { continue }
+            guard let value = figure.value(in: report, events ?? EventSnapshot()), value.isFinite else { continue }
+            running[index].sum += value
+            running[index].count += 1
+            running[index].peak = Swift.max(running[index].peak ?? value, value)
+            if running[index].first == nil { running[index].first = value }
+            running[index].last = value
+        }
+    }
+
+    /// The summary figures, in the order of `keys`; nil where no row had the figure.
+    public var values: [Double?] {
+        var out: [Double?] = []
+        for (index, entry) in Self.summarised.enumerated() {
+            let figure = running[index]
+            for summary in entry.summaries {
+                switch summary.rule {
+                case .mean: out.append(figure.count > 0 ? figure.sum / Double(figure.count) : nil)
+                case .max: out.append(figure.peak)
+                case .first: out.append(figure.first)
+                case .last: out.append(figure.last)
+                }
+            }
+        }
+        return out
+    }
+
+    /// The summary figure named `key` (nil where no row had it or no such key).
+    public subscript(key: String) -> Double? {
+        Self.keys.firstIndex(of: key).flatMap { values[$0] }
+    }
+}
