@@ -45,7 +45,8 @@ public enum RecordingExport {
 }
 
 extension RecordingExport {
-    /// OpenMetrics text with the daemon's metric names, each sample stamped with its wall time, for
+    /// OpenMetrics text with the daemon's metric names (its gauges and counters from the table of
+    /// figures, as it exports them), each sample stamped with its wall time, for
     /// `promtool tsdb create-blocks-from openmetrics`. CPU seconds by mode are summed from the
     /// recorded user and system percentages (the recording keeps the split per tick, not the ticks).
     public static func openMetrics(_ recording: Recording, write: (String) -> Void) {
@@ -67,10 +68,15 @@ extension RecordingExport {
         for row in recording.samples where row.alive {
             write("perfhud_target_info_info{comm=\(comm),pid=\(ReportFormatter.quoted(pid))} 1 " + stamp(row.t) + "\n")
         }
-        family("perfhud_target_resident_memory_bytes", "gauge", "Resident memory of the target.") { $0.residentBytes.map { Double($0) } }
-        family("perfhud_target_proportional_memory_bytes", "gauge", "Proportional memory (PSS) of the target.") { $0.proportionalBytes.map { Double($0) } }
-        family("perfhud_target_virtual_memory_bytes", "gauge", "Virtual memory of the target.") { $0.virtualBytes.map { Double($0) } }
-        family("perfhud_target_threads", "gauge", "Threads of the target.") { $0.threads.map { Double($0) } }
+        // The gauges of the table of figures, as the daemon exports them.
+        let rows = RecordingRows(recording)
+        func value(_ figure: Figure, _ row: Recording.SampleRow) -> Double? {
+            figure.source == .events && row.events == nil ? nil : figure.value(in: rows.report(row), row.events ?? EventSnapshot())
+        }
+        for figure in Figure.all {
+            guard let metric = figure.metric, metric.kind == .gauge else { continue }
+            family(metric.name, "gauge", metric.help) { value(figure, $0) }
+        }
         for mode in ["user", "system"] {
             var total = 0.0, previous: Double?
             var series: [(Double, Double)] = []
@@ -84,10 +90,12 @@ extension RecordingExport {
                 write("perfhud_target_cpu_seconds_total{mode=\"\(mode)\",pid=\(ReportFormatter.quoted(pid))} " + ReportFormatter.number(value, decimals: 6) + " " + stamp(t) + "\n")
             }
         }
-        family("perfhud_frames", "counter", "Frames reported.") { $0.events?.framesTotal }
-        family("perfhud_janky_frames", "counter", "Frames longer than the jank factor times the budget.") { $0.events?.jankyFrames }
-        family("perfhud_dropped_frames", "counter", "Frames dropped: rounded duration over budget minus one.") { $0.events?.droppedFrames }
-        family("perfhud_events_received", "counter", "Event lines received.") { $0.events.map { Double($0.received) } }
+        // The counters of the table (named without `_total` in the family, as OpenMetrics wants).
+        for figure in Figure.all {
+            guard let metric = figure.metric, metric.kind == .counter else { continue }
+            let name = metric.name.hasSuffix("_total") ? String(metric.name.dropLast(6)) : metric.name
+            family(name, "counter", metric.help) { value(figure, $0) }
+        }
         write("# EOF\n")
     }
 }
