@@ -118,6 +118,8 @@ install-files:
 	done
 	[ -e $(DESTDIR)/etc/default/perfhud ] || install -D -m 0644 Systemd/perfhud.env $(DESTDIR)/etc/default/perfhud
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/perfhud/README.md
+	install -d $(DESTDIR)$(PREFIX)/share/doc/perfhud/docs
+	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/perfhud/docs/
 	install -D -m 0644 Dashboards/perfhud.json $(DESTDIR)$(PREFIX)/share/perfhud/grafana-dashboard.json
 	install -D -m 0644 Dashboards/perfhud-alerts.yml $(DESTDIR)$(PREFIX)/share/perfhud/prometheus-alerts.yml
 	install -d $(DESTDIR)$(MANDIR)/man1
@@ -131,12 +133,14 @@ install-files:
 
 # perfhud(1) from the command's own help, by swift-argument-parser's generate-manual (built in the
 # same release build directory with the same flags: it reuses the ArgumentParser already built).
-# Packaging/visible-help hands it perfhud's help without the hidden benchmark subcommands.
+# Packaging/visible-help hands it perfhud's help without the hidden benchmark subcommands;
+# Packaging/manual-sections adds KEYS, EXIT STATUS, ENVIRONMENT and FILES from docs/ (one source).
 manual: build
 	$(SWIFT) build $(SWIFT_FLAGS) --product generate-manual
 	rm -rf $(BIN)/manual && mkdir -p $(BIN)/manual
 	PERFHUD=$(abspath $(BIN))/perfhud $(BIN)/generate-manual Packaging/visible-help --date $(MAN_DATE) --section 1 \
 	  --output-directory $(BIN)/manual
+	python3 Packaging/manual-sections $(BIN)/manual/perfhud.1 docs
 
 # dist/perfhud_VERSION_ARCH.deb, the only .deb there: debhelper (Packaging/debian/rules) assembles
 # it from `make install-files` into a staging copy under .build/deb. The version is the one in

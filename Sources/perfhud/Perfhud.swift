@@ -28,7 +28,7 @@ extension Perfhud {
                 throw ValidationError("--actions-from-output reads the output of a program perfhud runs: use it with run (an attached program's output is not perfhud's to read), or --actions-from FILE")
             }
             if options.frames != .auto {
-                throw ValidationError("--frames is for run: perfhud cannot hook into a running program (see README: frames of an attached program)")
+                throw ValidationError("--frames is for run: perfhud cannot hook into a running program (see docs/events.md: attached programs)")
             }
         }
 

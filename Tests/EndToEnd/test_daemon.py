@@ -457,8 +457,9 @@ def test_make_install_puts_binary_and_units_where_the_units_expect_them(tmp_path
         text = (destination / "etc/systemd/system" / unit).read_text()
         assert "ExecStart=/usr/local/bin/perfhud daemon" in text
         assert "/usr/bin/perfhud" not in text
-        assert "file:///usr/local/share/doc/perfhud/README.md" in text
+        assert "file:///usr/local/share/doc/perfhud/docs/daemon.md" in text
     assert (destination / "usr/local/share/doc/perfhud/README.md").exists()
+    assert (destination / "usr/local/share/doc/perfhud/docs/daemon.md").exists()
     assert (destination / "etc/default/perfhud").exists()
     assert (destination / "usr/local/share/perfhud/grafana-dashboard.json").exists()
     assert (destination / "usr/local/share/man/man1/perfhud.1").exists()

@@ -67,6 +67,8 @@ EXPECTED_FILES = [
     "usr/share/perfhud/grafana-dashboard.json",
     "usr/share/perfhud/prometheus-alerts.yml",
     "usr/share/doc/perfhud/README.md",
+    "usr/share/doc/perfhud/docs/daemon.md",
+    "usr/share/doc/perfhud/docs/figures.md",
     "usr/share/doc/perfhud/changelog.gz",
     "usr/share/doc/perfhud/copyright",
 ]
@@ -197,12 +199,29 @@ def test_man_page_renders_and_covers_the_subcommands(tree):
         pytest.skip("man (man-db) is installed by make test")
     result = run("man", "-l", str(tree / "usr/share/man/man1/perfhud.1.gz"), env=dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="100"))
     assert result.returncode == 0, result.stderr
-    text = re.sub(r".\x08", "", result.stdout)
+    # Overstrikes out; groff's UTF-8 hyphen and minus read as the ASCII they were written as.
+    text = re.sub(r".\x08", "", result.stdout).replace("\u2010", "-").replace("\u2212", "-")
     assert "perfhud" in text and "SYNOPSIS" in text
     for subcommand in SUBCOMMANDS:
         assert re.search(rf"^\s+{subcommand}\s", text, re.M), f"{subcommand} missing from perfhud(1):\n{text[:2000]}"
     assert "benchmark-sampler" not in text, "hidden subcommands stay out of the manual"
     assert "--metrics-listen" in text
+    # Issue 19, point 12: as complete as the reference on keys, exit statuses, environment and
+    # files (generated from docs/, one source), and no character of the help dropped.
+    sections = {name: re.search(rf"^{name}\n(.*?)(?=^[A-Z][A-Z ]+\n|\Z)", text, re.M | re.S) for name in
+                ["KEYS", "EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"]}
+    assert all(sections.values()), [name for name, found in sections.items() if not found]
+    docs = ROOT / "docs"
+    for name, page in [("KEYS", "keys.md"), ("EXIT STATUS", "exit-status.md"), ("ENVIRONMENT", "environment.md"), ("FILES", "files.md")]:
+        body = sections[name][1]
+        terms = re.findall(r"^- `([^`]+)`", (docs / page).read_text(), re.M)
+        assert terms, page
+        for term in terms:
+            assert term in body, f"{term!r} of docs/{page} missing from {name} in perfhud(1):\n{body}"
+    for status in ["64", "65", "66", "69", "73", "77", "126", "127", "128+N"]:
+        assert re.search(rf"^\s+{re.escape(status)}\s", sections["EXIT STATUS"][1], re.M), status
+    assert "0 on success" not in text, "generate-manual's own EXIT STATUS is replaced"
+    assert "<-/-> seek" in text and "+/- speed" in text, "replay's keys as its help says them"
     demo = run("man", "-l", str(tree / "usr/share/man/man1/perfhud-demo.1.gz"), env=dict(os.environ, MANPAGER="cat", PAGER="cat"))
     assert demo.returncode == 0 and "perfhud demo" in re.sub(r".\x08", "", demo.stdout)
 

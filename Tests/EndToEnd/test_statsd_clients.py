@@ -1,4 +1,4 @@
-"""Issue 10, point 2: the real client libraries people already use, doing what the README shows.
+"""Issue 10, point 2: the real client libraries people already use, doing what docs/events.md shows.
 PyPI `statsd` (no tags: the label goes in the metric name) over `--statsd-udp`, and PyPI `datadog`'s
 DogStatsd over the Unix event socket (it normalises tag values, so labels go in the name there too,
 and it buffers only when asked)."""

@@ -2,7 +2,7 @@ import XCTest
 @testable import PerfHUDCore
 
 /// Issue 10, point 2: what plain StatsD and DogStatsD clients send, beside the tagged form. The
-/// lines are the ones PyPI `statsd` 4.0.1 and `datadog` 0.56.0 were seen to send (README).
+/// lines are the ones PyPI `statsd` 4.0.1 and `datadog` 0.56.0 were seen to send (docs/events.md).
 final class StatsDClientFormsTests: XCTestCase {
     func testPlainStatsDPutsTheLabelInTheName() {
         XCTAssertEqual(parse("perfhud.action.Counter.tapped:1|c"), ["action Counter.tapped 1.0"])

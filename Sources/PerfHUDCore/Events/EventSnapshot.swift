@@ -1,4 +1,4 @@
-/// What the event stream says at one moment: the figures of the README's Definitions.
+/// What the event stream says at one moment: the figures of docs/figures.md's Definitions.
 public struct EventSnapshot: Equatable {
     public struct HighFrequencyAction: Equatable {
         public var action: String

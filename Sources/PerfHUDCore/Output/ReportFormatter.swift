@@ -4,7 +4,7 @@ import Glibc
 
 /// One report as a line of text: `--output plain` for people, `--output json` for programs.
 public enum ReportFormatter {
-    /// The keys about events (README, JSON output), in order: null when there is no event socket.
+    /// The keys about events (docs/figures.md, JSON output), in order: null when there is no event socket.
     public static var eventKeys: [StaticString] { Figure.eventKeys }
 
     /// One JSON object, no newline: `time`, `pid`, `alive`, then the fields of `Figure.all` in

@@ -261,6 +261,6 @@ extension Figure {
     /// The figures `export --format csv` has a column of, after psrecord's, in the row's order.
     public static let csvColumns: [Figure] = all.filter(\.inCSV)
 
-    /// The JSON keys printed as null when a session has no event socket (the README's list).
+    /// The JSON keys printed as null when a session has no event socket (docs/figures.md's list).
     public static let eventKeys: [StaticString] = all.filter { $0.source == .events && $0.nullWithoutEvents }.map(\.key)
 }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// `--record FILE`: everything a session saw, in a SQLite database (see README, Recordings).
+/// `--record FILE`: everything a session saw, in a SQLite database (see docs/recordings.md).
 ///
 /// Written from the session's tick: one sample row a tick, every frame, the actions per tick per
 /// label, the phases; sample, frame and action rows kept until the commit (`BatchedInsert`). Crash safety: WAL journal, `synchronous=NORMAL`, and one transaction

@@ -1,5 +1,5 @@
 /// A run's summary (`perfhud report`), computed from a recording with the definitions of
-/// the README's Definitions: nearest-rank percentiles over every frame; 1 % low = 1000 / p99 ms, 0.1 % low =
+/// docs/figures.md's Definitions: nearest-rank percentiles over every frame; 1 % low = 1000 / p99 ms, 0.1 % low =
 /// 1000 / p99.9 ms (MangoHud's); average FPS = frames over time; janky and dropped as live. The
 /// figures that summarise one tick figure (CPU avg and peak, RSS at start, peak and end…) are the
 /// table's (`Figure.summaries`), computed by `RunAggregates` as the HUD's end summary computes them.

@@ -1,4 +1,4 @@
-/// perfhud's exit statuses (sysexits.h, as the README lists them), and a launched program's own.
+/// perfhud's exit statuses (sysexits.h, as docs/exit-status.md lists them), and a launched program's own.
 public struct ExitStatus: RawRepresentable, Equatable, Sendable, CustomStringConvertible {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
