@@ -13,7 +13,7 @@ demo: deps-apt build
 	$(BIN)/perfhud demo
 
 # The Swift runtime is linked in (--static-swift-stdlib): the binaries need only Debian's libraries
-# (libproc2-0, libc6, libstdc++6, libgcc-s1), so they run where no Swift toolchain is installed.
+# (libproc2-0, libsqlite3-0, libc6, libstdc++6, libgcc-s1), so they run where no Swift toolchain is installed.
 # --disable-local-rpath: no RUNPATH at all (neither $$ORIGIN nor the toolchain's directory).
 # Every build of this tree (make demo, test, install, package) uses these same flags: one release
 # build, never relinked by another set of flags.

@@ -114,6 +114,9 @@ def test_depends_is_computed_from_the_shared_libraries_and_needs_no_swift_toolch
     assert "libproc2-0" in names, depends
     assert "libc6" in names, depends
     assert not [name for name in names if "swift" in name.lower() or "foundation" in name.lower()], depends
+    # The documentation's list of what the package needs is the package's own (issue 19, point 12).
+    documented = (ROOT / "docs/daemon.md").read_text()
+    assert not [name for name in names if f"`{name}`" not in documented], (depends, "docs/daemon.md")
 
 
 @pytest.mark.parametrize("program", ["usr/bin/perfhud", "usr/bin/perfhud-demo"])
