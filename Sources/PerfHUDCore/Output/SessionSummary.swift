@@ -8,9 +8,12 @@ struct SessionSummary {
     private var first: Report?
     private var last: Report?
     private var cpu = (sum: 0.0, count: 0, peak: Double?.none)
-    private var resident = (start: UInt64?.none, peak: UInt64?.none, end: UInt64?.none)
+    private var resident = (peak: UInt64?.none, end: UInt64?.none)
+    private var residentAtStart: ResidentAtStart
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
+
+    init(tickNanoseconds: UInt64) { residentAtStart = ResidentAtStart(tickSeconds: Double(tickNanoseconds) / 1e9) }
 
     mutating func add(_ tick: Tick) {
         // The totals: the last tick's, taken after the event socket was drained, have everything.
@@ -25,15 +28,16 @@ struct SessionSummary {
         if let percent = report.cpuPercent {
             cpu.sum += percent; cpu.count += 1; cpu.peak = max(cpu.peak ?? percent, percent)
         }
+        residentAtStart.add(t: report.elapsedSeconds, execs: tick.sample.execsSeen, bytes: report.residentBytes)
         if let bytes = report.residentBytes {
-            if resident.start == nil { resident.start = bytes }
             resident.peak = max(resident.peak ?? bytes, bytes)
             resident.end = bytes
         }
     }
 
     /// The lines, each starting `perfhud: `; empty before the first report.
-    func text(commandName: String, recordPath: String?) -> String {
+    /// - Parameter ending: how perfhud ended the program it ran, when it did (`--duration`, `--count`, `q`).
+    func text(commandName: String, recordPath: String?, ending: String? = nil) -> String {
         guard let first, let last else { return "" }
         // `report`'s duration: from the first row to the last.
         let seconds = max(0, last.elapsedSeconds - first.elapsedSeconds)
@@ -41,10 +45,11 @@ struct SessionSummary {
         if cpu.count > 0 {
             parts.append("CPU avg " + Units.percent(cpu.sum / Double(cpu.count)) + (cpu.peak.map { " (peak " + Units.percent($0) + ")" } ?? ""))
         }
-        if let start = resident.start, let peak = resident.peak, let end = resident.end {
+        if let start = residentAtStart.value, let peak = resident.peak, let end = resident.end {
             parts.append("RSS " + Units.bytes(Double(start)) + " at start, peak " + Units.bytes(Double(peak)) + ", " + Units.bytes(Double(end)) + " at the end")
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]
+        if let ending { lines.append("perfhud: " + ending) }
         if let events, events.hasFrames || events.hasActions {
             var figures: [String] = []
             if events.hasFrames, seconds > 0 {

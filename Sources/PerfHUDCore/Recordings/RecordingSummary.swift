@@ -43,6 +43,9 @@ public struct RecordingSummary {
     /// Labels whose rate over some one-second window reached the threshold, with that peak.
     public var highFrequencyActions: [ActionFigures] = []
     public var phases: [PhaseFigures] = []
+    /// Every phase the run entered, in order, whatever `--phase` counts: what a condition or
+    /// `--phase` naming another one is told the run has.
+    public var phaseNamesOfRun: [String] = []
 
     /// Nearest rank: the smallest value with at least `percent` % of the values at or below it.
     public static func percentile(_ sorted: [Double], _ percent: Double) -> Double? {
@@ -78,7 +81,13 @@ public struct RecordingSummary {
         let cpu = samples.compactMap(\.cpuPercent)
         if !cpu.isEmpty { cpuPercentAvg = cpu.reduce(0, +) / Double(cpu.count); cpuPercentMax = cpu.max() }
         let resident = samples.compactMap(\.residentBytes)
-        rssStartBytes = resident.first
+        if only == nil {
+            var start = ResidentAtStart(tickSeconds: recording.tickSeconds)
+            for sample in samples { start.add(t: sample.t, execs: sample.execsSeen, bytes: sample.residentBytes) }
+            rssStartBytes = start.value
+        } else {
+            rssStartBytes = resident.first
+        }
         rssPeakBytes = resident.max()
         rssEndBytes = resident.last
         pssPeakBytes = samples.compactMap(\.proportionalBytes).max()
@@ -115,6 +124,7 @@ public struct RecordingSummary {
             .sorted { ($0.total, $1.action) > ($1.total, $0.action) }
         highFrequencyActions = topActions.filter { $0.peak >= recording.actionThreshold }.sorted { $0.peak > $1.peak }
 
+        for visit in recording.phases where !phaseNamesOfRun.contains(visit.name) { phaseNamesOfRun.append(visit.name) }
         var order: [String] = []
         var figures: [String: PhaseFigures] = [:]
         for visit in recording.phases where only == nil || visit.name == only {
@@ -172,6 +182,44 @@ public struct RecordingSummary {
         }
         guard let index = Self.keys.firstIndex(of: metric) else { return nil }
         return .some(numbers[index])
+    }
+
+    /// Why `metric` (a name `value(of:)` knows) has no value here, and what `run` ("the run",
+    /// "the baseline") has instead: one line for a `--fail-on` that cannot be evaluated.
+    public func whyMissing(_ metric: String, run: String) -> String {
+        if metric.hasPrefix("phase."), let dot = metric.lastIndex(of: "."), dot > metric.index(metric.startIndex, offsetBy: 5) {
+            let name = String(metric[metric.index(metric.startIndex, offsetBy: 6)..<dot])
+            let key = String(metric[metric.index(after: dot)...])
+            guard let entry = phases.first(where: { $0.name == name }) else {
+                if let phase, phaseNamesOfRun.contains(name) {
+                    return "\(run) has phase \(FailCondition.quoted(name)), but --phase \(FailCondition.quoted(phase)) leaves it out"
+                }
+                return "\(run) never entered phase \(FailCondition.quoted(name)) (\(Self.phaseList(phaseNamesOfRun)))"
+            }
+            let why: String
+            switch key {
+            case "kept_bytes", "kept_bytes_max", "rss_exit_bytes":
+                why = entry.exitBytes == nil ? "it was never left, or its memory at exit was not read" : "its memory at entry was not read"
+            case "rss_entry_bytes", "rss_peak_bytes": why = "its memory was not read"
+            case "cpu_percent_avg": why = "no CPU figure was taken in it"
+            default: why = "no frames were reported in it"
+            }
+            return "\(run) has no \(key) for phase \(FailCondition.quoted(name)): \(why)"
+        }
+        let why: String
+        switch metric {
+        case "cpu_percent_avg", "cpu_percent_max": why = "no CPU figure was taken (one sample has no interval)"
+        case "rss_start_bytes", "rss_peak_bytes", "rss_end_bytes": why = "its memory was not read (a kernel thread has none)"
+        case "pss_peak_bytes": why = "PSS was not readable"
+        default: why = "no frames were reported"
+        }
+        let present = zip(Self.keys, numbers).filter { $0.1 != nil }.map(\.0)
+        return "\(run) has no \(metric): \(why) (figures it has: \(present.joined(separator: ", ")))"
+    }
+
+    /// "phases: Home, Gallery, Editor", or that there were none.
+    public static func phaseList(_ names: [String]) -> String {
+        names.isEmpty ? "it reported no phases" : "phases: " + names.map { TerminalText.escaped($0, maxLength: 60) }.joined(separator: ", ")
     }
 
     public static let phaseKeys = ["visits", "time_s", "kept_bytes", "kept_bytes_max", "rss_entry_bytes", "rss_exit_bytes",
