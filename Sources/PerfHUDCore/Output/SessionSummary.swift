@@ -49,7 +49,6 @@ struct SessionSummary {
             parts.append("RSS " + Units.bytes(Double(start)) + " at start, peak " + Units.bytes(Double(peak)) + ", " + Units.bytes(Double(end)) + " at the end")
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]
-        if let ending { lines.append("perfhud: " + ending) }
         if let events, events.hasFrames || events.hasActions {
             var figures: [String] = []
             if events.hasFrames, seconds > 0 {
@@ -71,6 +70,7 @@ struct SessionSummary {
             }
             lines.append("perfhud: " + figures.joined(separator: "; "))
         }
+        if let ending { lines.append("perfhud: " + ending) }
         if let recordPath { lines.append("perfhud: recorded in \(TerminalText.escaped(recordPath)): perfhud report \(TerminalText.escaped(recordPath))") }
         return lines.joined(separator: "\n") + "\n"
     }
