@@ -200,10 +200,12 @@ public final class ProcessSampler {
             }
             if process === root {
                 rootReading = true
-                if reading.stat.commandNameHash != root.commandNameHash || reading.stat.addressSpaceHash != root.addressSpaceHash {
+                // An address space of 0 is none (the process is exiting: its memory is gone), not a new one.
+                let space = reading.stat.addressSpaceHash
+                if reading.stat.commandNameHash != root.commandNameHash || (space != 0 && space != root.addressSpaceHash) {
                     // An exec: the name and the command line follow it.
                     root.commandNameHash = reading.stat.commandNameHash
-                    root.addressSpaceHash = reading.stat.addressSpaceHash
+                    if space != 0 { root.addressSpaceHash = space }
                     execsSeen += 1
                     let description = directory.describe(pid: pid)
                     commandName = description?.commandName ?? commandName
@@ -250,8 +252,11 @@ public final class ProcessSampler {
             sample.processCount = 0
             return sample
         }
-        sample.residentBytes = root.isKernelThread ? nil : resident
-        sample.virtualBytes = root.isKernelThread ? nil : virtual
+        // No memory at all is a process caught exiting (its memory already released, not yet a
+        // zombie), as a kernel thread has none: unknown, not 0 B ("RSS … 0 B at the end").
+        let hasMemory = !root.isKernelThread && virtual > 0
+        sample.residentBytes = hasMemory ? resident : nil
+        sample.virtualBytes = hasMemory ? virtual : nil
         sample.threads = threads
         sample.proportionalBytes = proportionalSetSize(now: now)
         sample.processStartNanoseconds = startedAtNanoseconds
