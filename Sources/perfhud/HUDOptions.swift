@@ -16,6 +16,9 @@ struct HUDOptions: ParsableArguments {
     @Option(help: "Stop after this many reports.")
     var count: Int?
 
+    @Option(help: "With run and demo: when perfhud ends the program (--duration, --count, q), the time between SIGTERM and SIGKILL, 0s…60s.")
+    var grace = DurationArgument(nanoseconds: 2_000_000_000)
+
     @Flag(help: "With the HUD: print no summary of the run when it ends.")
     var noSummary = false
 
@@ -40,6 +43,7 @@ struct HUDOptions: ParsableArguments {
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let duration, duration.nanoseconds == 0 { throw ValidationError("--duration must be longer than 0") }
+        guard grace.nanoseconds <= 60_000_000_000 else { throw ValidationError("--grace must be at most 60s") }
         guard frameGap.nanoseconds >= 1_000_000, frameGap.nanoseconds < 1_000_000_000 else {
             throw ValidationError("--frame-gap must be between 1ms and 1s")
         }
@@ -56,6 +60,7 @@ struct HUDOptions: ParsableArguments {
         configuration.reportEveryNanoseconds = screen.reportEvery?.nanoseconds
         configuration.durationNanoseconds = duration?.nanoseconds
         configuration.count = count
+        configuration.graceNanoseconds = grace.nanoseconds
         configuration.style = screen.style
         configuration.crashAfterReports = crashAfter
         configuration.summary = !noSummary

@@ -61,6 +61,9 @@ struct ReportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Exit 1 when this holds, e.g. \"rss_peak_bytes > 200MiB\", \"fps_1pct_low < 50\", \"rss_peak_bytes > baseline * 1.10\" (repeatable).", valueName: "EXPR"))
     var failOn: [String] = []
 
+    @Flag(help: "A --fail-on naming a figure or phase the run does not have, or a --phase it never entered, only warns (default: it fails, exit 1).")
+    var allowMissing = false
+
     func run() throws {
         let conditions = try failOn.map(FailCondition.init)   // a condition it cannot read fails before any work
         try refuseToOverwrite(out, inputs: [file] + (baseline.map { [$0] } ?? []))
@@ -68,7 +71,13 @@ struct ReportCommand: ParsableCommand {
         for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }
         let summary = RecordingSummary(recording, phase: phase)
         if let phase, summary.phases.isEmpty {
-            fputs("perfhud: warning: \(file) has no phase \(ReportFormatter.quoted(phase))\n", stderr)
+            // A gate over a phase the run never entered (a typo) must not pass on an empty report.
+            let why = "\(file) never entered phase \(FailCondition.quoted(phase)) (\(RecordingSummary.phaseList(summary.phaseNamesOfRun)))"
+            guard allowMissing else {
+                fputs("perfhud: \(why); --allow-missing reports it anyway\n", stderr)
+                try Perfhud.exit(with: .failure)
+            }
+            fputs("perfhud: warning: \(why)\n", stderr)
         }
         let old = try baseline.map { try Recording(path: $0) }
         let oldSummary = old.map { RecordingSummary($0, phase: phase) }
@@ -83,12 +92,18 @@ struct ReportCommand: ParsableCommand {
         }
         var failed = false
         for condition in conditions {
-            let (holds, actual, limit) = try condition.holds(for: summary, baseline: oldSummary)
-            if holds {
+            let result = try condition.holds(for: summary, baseline: oldSummary)
+            if result.holds {
                 failed = true
-                fputs("perfhud: fail-on: \(FailCondition.quoted(condition.text)) holds (\(condition.metric) = \(ReportFormatter.number(actual, decimals: 3)), limit \(ReportFormatter.number(limit, decimals: 3)))\n", stderr)
-            } else if actual == nil || limit == nil {
-                fputs("perfhud: warning: fail-on: \(FailCondition.quoted(condition.text)): \(condition.metric) is unknown in this run\n", stderr)
+                fputs("perfhud: fail-on: \(FailCondition.quoted(condition.text)) holds (\(condition.metric) = \(ReportFormatter.number(result.actual, decimals: 3)), limit \(ReportFormatter.number(result.limit, decimals: 3)))\n", stderr)
+            } else if let unknown = result.unknown {
+                // A gate that cannot be evaluated fails: a typo in a phase name must not pass a CI job.
+                if allowMissing {
+                    fputs("perfhud: warning: fail-on: \(FailCondition.quoted(condition.text)) cannot be evaluated: \(unknown)\n", stderr)
+                } else {
+                    failed = true
+                    fputs("perfhud: fail-on: \(FailCondition.quoted(condition.text)) cannot be evaluated: \(unknown) (--allow-missing lets it pass)\n", stderr)
+                }
             }
         }
         if failed { try Perfhud.exit(with: .failure) }

@@ -43,9 +43,7 @@ struct WatchOptions: ParsableArguments {
         }
         let shortestTick = tick?.nanoseconds ?? Self.hudTick
         guard history.nanoseconds >= shortestTick else { throw ValidationError("--history must be at least one --tick") }
-        guard history.nanoseconds / shortestTick <= 10_000_000 else {
-            throw ValidationError("--history / --tick keeps more than 10 million samples; use a longer tick or a shorter history")
-        }
+        if let problem = configuration(defaultTick: shortestTick).historyMemoryProblem { throw ValidationError(problem) }
         guard actionThreshold > 0, actionThreshold.isFinite else { throw ValidationError("--action-threshold must be a positive number") }
         guard refresh >= 1, refresh <= 1000 else { throw ValidationError("--refresh must be between 1 and 1000 Hz") }
         guard jankFactor >= 1, jankFactor.isFinite else { throw ValidationError("--jank-factor must be at least 1") }

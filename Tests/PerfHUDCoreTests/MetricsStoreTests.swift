@@ -20,6 +20,15 @@ final class MetricsStoreTests: XCTestCase {
         XCTAssertNil(report.proportionalBytes, "PSS unavailable stays nil, never 0")
     }
 
+    func testTheFirstSampleTakesItsWindowFromTheProcesssStart() {
+        var store = MetricsStore(pid: 1, capacity: 100, startNanoseconds: 0, onlineCPUs: 4, ticksPerSecond: 100)
+        var first = sample(at: 10, cpu: 2.5, user: 200, system: 50, rss: 1)
+        first.processStartNanoseconds = 5_000_000_000
+        XCTAssertEqual(store.record(first).cpuPercent!, 50, accuracy: 1e-6, "2.5 s of CPU in the 5 s it has lived")
+        let second = store.record(sample(at: 10.1, cpu: 2.6, user: 210, system: 50, rss: 1))
+        XCTAssertEqual(second.cpuPercent!, 100, accuracy: 1e-6, "then the tick's window, as before")
+    }
+
     func testTrendIsBytesPerSecondOverTenSeconds() {
         var store = MetricsStore(pid: 1, capacity: 1000, startNanoseconds: 0, onlineCPUs: 1, ticksPerSecond: 100)
         var report: Report?

@@ -32,6 +32,18 @@ final class ParsingTests: XCTestCase {
         XCTAssertEqual(parse("kthreadd", flags: 0x208040)?.isKernelThread, true)
     }
 
+    func testTheAddressSpaceTellsAnExecThatKeepsTheName() {
+        func parse(startCode: Int, stack: Int) -> ProcStat? {
+            withBytes("7 (python3) S 1 7 7 0 -1 4194560 0 0 0 0 1 1 0 0 20 0 1 0 5 1000 10 0 \(startCode) \(startCode + 4096) \(stack) 0 0\n") { ProcParser.stat($0) }
+        }
+        XCTAssertEqual(parse(startCode: 0x5555_0000, stack: 0x7ffc_0000)?.addressSpaceHash, parse(startCode: 0x5555_0000, stack: 0x7ffc_0000)?.addressSpaceHash)
+        XCTAssertNotEqual(parse(startCode: 0x5555_0000, stack: 0x7ffc_0000)?.addressSpaceHash, parse(startCode: 0x5555_0000, stack: 0x7ffd_0000)?.addressSpaceHash,
+                          "a new stack: the same name exec'd again")
+        XCTAssertEqual(parse(startCode: 0x5555_0000, stack: 0x7ffc_0000)?.commandNameHash, parse(startCode: 0x5600_0000, stack: 0x7ffd_0000)?.commandNameHash)
+        XCTAssertEqual(withBytes("7 (python3) S 1 7 7 0 -1 4194560 0 0 0 0 1 1 0 0 20 0 1 0 5 1000 10 0 0 0 0 0 0\n") { ProcParser.stat($0) }?.addressSpaceHash, 0,
+                       "an exiting process has no address space: none, not a new one")
+    }
+
     func testStatOfThisProcessMatchesItsPID() throws {
         let file = try KeptOpenFile.open("/proc/self/stat").get()
         defer { file.close() }

@@ -42,9 +42,65 @@ final class RecordingTests: XCTestCase {
         XCTAssertFalse(try FailCondition("rss_peak_bytes > baseline * 1.25").holds(for: summary, baseline: baseline).holds)
         XCTAssertThrowsError(try FailCondition("rss_peak_bytes > baseline").holds(for: summary, baseline: nil))
         XCTAssertThrowsError(try FailCondition("no_such_thing > 1").holds(for: summary, baseline: nil))
-        // A figure the run does not have (no frames) cannot hold.
-        XCTAssertFalse(try FailCondition("fps_1pct_low < 50").holds(for: summary, baseline: nil).holds)
-        XCTAssertFalse(try FailCondition("phase.Nowhere.kept_bytes > 0").holds(for: summary, baseline: nil).holds)
+        // A figure the run does not have (no frames) cannot hold, and says why.
+        let noFrames = try FailCondition("fps_1pct_low < 50").holds(for: summary, baseline: nil)
+        XCTAssertFalse(noFrames.holds)
+        XCTAssertEqual(noFrames.unknown?.hasPrefix("the run has no fps_1pct_low: no frames were reported (figures it has: duration_s, samples, cpu_percent_avg"), true, noFrames.unknown ?? "")
+        XCTAssertNil(try FailCondition("rss_peak_bytes > 300").holds(for: summary, baseline: nil).unknown)
+    }
+
+    func testRSSAtStartIsATickAfterTheLastExec() {
+        var recording = Recording()
+        recording.meta = ["tick_seconds": "0.1"]
+        func row(_ t: Double, _ bytes: UInt64, execs: Int) -> Recording.SampleRow {
+            var sample = Recording.SampleRow(t: t, residentBytes: bytes)
+            sample.execsSeen = execs
+            return sample
+        }
+        // The wrapper just launched (600 KiB), the wrapper running, the program just exec'd, the program.
+        recording.samples = [row(0, 600 << 10, execs: 0), row(0.1, 3 << 20, execs: 0), row(0.4, 700 << 10, execs: 1),
+                             row(0.5, 12 << 20, execs: 1), row(0.6, 30 << 20, execs: 1)]
+        XCTAssertEqual(RecordingSummary(recording).rssStartBytes, 12 << 20)
+        recording.samples = Array(recording.samples.prefix(3))
+        XCTAssertEqual(RecordingSummary(recording).rssStartBytes, 700 << 10, "too short for a settled row: the program's first")
+        recording.samples = [row(0, 5 << 20, execs: 0), row(0.1, 6 << 20, execs: 0)]
+        XCTAssertEqual(RecordingSummary(recording).rssStartBytes, 6 << 20, "a tick after the start")
+    }
+
+    func testAHistoryPast256MiBIsRefusedWithTheFigureAndWhatFits() {
+        var watch = WatchConfiguration()
+        watch.tickNanoseconds = 1_000_000
+        watch.historyNanoseconds = 165 * 60 * 1_000_000_000
+        XCTAssertEqual(watch.historyBytes, 9_900_000 * 56)
+        XCTAssertEqual(watch.historyMemoryProblem, "--history 2h45m at --tick 1ms keeps 9900000 samples, 528.7 MiB of memory (at most 256.0 MiB): "
+                       + "give a shorter --history (at most 1h19m at this tick) or a coarser --tick (5ms or more)")
+        watch.tickNanoseconds = 5_000_000
+        XCTAssertNil(watch.historyMemoryProblem)
+        watch.tickNanoseconds = 100_000_000
+        watch.historyNanoseconds = 600_000_000_000
+        XCTAssertEqual(watch.historyBytes, 6000 * 56, "the default: 328 KiB")
+        XCTAssertNil(watch.historyMemoryProblem)
+    }
+
+    func testAConditionOnAPhaseTheRunNeverEnteredNamesThePhasesItHas() throws {
+        var recording = Recording()
+        recording.samples = [.init(t: 0, cpuPercent: 10, residentBytes: 100, phase: "Home"), .init(t: 1, cpuPercent: 30, residentBytes: 300, phase: "Gallery"),
+                             .init(t: 2, cpuPercent: 20, residentBytes: 200, phase: "Editor")]
+        recording.phases = [.init(name: "Home", t: 0, tExit: 1, entryBytes: 100, exitBytes: 300), .init(name: "Gallery", t: 1, tExit: 2, entryBytes: 300, exitBytes: 200),
+                            .init(name: "Editor", t: 2, tExit: nil, entryBytes: 200, exitBytes: nil), .init(name: "Home", t: 2.5, tExit: nil, entryBytes: 200, exitBytes: nil)]
+        let summary = RecordingSummary(recording)
+        XCTAssertEqual(summary.phaseNamesOfRun, ["Home", "Gallery", "Editor"])
+        let typo = try FailCondition("phase.Galery.kept_bytes > 1MiB").holds(for: summary, baseline: nil)
+        XCTAssertFalse(typo.holds)
+        XCTAssertEqual(typo.unknown, "the run never entered phase \"Galery\" (phases: Home, Gallery, Editor)")
+        let open = try FailCondition("phase.Editor.kept_bytes > 1MiB").holds(for: summary, baseline: nil)
+        XCTAssertEqual(open.unknown, "the run has no kept_bytes for phase \"Editor\": it was never left, or its memory at exit was not read")
+        XCTAssertNil(try FailCondition("phase.Gallery.kept_bytes > 1MiB").holds(for: summary, baseline: nil).unknown)
+        let onlyEditor = RecordingSummary(recording, phase: "Editor")
+        XCTAssertEqual(try FailCondition("phase.Gallery.kept_bytes > 1MiB").holds(for: onlyEditor, baseline: nil).unknown,
+                       "the run has phase \"Gallery\", but --phase \"Editor\" leaves it out")
+        let againstBaseline = try FailCondition("phase.Gallery.kept_bytes > baseline").holds(for: summary, baseline: RecordingSummary(Recording()))
+        XCTAssertEqual(againstBaseline.unknown, "the baseline never entered phase \"Gallery\" (it reported no phases)")
     }
 
     // MARK: the summary's figures

@@ -120,6 +120,65 @@ final class ScreenTests: XCTestCase {
         XCTAssertTrue(terminal.line(0).contains("evil\\e[2J"), "a name is shown, not obeyed: " + terminal.line(0))
     }
 
+    func testTheSummaryAfterAFullAreaLeavesTheLastFrameWhole() {
+        let (screen, terminal) = makeScreen()
+        screen.setUp()
+        screen.draw(force: true)
+        for index in 1...100 { output(screen, "line \(index)\r\n") }
+        screen.notice("PID 4242 (myapp) exited, status 0", kind: .end)
+        screen.restore(thenWrite: "perfhud: one\nperfhud: two\nperfhud: three\n")
+        XCTAssertTrue(terminal.line(0).contains("PID 4242 myapp"), "the status line stays: " + terminal.line(0))
+        XCTAssertTrue(terminal.line(1).contains("memory (RSS)"))
+        XCTAssertEqual(Array(terminal.lines[19...22]), ["perfhud: PID 4242 (myapp) exited, status 0", "perfhud: one", "perfhud: two", "perfhud: three"])
+        XCTAssertEqual(terminal.line(18), "line 100")
+        XCTAssertEqual(terminal.row, 23, "the prompt's row, the last")
+        XCTAssertEqual([terminal.top, terminal.bottom], [0, 23])
+    }
+
+    func testEachLineClearsWhatItCoversAndTheEndNoticeWhatIsBelow() {
+        let (screen, terminal) = makeScreen()
+        screen.setUp()
+        screen.draw(force: true)
+        // A full-screen program's rows, then its cursor back up in the middle of them (top -d 1).
+        output(screen, (1...18).map { "\u{1B}[\($0);1H" + String(repeating: "x", count: 79) }.joined() + "\u{1B}[5;1H")
+        screen.notice("PID 4242 (top) killed by signal 15", kind: .end)
+        screen.restore(thenWrite: "perfhud: summary\n")
+        XCTAssertEqual(terminal.line(10), "perfhud: PID 4242 (top) killed by signal 15", "nothing of top's row after it")
+        XCTAssertEqual(terminal.line(11), "perfhud: summary")
+        XCTAssertEqual(Array(terminal.lines[12...23]), Array(repeating: "", count: 12), "nothing of top's screen below:\n" + terminal.text)
+        XCTAssertEqual(terminal.line(9), String(repeating: "x", count: 79), "the program's rows above stay")
+    }
+
+    func testAtTheBottomTheEndNoticeClearsOnlyTheProgramsArea() {
+        let (screen, terminal) = makeScreen(position: .bottom)
+        screen.setUp()
+        screen.draw(force: true)
+        output(screen, (1...18).map { "\u{1B}[\($0);1Hrow \($0)" }.joined() + "\u{1B}[3;1H")
+        screen.notice("ended", kind: .end)
+        XCTAssertEqual(terminal.line(2), "perfhud: ended")
+        XCTAssertEqual(terminal.line(3), "")
+        XCTAssertEqual(terminal.line(17), "")
+        XCTAssertTrue(terminal.line(18).contains("PID 4242"), "the HUD below is untouched: " + terminal.line(18))
+    }
+
+    func testGrowingClearsTheProgramsAreaOfWhatTheTerminalPulledBack() {
+        let (screen, terminal) = makeScreen()
+        screen.setUp()
+        screen.draw(force: true)
+        output(screen, "a line\r\n")
+        terminal.resize(rows: 40, columns: 80)
+        terminal.feed(Array("\u{1B}[20;1H⣿⣿⣿ an old graph row".utf8))   // what tmux brings back from its history
+        terminal.feed(Array("\u{1B}[8;1H".utf8))
+        XCTAssertEqual(screen.relayout(), TerminalSize(rows: 34, columns: 80))
+        XCTAssertTrue(terminal.line(0).contains("PID 4242"))
+        XCTAssertEqual(Array(terminal.lines[6...39]), Array(repeating: "", count: 34))
+        XCTAssertEqual(terminal.row, 7, "the cursor stays where the program had it")
+        terminal.resize(rows: 30, columns: 80)
+        output(screen, "kept\r\n")
+        XCTAssertNotNil(screen.relayout())
+        XCTAssertTrue(terminal.lines.contains("kept"), "a shrink clears nothing")
+    }
+
     func testRepeatedActionsFoldIntoOneLineAndTheRestIsCounted() {
         let (screen, terminal) = makeScreen(rows: 12, ownsKeys: true)
         screen.setUp()

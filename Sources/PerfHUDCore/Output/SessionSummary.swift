@@ -8,9 +8,11 @@ struct SessionSummary {
     private var first: Report?
     private var last: Report?
     /// CPU avg and peak, RSS at start, peak and end: `report`'s figures, by the same code.
-    private var aggregates = RunAggregates()
+    private var aggregates: RunAggregates
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
+
+    init(tickNanoseconds: UInt64) { aggregates = RunAggregates(tickSeconds: Double(tickNanoseconds) / 1e9) }
 
     mutating func add(_ tick: Tick) {
         // The totals: the last tick's, taken after the event socket was drained, have everything.
@@ -22,11 +24,12 @@ struct SessionSummary {
         let report = tick.report
         if first == nil { first = report }
         last = report
-        aggregates.add(report, tick.events)
+        aggregates.add(report, tick.events, execs: tick.sample.execsSeen)
     }
 
     /// The lines, each starting `perfhud: `; empty before the first report.
-    func text(commandName: String, recordPath: String?) -> String {
+    /// - Parameter ending: how perfhud ended the program it ran, when it did (`--duration`, `--count`, `q`).
+    func text(commandName: String, recordPath: String?, ending: String? = nil) -> String {
         guard let first, let last else { return "" }
         // `report`'s duration: from the first row to the last.
         let seconds = max(0, last.elapsedSeconds - first.elapsedSeconds)
@@ -61,6 +64,7 @@ struct SessionSummary {
             }
             lines.append("perfhud: " + figures.joined(separator: "; "))
         }
+        if let ending { lines.append("perfhud: " + ending) }
         if let recordPath { lines.append("perfhud: recorded in \(TerminalText.escaped(recordPath)): perfhud report \(TerminalText.escaped(recordPath))") }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -188,7 +188,7 @@ extension Figure {
                write: { r, _, v in r.cpuSystemPercent = v }),
         Figure("rss_bytes", "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
                metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
-               summaries: [.first("rss_start_bytes"), .max("rss_peak_bytes"), .last("rss_end_bytes")],
+               summaries: [.atStart("rss_start_bytes"), .max("rss_peak_bytes"), .last("rss_end_bytes")],
                write: { r, _, v in r.residentBytes = size(v) }),
         Figure("pss_bytes", "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
                metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),

@@ -6,7 +6,9 @@
 /// a new figure with a summary appears in all of them.
 public struct RunAggregates {
     /// How a summary figure is taken from the rows' values (rows without the figure are skipped).
-    public enum Rule: Equatable { case mean, max, first, last }
+    /// `atStart`: the first row a tick or more after the start and after the program's last exec
+    /// (`ResidentAtStart`: not the loader, not a launcher that exec'd the real program).
+    public enum Rule: Equatable { case mean, max, first, last, atStart }
 
     /// One summary figure of a tick figure: its key in `report` (a contract, as the JSON row's keys).
     public struct Summary: Equatable {
@@ -16,6 +18,7 @@ public struct RunAggregates {
         public static func max(_ key: String) -> Summary { Summary(key: key, rule: .max) }
         public static func first(_ key: String) -> Summary { Summary(key: key, rule: .first) }
         public static func last(_ key: String) -> Summary { Summary(key: key, rule: .last) }
+        public static func atStart(_ key: String) -> Summary { Summary(key: key, rule: .atStart) }
     }
 
     /// The summarised figures, each with its summaries, in the table's order.
@@ -24,17 +27,26 @@ public struct RunAggregates {
     /// Every summary key, in the order of `values`.
     public static let keys: [String] = summarised.flatMap { $0.summaries.map(\.key) }
 
-    private struct Running { var sum = 0.0, count = 0, peak: Double?, first: Double?, last: Double? }
-    private var running = [Running](repeating: Running(), count: summarised.count)
+    private struct Running {
+        var sum = 0.0, count = 0, peak: Double?, first: Double?, last: Double?
+        var atStart: ResidentAtStart
+    }
+    private var running: [Running]
 
-    public init() {}
+    /// - Parameter tickSeconds: the session's tick (the `atStart` rule waits one).
+    public init(tickSeconds: Double = 0) {
+        running = [Running](repeating: Running(atStart: ResidentAtStart(tickSeconds: tickSeconds)), count: Self.summarised.count)
+    }
 
-    /// Adds one row: the tick's report and event figures.
-    public mutating func add(_ report: Report, _ events: EventSnapshot?) {
+    /// Adds one row: the tick's report and event figures, and how many execs of the target were
+    /// seen by then.
+    public mutating func add(_ report: Report, _ events: EventSnapshot?, execs: Int = 0) {
         for index in Self.summarised.indices {
             let figure = Self.summarised[index].figure
             if figure.source == .events && events == nil { continue }
-            guard let value = figure.value(in: report, events ?? EventSnapshot()), value.isFinite else { continue }
+            let value = figure.value(in: report, events ?? EventSnapshot()).flatMap { $0.isFinite ? $0 : nil }
+            running[index].atStart.add(t: report.elapsedSeconds, execs: execs, bytes: value)
+            guard let value else { continue }
             running[index].sum += value
             running[index].count += 1
             running[index].peak = Swift.max(running[index].peak ?? value, value)
@@ -54,6 +66,7 @@ public struct RunAggregates {
                 case .max: out.append(figure.peak)
                 case .first: out.append(figure.first)
                 case .last: out.append(figure.last)
+                case .atStart: out.append(figure.atStart.value)
                 }
             }
         }

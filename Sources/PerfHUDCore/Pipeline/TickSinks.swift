@@ -19,7 +19,7 @@ final class TickSinks {
         self.showsActionLog = showsActionLog
         screen = configuration.output == .hud ? Screen(device: output, style: configuration.style, ownsKeys: showsActionLog) : nil
         rows = screen == nil ? ReportWriter(configuration: configuration, output: output) : nil
-        if screen != nil && configuration.summary { summary = SessionSummary() }
+        if screen != nil && configuration.summary { summary = SessionSummary(tickNanoseconds: configuration.watch.tickNanoseconds) }
     }
 
     /// The reader of the rows went away (a closed pipe): the session ends.
@@ -48,7 +48,7 @@ final class TickSinks {
     func closeRecording() { recorder?.close() }
 
     /// What the HUD prints under the program's output at the end (`--no-summary`: nothing).
-    func summaryText(commandName: String, recordPath: String?) -> String? {
-        summary.map { $0.text(commandName: latest?.commandName ?? commandName, recordPath: recordPath) }
+    func summaryText(commandName: String, recordPath: String?, ending: String? = nil) -> String? {
+        summary.map { $0.text(commandName: latest?.commandName ?? commandName, recordPath: recordPath, ending: ending) }
     }
 }

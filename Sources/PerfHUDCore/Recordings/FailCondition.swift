@@ -109,21 +109,35 @@ public struct FailCondition: Equatable {
         return Double(text)
     }
 
+    /// What evaluating a condition against a run gave.
+    public struct Evaluation {
+        public var holds: Bool
+        public var actual: Double?
+        public var limit: Double?
+        /// Why the condition could not be evaluated (a phase the run never entered, a figure it
+        /// does not have), naming what the run has; nil when it was.
+        public var unknown: String?
+    }
+
     /// Whether the condition holds for `summary` (against `baseline` when it says so).
-    /// - Returns: nil when a figure is unknown to this run or the baseline (it cannot hold).
+    /// A figure the run or the baseline does not have cannot hold: `unknown` then says why, so
+    /// that a CI gate can fail on it rather than pass silently.
     /// - Throws: `PerfHUDError` `.usage` for a figure name that does not exist, or `baseline` without `--baseline`.
-    public func holds(for summary: RecordingSummary, baseline: RecordingSummary?) throws -> (holds: Bool, actual: Double?, limit: Double?) {
+    public func holds(for summary: RecordingSummary, baseline: RecordingSummary?) throws -> Evaluation {
         guard let actual = summary.value(of: metric) else {
             throw PerfHUDError(.usage, "cannot read --fail-on \(Self.quoted(text)): no figure \(Self.quoted(metric)) (figures: \(RecordingSummary.keys.joined(separator: ", ")), phase.NAME.\(RecordingSummary.phaseKeys.joined(separator: "|")))")
         }
         let limit: Double?
+        var unknown: String?
         switch value {
         case .number(let number): limit = number
         case .baseline(let factor):
             guard let baseline else { throw PerfHUDError(.usage, "--fail-on \(Self.quoted(text)) compares with the baseline: give --baseline FILE") }
             limit = baseline.value(of: metric).flatMap { $0 }.map { $0 * factor }
+            if limit == nil { unknown = baseline.whyMissing(metric, run: "the baseline") }
         }
-        guard let actual, let limit else { return (false, actual, limit) }
+        if actual == nil { unknown = summary.whyMissing(metric, run: "the run") }
+        guard let actual, let limit else { return Evaluation(holds: false, actual: actual, limit: limit, unknown: unknown) }
         let result: Bool
         switch op {
         case .greater: result = actual > limit
@@ -133,6 +147,6 @@ public struct FailCondition: Equatable {
         case .equal: result = actual == limit
         case .notEqual: result = actual != limit
         }
-        return (result, actual, limit)
+        return Evaluation(holds: result, actual: actual, limit: limit, unknown: nil)
     }
 }

@@ -56,7 +56,7 @@ public final class Recorder {
     /// The high-frequency list last written: the table has a row group only when it changes.
     private var lastHighFrequency: [EventSnapshot.HighFrequencyAction] = []
     /// The command name and rejection reasons last written: rows carry them only when they change.
-    private var lastCommandName: String?, lastRejected: [String: UInt64] = [:]
+    private var lastCommandName: String?, lastRejected: [String: UInt64] = [:], lastExecs = 0
     /// `started_at_unix` in milliseconds: a row's wall time is it + t_ms + wall_skew_ms.
     private let startedAtMilliseconds: Int64
     private let warn: (String) -> Void
@@ -169,8 +169,10 @@ public final class Recorder {
             if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
             lastHighFrequency = events.highFrequencyActions
         }
-        let commandID = commandName == lastCommandName ? nil : try nameID(commandName)
+        // Written again after an exec that kept the name: a reader counts the target's execs by it.
+        let commandID = commandName == lastCommandName && tick.sample.execsSeen == lastExecs ? nil : try nameID(commandName)
         lastCommandName = commandName
+        lastExecs = tick.sample.execsSeen
         var reasons: SQLiteValue?
         if let rejected = events?.rejected, rejected != lastRejected {
             reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))

@@ -15,6 +15,9 @@ public struct Recording {
         public var phase: String?
         /// The target's name at this row (it follows an exec); format 1: the one at the start.
         public var commandName: String?
+        /// Execs of the target seen by this row: rows after the first that name the command (a
+        /// new name, or the same one exec'd again) count one each.
+        public var execsSeen = 0
 
         public init(t: Double, cpuPercent: Double? = nil, residentBytes: UInt64? = nil, phase: String? = nil) {
             report = Report(wallSeconds: 0, elapsedSeconds: t, pid: 0, alive: true, cpuPercent: cpuPercent, residentBytes: residentBytes,

@@ -42,7 +42,7 @@ extension Recording {
         let startedAtMilliseconds = Recording.milliseconds(unix: startedAtUnix)
         let cpus = onlineCPUs
         let pid = Int32(meta["target_pid"] ?? "") ?? 0
-        var commandName = meta["target_command"], rejectedReasons: [String: UInt64]?
+        var commandName = meta["target_command"], rejectedReasons: [String: UInt64]?, execsSeen = 0
         var impossibleTimes = 0
         var samples: [SampleRow] = [], frames: [Frame] = [], actions: [Action] = [], phases: [Phase] = [], warnings = self.warnings
         func readRows(_ database: SQLiteDatabase, _ what: String, _ sql: String, _ body: (SQLiteStatement) -> Void) {
@@ -77,8 +77,12 @@ extension Recording {
             sample.report.wallSeconds = (Double(startedAtMilliseconds + milliseconds) + (skew ?? 0)) / 1000
             // As `MetricsStore` derives it.
             sample.report.cpuMachinePercent = DerivedFigure.machinePercent(sample.report.cpuPercent, onlineCPUs: cpus)
-            if let name = commandColumn.flatMap({ row.int64($0) }).flatMap({ names[$0] }) { commandName = name }
+            if let name = commandColumn.flatMap({ row.int64($0) }).flatMap({ names[$0] }) {
+                if !samples.isEmpty { execsSeen += 1 }
+                commandName = name
+            }
             sample.commandName = commandName
+            sample.execsSeen = execsSeen
             if let reasons = reasonsColumn.flatMap({ row.text($0) }) { rejectedReasons = Self.reasons(reasons) }
             if eventsColumn.flatMap({ row.int64($0) }) == 1 {
                 // As `EventAggregator` derives it (format 1 recorded p99 unrounded, so its 1 % low was too).

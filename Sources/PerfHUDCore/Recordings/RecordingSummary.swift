@@ -41,7 +41,7 @@ public struct RecordingSummary {
     public var durationSeconds = 0.0
     public var samples = 0
     /// The table's run figures over the rows counted (`RunAggregates.keys`).
-    public var aggregates = RunAggregates()
+    public var aggregates: RunAggregates
     public var cpuPercentAvg: Double? { aggregates["cpu_percent_avg"] }
     public var cpuPercentMax: Double? { aggregates["cpu_percent_max"] }
     public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
@@ -62,6 +62,9 @@ public struct RecordingSummary {
     /// Labels whose rate over some one-second window reached the threshold, with that peak.
     public var highFrequencyActions: [ActionFigures] = []
     public var phases: [PhaseFigures] = []
+    /// Every phase the run entered, in order, whatever `--phase` counts: what a condition or
+    /// `--phase` naming another one is told the run has.
+    public var phaseNamesOfRun: [String] = []
 
     /// Nearest rank: the smallest value with at least `percent` % of the values at or below it.
     public static func percentile(_ sorted: [Double], _ percent: Double) -> Double? {
@@ -94,7 +97,8 @@ public struct RecordingSummary {
         let samples = only == nil ? recording.samples : recording.samples.filter { $0.phase == only }
         durationSeconds = windows.reduce(0) { $0 + max(0, $1.end - $1.start) }
         self.samples = samples.count
-        for sample in samples { aggregates.add(sample.report, sample.events) }
+        aggregates = RunAggregates(tickSeconds: recording.tickSeconds)
+        for sample in samples { aggregates.add(sample.report, sample.events, execs: sample.execsSeen) }
 
         let frameList = only == nil ? recording.frames : recording.frames.filter { inside($0.t) }
         let durations = frameList.map(\.milliseconds).sorted()
@@ -128,6 +132,7 @@ public struct RecordingSummary {
             .sorted { ($0.total, $1.action) > ($1.total, $0.action) }
         highFrequencyActions = topActions.filter { $0.peak >= recording.actionThreshold }.sorted { $0.peak > $1.peak }
 
+        for visit in recording.phases where !phaseNamesOfRun.contains(visit.name) { phaseNamesOfRun.append(visit.name) }
         var order: [String] = []
         var figures: [String: PhaseFigures] = [:]
         for visit in recording.phases where only == nil || visit.name == only {
@@ -148,7 +153,7 @@ public struct RecordingSummary {
         }
         for name in order {
             var entry = figures[name]!
-            for sample in recording.samples where sample.phase == name { entry.aggregates.add(sample.report, sample.events) }
+            for sample in recording.samples where sample.phase == name { entry.aggregates.add(sample.report, sample.events, execs: sample.execsSeen) }
             let visits = recording.phases.filter { $0.name == name }.map { ($0.t, $0.tExit ?? end) }
             let phaseFrames = recording.frames.filter { frame in visits.contains { frame.t >= $0.0 && frame.t <= $0.1 } }.map(\.milliseconds).sorted()
             if entry.seconds > 0 && !phaseFrames.isEmpty { entry.fpsAvg = Double(phaseFrames.count) / entry.seconds }
@@ -170,6 +175,45 @@ public struct RecordingSummary {
         }
         guard let index = Self.keys.firstIndex(of: metric) else { return nil }
         return .some(numbers[index])
+    }
+
+    /// Why `metric` (a name `value(of:)` knows) has no value here, and what `run` ("the run",
+    /// "the baseline") has instead: one line for a `--fail-on` that cannot be evaluated.
+    public func whyMissing(_ metric: String, run: String) -> String {
+        if metric.hasPrefix("phase."), let dot = metric.lastIndex(of: "."), dot > metric.index(metric.startIndex, offsetBy: 5) {
+            let name = String(metric[metric.index(metric.startIndex, offsetBy: 6)..<dot])
+            let key = String(metric[metric.index(after: dot)...])
+            guard let entry = phases.first(where: { $0.name == name }) else {
+                if let phase, phaseNamesOfRun.contains(name) {
+                    return "\(run) has phase \(FailCondition.quoted(name)), but --phase \(FailCondition.quoted(phase)) leaves it out"
+                }
+                return "\(run) never entered phase \(FailCondition.quoted(name)) (\(Self.phaseList(phaseNamesOfRun)))"
+            }
+            let why: String
+            switch key {
+            case "kept_bytes", "kept_bytes_max", "rss_exit_bytes":
+                why = entry.exitBytes == nil ? "it was never left, or its memory at exit was not read" : "its memory at entry was not read"
+            case "rss_entry_bytes", "rss_peak_bytes": why = "its memory was not read"
+            case "fps_avg", "fps_1pct_low": why = "no frames were reported in it"
+            default: why = "no tick in it had the figure"
+            }
+            return "\(run) has no \(key) for phase \(FailCondition.quoted(name)): \(why)"
+        }
+        let why: String
+        switch metric {
+        case "cpu_percent_avg", "cpu_percent_max": why = "no CPU figure was taken (one sample has no interval)"
+        case "rss_start_bytes", "rss_peak_bytes", "rss_end_bytes": why = "its memory was not read (a kernel thread has none)"
+        case "pss_peak_bytes": why = "PSS was not readable"
+        case _ where RunAggregates.keys.contains(metric): why = "no row of the run had the figure"
+        default: why = "no frames were reported"
+        }
+        let present = zip(Self.keys, numbers).filter { $0.1 != nil }.map(\.0)
+        return "\(run) has no \(metric): \(why) (figures it has: \(present.joined(separator: ", ")))"
+    }
+
+    /// "phases: Home, Gallery, Editor", or that there were none.
+    public static func phaseList(_ names: [String]) -> String {
+        names.isEmpty ? "it reported no phases" : "phases: " + names.map { TerminalText.escaped($0, maxLength: 60) }.joined(separator: ", ")
     }
 
     /// A phase's figures: its visits and memory kept, the table's run figures over its ticks, its frames.

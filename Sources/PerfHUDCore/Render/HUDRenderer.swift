@@ -135,7 +135,10 @@ public enum HUDRenderer {
         var low = values.map(\.lowerBound).min() ?? 0
         var high = values.map(\.upperBound).max() ?? 0
         if values.isEmpty {
-            header = "memory (RSS) " + paint.dim("no samples yet")
+            // Before the first sample, "no samples yet"; after it, why there is no figure (a kernel
+            // thread has no memory of its own) rather than a wait that never ends.
+            let why = snapshot.series.count == 0 ? "no samples yet" : snapshot.memoryNote ?? "n/a: not readable"
+            header = "memory (RSS) " + paint.dim(why)
         } else {
             header = "memory (RSS) " + paint.bold(current.map(Units.bytes) ?? "n/a")
                 + paint.dim("  min ") + Units.bytes(low) + paint.dim("  max ") + Units.bytes(high)

@@ -14,6 +14,8 @@ public struct HUDSnapshot {
     public var phases = PhaseHistory()
     /// Said in place of the frame figures while there are none (attach: "frames not reported").
     public var framesNote: String?
+    /// Said in the graph's header in place of RSS figures when the target has none (a kernel thread).
+    public var memoryNote: String?
     /// `perfhud replay`: where it is and how fast (`replay ×2 0:01:23/0:05:00`), in place of the clock.
     public var playback: String?
 

@@ -22,6 +22,8 @@ public final class LaunchedProgram {
     public private(set) var outputOpen = true
     /// The control group the program (and so everything it starts) runs in, when it joined one.
     public let controlGroup: ControlGroupCPU?
+    /// When it was launched (CLOCK_MONOTONIC, just before the fork): its life began after this.
+    public let launchedAtNanoseconds: UInt64
 
     /// Launches `command` (searched in PATH) with `size` and the terminal settings `settings`.
     /// - Throws: `PerfHUDError` `.notFound` (127) when there is no such command, `.cannotRun`
@@ -60,6 +62,7 @@ public final class LaunchedProgram {
         var execError: Int32 = 0
         var hold: Int32 = -1
         let joining = controlGroup?.joiningDescriptor() ?? -1
+        launchedAtNanoseconds = monotonicNanoseconds()
         let launched = withCStrings(command) { argv in
             withCStrings(variables) { envp in
                 perfhud_spawn_job(path, argv, envp, slavePath, joining, &program, &execError, &hold)
@@ -156,22 +159,31 @@ public final class LaunchedProgram {
         if signal == SIGCONT { kill(leader, SIGCONT) }
     }
 
-    /// Ends the program as a polite supervisor does: SIGTERM, two seconds' grace (a stopped
-    /// program is continued so that it can act on it), then SIGKILL.
-    /// - Returns: how it ended.
-    public func stop() -> State {
+    /// How `stop` ended the program.
+    public struct Stopped: Equatable {
+        /// Its state after it ended (`.killed(SIGTERM)`, `.exited(0)` if it exited on SIGTERM, `.killed(SIGKILL)`…).
+        public var state: State
+        /// It was still running when the grace ran out and got SIGKILL.
+        public var killedAfterGrace: Bool
+    }
+
+    /// Ends the program as a polite supervisor does: SIGTERM, `graceNanoseconds` to act on it
+    /// (a stopped program is continued so that it can), then SIGKILL. `meanwhile` runs every
+    /// 10 ms of the wait: the caller reads the program's output there, so that a program writing
+    /// as it ends is not blocked on a full terminal (and killed for it).
+    public func stop(graceNanoseconds: UInt64, meanwhile: () -> Void = {}) -> Stopped {
         signal(SIGTERM)
         signal(SIGCONT)
+        let deadline = monotonicNanoseconds() &+ graceNanoseconds
         var state = poll()
-        for _ in 0..<200 where !state.hasEnded {
+        while !state.hasEnded && monotonicNanoseconds() < deadline {
+            meanwhile()
             usleep(10_000)
             state = poll()
         }
-        if !state.hasEnded {
-            signal(SIGKILL)
-            state = poll(blocking: true)
-        }
-        return state
+        guard !state.hasEnded else { return Stopped(state: state, killedAfterGrace: false) }
+        signal(SIGKILL)
+        return Stopped(state: poll(blocking: true), killedAfterGrace: true)
     }
 
     // MARK: terminal

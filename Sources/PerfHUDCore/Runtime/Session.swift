@@ -30,6 +30,12 @@ public final class Session {
         var keysOpen = true
         /// The program ended because perfhud stopped it (`q`, `--count`, `--duration`): its status is not ours.
         var stoppedByUs = false
+        /// What made perfhud stop (`--duration 3s`, `--count 5`, `q`, `SIGTERM`), for the end notice and summary.
+        var stopReason: String?
+        /// How perfhud ended the program it launched, said under its output at the end.
+        var ending: String?
+        /// The sampler's count of execs the recording's target already names.
+        var execsRecorded = 0
     }
     /// One buffer for every read of the loop (program output, keys): allocated once.
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
@@ -108,6 +114,7 @@ public final class Session {
         sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory,
                                      controlGroup: program?.controlGroup)
         program?.watched()
+        if let program { sampler.startedAtNanoseconds = program.launchedAtNanoseconds }   // exact, where /proc's is in 10 ms ticks
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
         watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
@@ -129,6 +136,7 @@ public final class Session {
                                        elapsedSeconds: Double(monotonicNanoseconds() &- state.startedAt) / 1e9, events: latest?.events,
                                        phases: latest?.phases ?? PhaseHistory())
             if case .attach = target { snapshot.framesNote = "frames not reported" }   // nothing can be injected
+            if sampler.isKernelThread { snapshot.memoryNote = "none: a kernel thread has no memory of its own" }
             return snapshot
         }
         screen.targetRunning = { [unowned self] in state.status == .running }
@@ -145,9 +153,21 @@ public final class Session {
         // The target ended between two ticks (attach): the last tick says so, with what the socket still held.
         if !tick.report.alive && state.status == .running && program == nil { return targetEnded(.exited(code: nil, signal: nil)) }
         deliver(tick)
+        recordExec()
         if let crash = configuration.crashAfterReports, sinks.reports >= crash { fatalError("crash requested by --crash-after") }
-        if let count = configuration.count, sinks.reports >= count { stop() }
-        if let duration = configuration.durationNanoseconds, tick.monotonicNanoseconds &- state.startedAt >= duration { stop() }
+        if let count = configuration.count, sinks.reports >= count { stop(because: "--count \(count)") }
+        if let duration = configuration.durationNanoseconds, tick.monotonicNanoseconds &- state.startedAt >= duration {
+            stop(because: "--duration " + DurationText.format(nanoseconds: duration))
+        }
+    }
+
+    /// After an exec (a launcher script, a pyenv shim, exec'ing the real program), the recording
+    /// names the program that now runs and its command line: that is what was measured.
+    private func recordExec() {
+        guard let recorder = sinks.recorder, sampler.execsSeen != state.execsRecorded else { return }
+        state.execsRecorded = sampler.execsSeen
+        recorder.setMeta("target_command", watcher.commandName)
+        if let line = sampler.commandLine { recorder.setMeta("target_command_line", line) }
     }
 
     private func deliver(_ tick: Tick) {
@@ -163,16 +183,35 @@ public final class Session {
         deliver(tick)
     }
 
-    /// Stops at the user's request or at `--duration` / `--count`; a launched program is ended.
-    private func stop() {
+    /// Stops at the user's request or at `--duration` / `--count`; a launched program is ended:
+    /// SIGTERM, then SIGKILL after the grace (`--grace`), its output shown meanwhile.
+    private func stop(because reason: String) {
         guard !state.finished else { return }
         state.stoppedByUs = true
+        state.stopReason = reason
         if let program, state.status == .running {
-            let ended = program.stop()
+            let grace = configuration.graceNanoseconds
+            let stopped = program.stop(graceNanoseconds: grace) {
+                program.readPendingOutput(into: &readBuffer) { showProgramOutput($0) }
+            }
+            state.ending = Self.ending(stopped, grace: grace)
             readProgramOutput(draining: true)
-            programEnded(ended)
+            programEnded(stopped.state)
         }
         state.finished = true
+    }
+
+    /// "SIGTERM, it exited (status 0)", "SIGTERM, then SIGKILL: still running after the 2s grace (--grace)".
+    static func ending(_ stopped: LaunchedProgram.Stopped, grace: UInt64) -> String {
+        if stopped.killedAfterGrace {
+            return "SIGTERM, then SIGKILL: still running after the \(DurationText.format(nanoseconds: grace)) grace (--grace)"
+        }
+        switch stopped.state {
+        case .exited(let code): return "SIGTERM, on which it exited (status \(code))"
+        case .killed(let signal) where signal == SIGTERM: return "SIGTERM, which ended it"
+        case .killed(let signal): return "SIGTERM, then it was killed by signal \(signal)"
+        case .running, .stopped: return "SIGTERM"
+        }
     }
 
     /// The target ended (or perfhud ended it): the last tick, with how it ended, goes to every sink.
@@ -180,7 +219,9 @@ public final class Session {
         guard state.status == .running else { return }
         state.status = newStatus
         deliverFinalTick()
-        screen?.notice("PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) \(newStatus.description)")
+        var notice = "PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) \(newStatus.description)"
+        if let ending = state.ending, let reason = state.stopReason { notice = "PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) ended by perfhud at \(reason): \(ending)" }
+        screen?.notice(notice, kind: .end)
         state.finished = true
     }
 
@@ -197,8 +238,12 @@ public final class Session {
         standardError.restoreInput()
         if let screen {
             screen.drawFinalFrame()
-            screen.restore()
-            if let text = sinks.summaryText(commandName: watcher.commandName, recordPath: configuration.recordPath) { standardOutput.write(text) }
+            // Who ended the program, and so why perfhud's status is not the program's.
+            let ending = state.ending.map { how in
+                "perfhud ended \(TerminalText.escaped(sinks.latest?.commandName ?? watcher.commandName)) at \(state.stopReason ?? "its end"): \(how)"
+                    + (state.exitStatus == .success ? "; exit status 0 (ended on purpose)" : "")
+            }
+            screen.restore(thenWrite: sinks.summaryText(commandName: watcher.commandName, recordPath: configuration.recordPath, ending: ending) ?? "")
         }
     }
 
@@ -224,7 +269,7 @@ public final class Session {
                 program.signal(signal)     // `run`: the program decides; its exit status becomes ours
             } else {
                 if signal != SIGINT { state.exitStatus = .signaled(signal) }
-                stop()
+                stop(because: signal == SIGINT ? "Ctrl-C" : signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "signal \(signal)")
             }
         }
     }
@@ -238,7 +283,7 @@ public final class Session {
         }
         let keys = Array(readBuffer[0..<count])
         if ownsKeys {
-            if keys.contains(UInt8(ascii: "q")) || keys.contains(UInt8(ascii: "Q")) { stop() }
+            if keys.contains(UInt8(ascii: "q")) || keys.contains(UInt8(ascii: "Q")) { stop(because: "q") }
             return
         }
         // Ctrl-Z too: the program's terminal turns it into SIGTSTP (or the program reads it, as

@@ -9,6 +9,9 @@ public struct SessionConfiguration {
     public var reportEveryNanoseconds: UInt64?
     public var durationNanoseconds: UInt64?
     public var count: Int?
+    /// `--grace`: how long a program perfhud ends (`--duration`, `--count`, `q`) has between
+    /// SIGTERM and SIGKILL.
+    public var graceNanoseconds: UInt64 = 2_000_000_000
     public var style = HUDStyle()
     /// `--actions-from FILE|-`: a reducer log to read actions from, followed as it grows.
     public var actionsFrom: String?

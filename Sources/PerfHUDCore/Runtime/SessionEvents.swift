@@ -92,9 +92,11 @@ public final class SessionEvents {
         guard snapshot != nil else { return [] }   // no event socket was opened
         var ended: [Tick.EndedPhase] = []
         for change in aggregator.drainPhaseChanges() {
-            let time = Double(change.monotonicNanoseconds &- startNanoseconds) / 1e9
+            // A phase the program entered before the watch began (the demo's first, sent as it
+            // starts) counts from the start: the wrapping difference was 18446744073 s.
+            let time = change.monotonicNanoseconds > startNanoseconds ? Double(change.monotonicNanoseconds - startNanoseconds) / 1e9 : 0
             let leaving = phases.current
-            phases.enter(change.name, at: max(0, time), residentBytes: change.residentBytes ?? residentBytes)
+            phases.enter(change.name, at: time, residentBytes: change.residentBytes ?? residentBytes)
             if let leaving { ended.append(Tick.EndedPhase(name: leaving.name, keptBytes: phases.records.dropLast().last?.keptBytes)) }
         }
         refresh(at: now)

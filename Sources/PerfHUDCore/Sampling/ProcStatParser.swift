@@ -13,6 +13,11 @@ public struct ProcStat: Equatable {
     public var threads: Int            // 20 num_threads
     public var startTicks: UInt64      // 22 starttime, clock ticks after boot
     public var virtualBytes: UInt64    // 23 vsize
+    /// A hash of where the program's code and stack begin (26 startcode, 27 endcode, 28
+    /// startstack): a new address space at every exec, even of a program with the same name (a
+    /// wrapper named `python3` exec'ing python3). 0 where the kernel hides them (another user's
+    /// process) or the process has no address space (a kernel thread, a process exiting).
+    public var addressSpaceHash: UInt64 = 0
 
     /// PF_KTHREAD: a kernel thread, with CPU time but no memory of its own.
     public var isKernelThread: Bool { flags & 0x0020_0000 != 0 }
@@ -50,6 +55,7 @@ public enum ProcParser {
         var result = ProcStat(commandNameHash: hash, state: 0, parentPID: 0, flags: 0, userTicks: 0, systemTicks: 0,
                               childrenUserTicks: 0, childrenSystemTicks: 0, threads: 0, startTicks: 0, virtualBytes: 0)
         var field = 2            // the field we are in; the space after `)` starts field 3
+        var addresses: UInt64 = 0
         var value: UInt64 = 0
         var inNumber = false
         index = close + 1
@@ -67,7 +73,11 @@ public enum ProcParser {
                     case 17: result.childrenSystemTicks = value
                     case 20: result.threads = Int(truncatingIfNeeded: value)
                     case 22: result.startTicks = value
-                    case 23: result.virtualBytes = value; return result
+                    case 23: result.virtualBytes = value
+                    case 26, 27: result.addressSpaceHash = (result.addressSpaceHash ^ value) &* 0x100_0000_01b3; addresses |= value
+                    case 28:
+                        result.addressSpaceHash = addresses | value == 0 ? 0 : (result.addressSpaceHash ^ value) &* 0x100_0000_01b3
+                        return result
                     default: break
                     }
                 }
@@ -85,7 +95,8 @@ public enum ProcParser {
             }
             index += 1
         }
-        return nil
+        // Fields past vsize are optional to this parser (a kernel may hide or lack them).
+        return field > 23 ? result : nil
     }
 
     /// Parses `/proc/PID/statm`: "size resident shared text lib data dt".

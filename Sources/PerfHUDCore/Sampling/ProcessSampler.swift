@@ -21,6 +21,7 @@ public final class ProcessSampler {
         let startTicks: UInt64
         let isKernelThread: Bool
         var commandNameHash: UInt64
+        var addressSpaceHash: UInt64
         let stat: KeptOpenFile
         let statm: KeptOpenFile
         var smapsRollup: KeptOpenFile?
@@ -33,6 +34,7 @@ public final class ProcessSampler {
             startTicks = fields.startTicks
             isKernelThread = fields.isKernelThread
             commandNameHash = fields.commandNameHash
+            addressSpaceHash = fields.addressSpaceHash
             self.stat = stat
             self.statm = statm
             var clock = clockid_t()
@@ -53,11 +55,19 @@ public final class ProcessSampler {
     public let exitDescriptor: Int32
     /// The target is a kernel thread: it has CPU time but no memory (its RSS is unknown, not 0).
     public var isKernelThread: Bool { root.isKernelThread }
-    /// How often the target's command name changed (an exec): a caller that shows the name looks
-    /// it up again when this moves. Noticed from the stat line every sample reads anyway.
-    public private(set) var commandNameChanges = 0
+    /// How many times the target exec'd (its command name or its address space changed): a
+    /// caller that shows the name looks it up again when this moves. Noticed from the stat line
+    /// every sample reads anyway.
+    public private(set) var execsSeen = 0
     /// The target's command name, looked up again after each exec; nil where it cannot be read.
     public private(set) var commandName: String?
+    /// Its command line, looked up again after each exec: that of the program that ran, not of
+    /// a launcher script (a pyenv shim) that exec'd it.
+    public private(set) var commandLine: String?
+    /// When the target started (CLOCK_MONOTONIC): from its start time in /proc (stat field 22,
+    /// 10 ms ticks) when that is a second or more ago, so the first CPU figure is within 1 %;
+    /// `run` sets it to the moment it launched the program, which it knows exactly.
+    public var startedAtNanoseconds: UInt64?
 
     private var root: TrackedProcess
     private var descendants: [Int32: TrackedProcess] = [:]
@@ -105,8 +115,25 @@ public final class ProcessSampler {
         }
         startTicks = root.startTicks
         exitDescriptor = perfhud_pidfd_open(pid)
-        commandName = directory.describe(pid: pid)?.commandName
+        let description = directory.describe(pid: pid)
+        commandName = description?.commandName
+        commandLine = description?.commandLine
+        startedAtNanoseconds = Self.monotonicStart(ticks: root.startTicks, nanosecondsPerTick: nanosecondsPerTick)
         if includeChildren { discoverDescendants() }
+    }
+
+    /// A start time in clock ticks since boot on the monotonic clock, when it is at least a second
+    /// ago; nil otherwise (too coarse for a window that short) or when the clocks cannot be read.
+    static func monotonicStart(ticks: UInt64, nanosecondsPerTick: UInt64) -> UInt64? {
+        var boot = timespec()
+        guard clock_gettime(CLOCK_BOOTTIME, &boot) == 0 else { return nil }
+        let bootNow = UInt64(boot.tv_sec) &* 1_000_000_000 &+ UInt64(boot.tv_nsec)
+        let now = monotonicNanoseconds()
+        let (started, overflow) = ticks.multipliedReportingOverflow(by: nanosecondsPerTick)
+        guard !overflow, bootNow >= started else { return nil }
+        let age = bootNow - started
+        guard age >= 1_000_000_000, now > age else { return nil }
+        return now - age
     }
 
     deinit {
@@ -157,6 +184,7 @@ public final class ProcessSampler {
         // next belongs to this instant, and rates divide by the time between two of them.
         let now = monotonicNanoseconds()
         var sample = Sample(monotonicNanoseconds: now, wallSeconds: wallClockSeconds(), alive: false, processCount: 0)
+        sample.execsSeen = execsSeen   // on every sample, the one after the end too
         // The group's count outlives its processes: the total after the end is exact.
         let groupUsage = controlGroup?.usage()
         let usesClocks = controlGroup == nil
@@ -172,10 +200,16 @@ public final class ProcessSampler {
             }
             if process === root {
                 rootReading = true
-                if reading.stat.commandNameHash != root.commandNameHash {   // an exec: the name follows it
+                // An address space of 0 is none (the process is exiting: its memory is gone), not a new one.
+                let space = reading.stat.addressSpaceHash
+                if reading.stat.commandNameHash != root.commandNameHash || (space != 0 && space != root.addressSpaceHash) {
+                    // An exec: the name and the command line follow it.
                     root.commandNameHash = reading.stat.commandNameHash
-                    commandNameChanges += 1
-                    commandName = directory.describe(pid: pid)?.commandName ?? commandName
+                    if space != 0 { root.addressSpaceHash = space }
+                    execsSeen += 1
+                    let description = directory.describe(pid: pid)
+                    commandName = description?.commandName ?? commandName
+                    commandLine = description?.commandLine ?? commandLine
                 }
                 sample.alive = reading.stat.state != UInt8(ascii: "Z") && reading.stat.state != UInt8(ascii: "X")
             }
@@ -218,10 +252,15 @@ public final class ProcessSampler {
             sample.processCount = 0
             return sample
         }
-        sample.residentBytes = root.isKernelThread ? nil : resident
-        sample.virtualBytes = root.isKernelThread ? nil : virtual
+        // No memory at all is a process caught exiting (its memory already released, not yet a
+        // zombie), as a kernel thread has none: unknown, not 0 B ("RSS … 0 B at the end").
+        let hasMemory = !root.isKernelThread && virtual > 0
+        sample.residentBytes = hasMemory ? resident : nil
+        sample.virtualBytes = hasMemory ? virtual : nil
         sample.threads = threads
         sample.proportionalBytes = proportionalSetSize(now: now)
+        sample.processStartNanoseconds = startedAtNanoseconds
+        sample.execsSeen = execsSeen
         return sample
     }
 

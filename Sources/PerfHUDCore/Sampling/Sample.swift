@@ -19,6 +19,11 @@ public struct Sample: Equatable {
     public var threads: Int?
     /// Processes summed into this sample (1 unless `--include-children`).
     public var processCount: Int
+    /// When the target started (CLOCK_MONOTONIC), where known precisely enough: the first
+    /// sample's CPU is taken over the time since then (there is no sample before it).
+    public var processStartNanoseconds: UInt64?
+    /// How many times the target exec'd since perfhud began to watch it.
+    public var execsSeen = 0
 
     public init(monotonicNanoseconds: UInt64, wallSeconds: Double, alive: Bool,
                 cpuNanoseconds: UInt64? = nil, userTicks: UInt64? = nil, systemTicks: UInt64? = nil,

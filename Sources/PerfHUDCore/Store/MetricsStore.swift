@@ -35,9 +35,13 @@ public struct MetricsStore {
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
                             processCount: sample.processCount,
                             cpuSecondsTotal: sample.cpuNanoseconds.map { (Double($0) / 1e9).atResolution(1e6) })
-        if sample.alive, let before = previous, let cpuBefore = before.cpuNanoseconds, let cpuNow = sample.cpuNanoseconds,
-           sample.monotonicNanoseconds > before.monotonicNanoseconds {
-            let wall = Double(sample.monotonicNanoseconds - before.monotonicNanoseconds)
+        // The window: since the sample before; for the first, since the process started (all the
+        // CPU it has spent was spent since then), so that `--count 1` has a figure.
+        let windowStart = previous.map { ($0.monotonicNanoseconds, $0.cpuNanoseconds) }
+            ?? sample.processStartNanoseconds.map { ($0, UInt64?.some(0)) }
+        if sample.alive, let (startNanoseconds, cpuBefore) = windowStart, let cpuBefore, let cpuNow = sample.cpuNanoseconds,
+           sample.monotonicNanoseconds > startNanoseconds {
+            let wall = Double(sample.monotonicNanoseconds - startNanoseconds)
             let percent = Double(cpuNow >= cpuBefore ? cpuNow - cpuBefore : 0) / wall * 100
             // At the resolution they are recorded at (see `Resolution`).
             report.cpuPercent = percent.atResolution(100)

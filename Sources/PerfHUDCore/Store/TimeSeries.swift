@@ -15,6 +15,9 @@ public struct TimeSeries {
         columns = Array(repeating: RingBuffer(capacity: capacity, filler: .nan), count: Figure.allCases.count)
     }
 
+    /// Memory a row takes: the time and one `Double` a figure.
+    public static let bytesPerSample = (1 + Figure.allCases.count) * MemoryLayout<Double>.size
+
     public var count: Int { times.count }
     public var capacity: Int { times.capacity }
 

@@ -15,6 +15,16 @@ public enum ControlSequence {
     public static let clearScreen = "\u{1B}[2J"
     /// Erases the whole line the cursor is on.
     public static let eraseLine = "\u{1B}[2K"
+    /// From the cursor to the end of its line: a line written over an older one leaves nothing of it.
+    public static let eraseToEndOfLine = "\u{1B}[K"
+    /// ED 0: from the cursor to the end of the screen.
+    public static let eraseBelow = "\u{1B}[J"
+    /// DL: deletes `count` lines from the cursor's down, within the scroll region only (lines
+    /// below move up, blank ones come in at its bottom): clears the rest of the program's area
+    /// without touching a HUD below it.
+    public static func deleteLines(_ count: Int) -> String { "\u{1B}[\(count)M" }
+    /// CUU: the cursor `count` rows up, stopping at the top margin.
+    public static func cursorUp(_ count: Int) -> String { "\u{1B}[\(count)A" }
     /// One line up, same column.
     public static let cursorUp = "\u{1B}[A"
     /// DECRPM: synchronized output (mode 2026) is supported and off now — the answer to a program's

@@ -89,6 +89,23 @@ public final class Screen {
         device.restoreInput()
     }
 
+    /// Gives the terminal back for good and writes `text` (the end summary) under the program's
+    /// output. With the HUD on top, the program's area first scrolls — inside its scroll region —
+    /// as far as the lines need, so that writing them does not scroll the whole screen and take
+    /// the HUD's last frame (the status line saying how the program ended) off the top. Each line
+    /// clears what is left of the line it covers.
+    public func restore(thenWrite text: String) {
+        guard isSetUp else { return device.write(Array(text.utf8)) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let needed = min(max(0, lines.count - 1), layout.programRows - 1)
+        if layout.position == .top && needed > 0 && !translator.alternateScreen {
+            // A line feed at the region's bottom scrolls the region only; elsewhere it only moves down.
+            device.write(Array((String(repeating: "\n", count: needed) + ControlSequence.cursorUp(needed)).utf8))
+        }
+        restore()
+        device.write(Array(lines.joined(separator: ControlSequence.eraseToEndOfLine + "\r\n").utf8))
+    }
+
     /// Takes the terminal again after a suspension: its size may have changed meanwhile; a
     /// program that was on the alternate screen is put back there. The HUD is drawn whole.
     public func resume() {
@@ -113,11 +130,18 @@ public final class Screen {
         guard translator.isAtBoundary else { needsRelayout = true; return nil }
         needsRelayout = false
         guard let size = device.size() else { return nil }
+        let grew = size.rows > layout.size.rows
         layout = ScreenLayout(size: size, style: style)
         translator.offset = layout.programOffset
         translator.programRows = layout.programRows
         var bytes = ControlSequence.beginSynchronizedUpdate + ControlSequence.saveCursor
         bytes += ControlSequence.scrollRegion(top: layout.programTop, bottom: layout.programBottom)
+        if grew {
+            // A terminal that grows pulls back the rows a shrink pushed into its history (tmux
+            // does), old HUD rows among them, into the program's area: cleared, for the program to
+            // repaint on its SIGWINCH. (The HUD, drawn whole below, covers anything erased of it.)
+            bytes += ControlSequence.moveTo(row: layout.programTop) + ControlSequence.eraseBelow
+        }
         bytes += ControlSequence.restoreCursor
         bytes += hudBytes(force: true)
         bytes += ControlSequence.endSynchronizedUpdate
@@ -152,14 +176,19 @@ public final class Screen {
     public func translateInput(_ bytes: [UInt8]) -> [UInt8] { translator.translateInput(bytes) }
 
     /// How perfhud's own lines in the program's area look.
-    public enum NoticeKind { case info, phase }
+    public enum NoticeKind { case info, phase, end }
 
     /// One line of perfhud's own in the program's area ("attached to PID …", "phase X ended").
+    /// Each clears the rest of the line it covers (a full-screen program's text would otherwise
+    /// show after it). The `.end` notice — how the program ended — also clears the program's area
+    /// below it: what a full-screen program drew there is no longer its screen.
     public func notice(_ text: String, kind: NoticeKind = .info) {
         guard isSetUp else { return }
         actionLog.interrupt()
         let styled = kind == .phase ? Palette(enabled: style.color).cyan("perfhud: " + text) : "perfhud: " + text
-        device.write(Array((ControlSequence.faint + styled + ControlSequence.resetAttributes + "\r\n").utf8))
+        var bytes = ControlSequence.faint + styled + ControlSequence.resetAttributes + ControlSequence.eraseToEndOfLine + "\r\n"
+        if kind == .end { bytes += ControlSequence.deleteLines(layout.programRows) }
+        device.write(Array(bytes.utf8))
     }
 
     /// What `attach` says first: whom it watches, and how to quit.

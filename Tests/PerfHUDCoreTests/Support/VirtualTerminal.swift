@@ -154,6 +154,13 @@ final class VirtualTerminal: TerminalDevice {
             let mode = numbers.first.flatMap { $0 } ?? 0
             let range = mode == 2 ? 0..<columns : mode == 1 ? 0..<(column + 1) : column..<columns
             for c in range { cells[row][c] = " " }
+        case UInt8(ascii: "M"):   // DL: inside the scroll region only; blank lines come in at its bottom
+            guard row >= top && row <= bottom else { break }
+            for _ in 0..<min(parameter(0, 1), bottom - row + 1) {
+                cells.remove(at: row)
+                cells.insert(Array(repeating: " ", count: columns), at: bottom)
+            }
+            column = 0
         case UInt8(ascii: "r"):
             top = parameter(0, 1) - 1; bottom = min(rows, parameter(1, rows)) - 1
             if top >= bottom { top = 0; bottom = rows - 1 }
