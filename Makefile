@@ -39,9 +39,15 @@ HOOK_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete
 HOOK_BUILD = $(CC) $(HOOK_CFLAGS) -fPIC -shared -fvisibility=hidden $(HOOK_LDFLAGS)
 hooks: $(BIN)/libperfhud-gl.so $(BIN)/libperfhud-vulkan.so $(BIN)/perfhud_vulkan_layer.json
 
-$(BIN)/libperfhud-gl.so: $(HOOKS_SRC)/common.c $(HOOKS_SRC)/common.h $(HOOKS_SRC)/gl.c
+# libperfhud-gl.so: GL/EGL swaps (gl.c), SDL's presents (sdl.c), and the dlsym wrapper that hands
+# them to programs looking them up by name (lookup.c). That wrapper must pass every other lookup on
+# with a tail call (dlsym(RTLD_NEXT) finds the caller from its return address): the build fails if
+# the compiler made it a call.
+GL_HOOK_SOURCES := $(HOOKS_SRC)/common.c $(HOOKS_SRC)/gl.c $(HOOKS_SRC)/sdl.c $(HOOKS_SRC)/lookup.c
+$(BIN)/libperfhud-gl.so: $(GL_HOOK_SOURCES) $(HOOKS_SRC)/common.h $(HOOKS_SRC)/preload.h
 	@mkdir -p $(@D)
-	$(HOOK_BUILD) -DPERFHUD_SOURCE='"gl"' -o $@ $(HOOKS_SRC)/common.c $(HOOKS_SRC)/gl.c -ldl -pthread
+	$(HOOK_BUILD) -DPERFHUD_SOURCE='"gl"' -o $@ $(GL_HOOK_SOURCES) -ldl -pthread
+	@Sources/FrameHooks/check-dlsym-tail-call.sh $@ || { rm -f $@; exit 1; }
 
 $(BIN)/libperfhud-vulkan.so: $(HOOKS_SRC)/common.c $(HOOKS_SRC)/common.h $(HOOKS_SRC)/vulkan.c
 	@mkdir -p $(@D)
