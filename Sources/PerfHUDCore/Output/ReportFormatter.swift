@@ -48,6 +48,8 @@ public enum ReportFormatter {
                 field(figure.key, "{" + figures.rejected.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + String($0.value) }.joined(separator: ",") + "}")
             case .special(.frameSource):
                 field(figure.key, figures.frameSource.map { quoted($0.rawValue) } ?? "null")
+            case .special(.framesUnreportedReason):
+                field(figure.key, figures.framesUnreportedReason.map(quoted) ?? "null")
             case .special(.command):
                 field(figure.key, quoted(commandName))
             case .special(.exitStatus):

@@ -32,7 +32,7 @@ public final class Figure {
     }
 
     public enum Special: Equatable {
-        case highFrequencyActions, phase, rejectedByReason, frameSource, command, exitStatus
+        case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus
     }
 
     /// Where the value lives: the sample's report, or the event figures (null without an event socket).
@@ -222,6 +222,8 @@ extension Figure {
                metric: .labelled("perfhud_actions_total"), nullWithoutEvents: false,
                write: { _, e, v in e.actionsTotal = v ?? 0 }),
         Figure("frame_source", "", .special(.frameSource), .events),
+        // Why there is no frame figure (`FramesUnreported`); null while frames are counted. Not recorded.
+        Figure("frames_unreported_reason", "", .special(.framesUnreportedReason), .events),
         Figure("input_latency_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000),
                write: { _, e, v in e.inputLatencyP50 = v }),
         Figure("input_latency_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000),
