@@ -54,15 +54,22 @@ static inline int maybe_wrapped(const char *name) {
            (name[0] == 'S' && name[1] == 'D' && name[2] == 'L');
 }
 
-/* Does the address lie in a GL implementation (glvnd's libGL/libGLX/libEGL/libOpenGL, a vendor's
- * libGLX_mesa/libEGL_mesa, Mesa's drivers)? Those are not handed our wrappers: a dispatch table
- * holding our wrapper, called by our wrapper's real function, would call it back forever. */
+/* Does the address lie in the system's GL libraries — glvnd's dispatchers (libGL.so.1, libGLX.so.0,
+ * libEGL.so.1, libOpenGL.so.0, libGLES*, libGLdispatch) or a vendor's (libGLX_mesa, libEGL_mesa,
+ * Mesa's drivers)? Those are not handed our wrappers: a dispatcher's table holding our wrapper,
+ * called by our wrapper's real function (the dispatcher's own), would call it back forever. A GL
+ * implementation on top of them (ANGLE's libGLESv2.so in Chromium) gets them: its swaps are real
+ * presents. */
 static int in_gl_implementation(const void *address) {
     Dl_info info;
     if (!dladdr(address, &info) || !info.dli_fname) return 0;
     const char *slash = strrchr(info.dli_fname, '/');
     const char *base = slash ? slash + 1 : info.dli_fname;
-    return !strncmp(base, "libGL", 5) || !strncmp(base, "libEGL", 6) || !strncmp(base, "libOpenGL", 9) ||
+    static const char *const sonames[] = {"libGL.so.1", "libGLX.so.0", "libEGL.so.1", "libOpenGL.so.0",
+                                          "libGLESv2.so.2", "libGLESv1_CM.so.1"};
+    for (unsigned i = 0; i < sizeof sonames / sizeof *sonames; i++)
+        if (!strcmp(base, sonames[i])) return 1;
+    return !strncmp(base, "libGLdispatch", 13) || !strncmp(base, "libGLX_", 7) || !strncmp(base, "libEGL_", 7) ||
            !strncmp(base, "libgallium", 10) || strstr(info.dli_fname, "/dri/") != NULL;
 }
 
