@@ -112,10 +112,8 @@ static any_function real_function(int index) {
 
 /* The outermost present of this thread is a frame; one inside another wrapped present (an SDL
  * present's swap) is part of that one. */
-static inline int enter_present(void) {
-    if (perfhud_present_depth++ > 0) return 0;
-    perfhud_present(&thread_clock);
-    return 1;
+static inline void enter_present(void) {
+    if (perfhud_present_depth++ == 0) perfhud_present(&thread_clock);
 }
 static inline void leave_present(void) { perfhud_present_depth--; }
 

@@ -119,6 +119,14 @@ def test_a_gui_program_that_never_presents_says_why_not_fps_0(display, sdl_frame
     assert rows[-1]["frames_unreported_reason"] == "no GL/Vulkan/SDL/terminal drawing", rows[-1]
 
 
+def test_the_status_line_says_why_a_gui_program_has_no_frames(display, sdl_frames, terminal):
+    term = terminal(["run", "--", sdl_frames, "idle", "150", "60"], columns=140, env=software_gl(display))
+    term.wait_for(lambda t: "frames not reported (GL loaded, no present seen)" in t.screen.display[0],
+                  what="the reason in the status line")
+    assert "FPS" not in term.screen.display[0], term.screen.display[0]
+    assert term.finish() == 0
+
+
 DLSYM_NEXT = r'''
 #define _GNU_SOURCE
 #include <dlfcn.h>
