@@ -4,8 +4,10 @@ CONFIG ?= release
 BIN := .build/$(CONFIG)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libproc2-dev libsqlite3-dev sqlite3 pkg-config tmux htop vim less procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container \
-  xvfb mesa-utils vulkan-tools mesa-vulkan-drivers chromium fonts-dejavu-core
-PY_PACKAGES := pyte pytest psrecord datadog statsd
+  xvfb mesa-utils vulkan-tools mesa-vulkan-drivers chromium fonts-dejavu-core \
+  libsdl2-dev libglfw3-dev
+# pygame (PyPI: its wheel bundles its own libSDL2): Tests/EndToEnd/test_frame_hooks_sdl.py.
+PY_PACKAGES := pyte pytest psrecord datadog statsd pygame
 
 .PHONY: fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
 
@@ -90,7 +92,7 @@ deps-apt:
 	fi
 
 deps-python:
-	@python3 -c "import pyte, pytest, datadog, statsd" 2>/dev/null && command -v psrecord >/dev/null || \
+	@PYGAME_HIDE_SUPPORT_PROMPT=1 python3 -c "import pyte, pytest, datadog, statsd, pygame" 2>/dev/null && command -v psrecord >/dev/null || \
 	  python3 -m pip install -q $(PY_PACKAGES) 2>/dev/null || \
 	  python3 -m pip install -q --break-system-packages $(PY_PACKAGES)
 
