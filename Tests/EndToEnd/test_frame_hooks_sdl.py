@@ -69,7 +69,7 @@ def assert_counts_what_it_presented(rows, result, source):
     assert len(steady) >= 15, rows
     assert all(57 <= fps <= 63 for _, fps in steady), steady
     assert all(row["frame_source"] in (None, source) for row in rows), "no other source counted first (a banner as tty)"
-    assert last["frames_unreported_reason"] is None
+    assert "frames_unreported_reason" not in last
 
 
 @pytest.mark.parametrize("egl", [False, True], ids=["glx", "egl"])

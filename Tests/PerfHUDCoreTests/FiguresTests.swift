@@ -23,15 +23,19 @@ final class FiguresTests: XCTestCase {
 
     func testTheJSONRowHasEveryFigureInTheTablesOrder() {
         let report = Report(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
-        let withEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: EventSnapshot()))
+        var events = EventSnapshot()
+        events.framesUnreportedReason = FramesUnreported.nothingDrawn     // the key is there only with a reason
+        let withEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
         let expected = ["time", "pid", "alive"] + Figure.all.flatMap { figure -> [String] in
             figure.kind == .special(.exitStatus) ? ["exit_code", "exit_signal"] : [figure.name]
         }
         XCTAssertEqual(withEvents, expected)
         let withoutEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil))
         XCTAssertEqual(withoutEvents, ["time", "pid", "alive"] + Figure.all.filter {
-            ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
+            ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus) && $0.kind != .special(.framesUnreportedReason)
         }.map(\.name))
+        let counted = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: EventSnapshot()))
+        XCTAssertFalse(counted.contains("frames_unreported_reason"), "no reason, no key")
     }
 
     func testARecordingHasAColumnAndAViewFieldForEveryRecordedFigure() throws {

@@ -49,7 +49,9 @@ public enum ReportFormatter {
             case .special(.frameSource):
                 field(figure.key, figures.frameSource.map { quoted($0.rawValue) } ?? "null")
             case .special(.framesUnreportedReason):
-                field(figure.key, figures.framesUnreportedReason.map(quoted) ?? "null")
+                // Only while there is a reason: rows of runs (and recordings) from before the key
+                // existed stay as they were, byte for byte, when replayed.
+                if let reason = figures.framesUnreportedReason { field(figure.key, quoted(reason)) }
             case .special(.command):
                 field(figure.key, quoted(commandName))
             case .special(.exitStatus):

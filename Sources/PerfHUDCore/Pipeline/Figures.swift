@@ -228,7 +228,7 @@ extension Figure {
                metric: .labelled("perfhud_actions_total"), nullWithoutEvents: false,
                write: { _, e, v in e.actionsTotal = v ?? 0 }),
         Figure("frame_source", "", .special(.frameSource), .events),
-        // Why there is no frame figure (`FramesUnreported`); null while frames are counted. Recorded
+        // Why there is no frame figure (`FramesUnreported`); in the JSON row only while there is one. Recorded
         // as a code (`FramesUnreported.all`), which the `samples` view turns back into the text.
         Figure("frames_unreported_reason", "", .special(.framesUnreportedReason), .events, column: "frames_unreported", storage: .integer,
                write: { _, e, v in e.framesUnreportedReason = FramesUnreported.reason(code: v) }),
