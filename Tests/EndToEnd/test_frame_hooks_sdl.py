@@ -149,8 +149,12 @@ def test_the_dlsym_wrapper_keeps_rtld_next_and_hands_out_the_swap_wrapper(tmp_pa
     source = tmp_path / "next.c"
     source.write_text(DLSYM_NEXT)
     subprocess.run(["cc", "-o", str(tmp_path / "next"), str(source), "-ldl"], check=True)
-    result = subprocess.run([str(tmp_path / "next")], env=dict(os.environ, LD_PRELOAD=str(GL_HOOK)),
-                            capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("next-is-first 1 swap-from "), result.stdout
-    assert result.stdout.strip().endswith("libperfhud-gl.so"), result.stdout
+    def run(**env):
+        result = subprocess.run([str(tmp_path / "next")], env=dict(os.environ, LD_PRELOAD=str(GL_HOOK), **env),
+                                capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("next-is-first 1 swap-from "), result.stdout
+        return result.stdout.strip()
+    assert run(PERFHUD_SOCKET=str(tmp_path / "events.sock")).endswith("/libperfhud-gl.so")
+    inert = run(PERFHUD_SOCKET="")
+    assert "libperfhud-gl.so" not in inert and "libGL" in inert, "without a socket the hook hands out the real one"
