@@ -32,7 +32,7 @@ final class FiguresTests: XCTestCase {
         XCTAssertEqual(withEvents, expected)
         let withoutEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil))
         XCTAssertEqual(withoutEvents, ["time", "pid", "alive"] + Figure.all.filter {
-            ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus) && $0.kind != .special(.framesUnreportedReason)
+            ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
         }.map(\.name))
         let counted = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: EventSnapshot()))
         XCTAssertFalse(counted.contains("frames_unreported_reason"), "no reason, no key")

@@ -231,7 +231,7 @@ extension Figure {
         // Why there is no frame figure (`FramesUnreported`); in the JSON row only while there is one. Recorded
         // as a code (`FramesUnreported.all`), which the `samples` view turns back into the text.
         Figure("frames_unreported_reason", "", .special(.framesUnreportedReason), .events, column: "frames_unreported", storage: .integer,
-               write: { _, e, v in e.framesUnreportedReason = FramesUnreported.reason(code: v) }),
+               nullWithoutEvents: false, write: { _, e, v in e.framesUnreportedReason = FramesUnreported.reason(code: v) }),
         Figure("input_latency_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000),
                write: { _, e, v in e.inputLatencyP50 = v }),
         Figure("input_latency_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000),
