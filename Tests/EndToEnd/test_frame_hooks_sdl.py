@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from test_frame_hooks import GL_HOOK, display, hooks_built, need, run_json, software_gl  # noqa: F401 (fixtures)
+from test_frame_hooks import GL_HOOK, display, hooks_built, need, receive_lines, run_json, software_gl  # noqa: F401 (fixtures)
 
 HELPERS = ROOT / "Tests/EndToEnd/helpers"
 PRESENTS = re.compile(r"^(\w+) (\w+): (\d+) presents in ([\d.]+) s$", re.M)
@@ -79,6 +79,17 @@ def test_sdl2_opengl_frames_are_its_swaps(display, sdl_frames, egl):
     env = dict(software_gl(display), **({"SDL_VIDEO_X11_FORCE_EGL": "1"} if egl else {}))
     rows, result = run_json(sdl_frames, "gl", "240", "60", env=env, tick="100ms", linger=False)
     assert_counts_what_it_presented(rows, result, "sdl")
+
+
+def test_a_gl_swap_inside_an_sdl_present_is_sent_once_as_sdl(display, sdl_frames):
+    # What the hook sends, read without perfhud (which would show one source anyway): 30
+    # SDL_GL_SwapWindow, each calling the wrapped glXSwapBuffers (or eglSwapBuffers), make 29 sdl
+    # lines and no gl line; the default renderer's SDL_RenderPresent likewise.
+    for mode, env in (("gl", {}), ("gl", {"SDL_VIDEO_X11_FORCE_EGL": "1"}), ("render", {})):
+        lines = [line for line in receive_lines([sdl_frames, mode, "30", "0"], dict(software_gl(display, preload=True), **env))
+                 if line.startswith("perfhud.frame:")]
+        sources = [line.split("#source:")[1].split("|")[0] for line in lines]
+        assert sources == ["sdl"] * 29, (mode, env, sources)
 
 
 @pytest.mark.parametrize("mode", ["render", "software", "surface"])
