@@ -4,8 +4,10 @@ CONFIG ?= release
 BIN := .build/$(CONFIG)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libproc2-dev libsqlite3-dev sqlite3 pkg-config tmux htop vim less busybox procps sysstat valgrind gcc python3-pip prometheus systemd debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container \
-  xvfb mesa-utils vulkan-tools mesa-vulkan-drivers chromium fonts-dejavu-core
-PY_PACKAGES := pyte pytest psrecord datadog statsd
+  xvfb mesa-utils vulkan-tools mesa-vulkan-drivers chromium fonts-dejavu-core \
+  libsdl2-dev libglfw3-dev
+# pygame (PyPI: its wheel bundles its own libSDL2): Tests/EndToEnd/test_frame_hooks_sdl.py.
+PY_PACKAGES := pyte pytest psrecord datadog statsd pygame
 
 .PHONY: fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
 
@@ -39,9 +41,15 @@ HOOK_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete
 HOOK_BUILD = $(CC) $(HOOK_CFLAGS) -fPIC -shared -fvisibility=hidden $(HOOK_LDFLAGS)
 hooks: $(BIN)/libperfhud-gl.so $(BIN)/libperfhud-vulkan.so $(BIN)/perfhud_vulkan_layer.json
 
-$(BIN)/libperfhud-gl.so: $(HOOKS_SRC)/common.c $(HOOKS_SRC)/common.h $(HOOKS_SRC)/gl.c
+# libperfhud-gl.so: GL/EGL swaps (gl.c), SDL's presents (sdl.c), and the dlsym wrapper that hands
+# them to programs looking them up by name (lookup.c). That wrapper must pass every other lookup on
+# with a tail call (dlsym(RTLD_NEXT) finds the caller from its return address): the build fails if
+# the compiler made it a call.
+GL_HOOK_SOURCES := $(HOOKS_SRC)/common.c $(HOOKS_SRC)/gl.c $(HOOKS_SRC)/sdl.c $(HOOKS_SRC)/lookup.c
+$(BIN)/libperfhud-gl.so: $(GL_HOOK_SOURCES) $(HOOKS_SRC)/common.h $(HOOKS_SRC)/preload.h
 	@mkdir -p $(@D)
-	$(HOOK_BUILD) -DPERFHUD_SOURCE='"gl"' -o $@ $(HOOKS_SRC)/common.c $(HOOKS_SRC)/gl.c -ldl -pthread
+	$(HOOK_BUILD) -DPERFHUD_SOURCE='"gl"' -o $@ $(GL_HOOK_SOURCES) -ldl -pthread
+	@Sources/FrameHooks/check-dlsym-tail-call.sh $@ || { rm -f $@; exit 1; }
 
 $(BIN)/libperfhud-vulkan.so: $(HOOKS_SRC)/common.c $(HOOKS_SRC)/common.h $(HOOKS_SRC)/vulkan.c
 	@mkdir -p $(@D)
@@ -84,7 +92,7 @@ deps-apt:
 	fi
 
 deps-python:
-	@python3 -c "import pyte, pytest, datadog, statsd" 2>/dev/null && command -v psrecord >/dev/null || \
+	@PYGAME_HIDE_SUPPORT_PROMPT=1 python3 -c "import pyte, pytest, datadog, statsd, pygame" 2>/dev/null && command -v psrecord >/dev/null || \
 	  python3 -m pip install -q $(PY_PACKAGES) 2>/dev/null || \
 	  python3 -m pip install -q --break-system-packages $(PY_PACKAGES)
 

@@ -13,7 +13,7 @@
  *    (checked at each present and by a small flusher thread, so an idle program's last frames
  *    still arrive), before exec (gl.c) and at exit.
  * Line format (perfhud's DogStatsD subset):
- *   perfhud.frame:<ms>|ms|#source:<PERFHUD_SOURCE>|end_ns:<CLOCK_MONOTONIC ns of the present>
+ *   perfhud.frame:<ms>|ms|#source:<gl, sdl or vulkan>|end_ns:<CLOCK_MONOTONIC ns of the present>
  * several lines per datagram separated by '\n'. The end time lets perfhud count a frame in the
  * second it ended in, although its line arrives up to a batch (~250 ms) later. */
 #define _GNU_SOURCE
@@ -38,13 +38,15 @@
 
 #define BATCH_LINES 16
 #define BATCH_AGE_NS 250000000ull
-#define LINE_MAX_BYTES 96 /* "perfhud.frame:" + up to 20 digits + ".nnn|ms|#source:vulkan|end_ns:" + 20 digits < 96 */
+#define SOURCE_MAX_BYTES 8
+#define LINE_MAX_BYTES 96 /* "perfhud.frame:" + up to 20 digits + ".nnn|ms|#source:" + 8 + "|end_ns:" + 20 digits < 96 */
 #define BATCH_BYTES (BATCH_LINES * LINE_MAX_BYTES)
 #define LOCK_TRIES 4096 /* a few microseconds of spinning at most */
 #define FLUSHER_PERIOD_NS 100000000l
 
 static const char line_prefix[] = "perfhud.frame:";
-static const char line_suffix[] = "|ms|#source:" PERFHUD_SOURCE "|end_ns:";
+static const char source_prefix[] = "|ms|#source:";
+static const char end_prefix[] = "|end_ns:";
 
 static struct {
     atomic_int lock;
@@ -183,9 +185,9 @@ static size_t format_digits(char *out, uint64_t value) {
     return n;
 }
 
-/* Writes "perfhud.frame:<ms with 3 decimals>|ms|#source:…|end_ns:<end_ns>" at `out`; returns its
- * length. By hand rather than snprintf: no locale, no chance of an allocation for a double. */
-static size_t format_line(char *out, uint64_t duration_ns, uint64_t end_ns) {
+/* Writes "perfhud.frame:<ms with 3 decimals>|ms|#source:<source>|end_ns:<end_ns>" at `out`; returns
+ * its length. By hand rather than snprintf: no locale, no chance of an allocation for a double. */
+static size_t format_line(char *out, uint64_t duration_ns, uint64_t end_ns, const char *source) {
     size_t n = 0;
     memcpy(out, line_prefix, sizeof line_prefix - 1);
     n += sizeof line_prefix - 1;
@@ -196,14 +198,21 @@ static size_t format_line(char *out, uint64_t duration_ns, uint64_t end_ns) {
     out[n++] = (char)('0' + fraction / 100);
     out[n++] = (char)('0' + fraction / 10 % 10);
     out[n++] = (char)('0' + fraction % 10);
-    memcpy(out + n, line_suffix, sizeof line_suffix - 1);
-    n += sizeof line_suffix - 1;
+    memcpy(out + n, source_prefix, sizeof source_prefix - 1);
+    n += sizeof source_prefix - 1;
+    size_t source_length = strnlen(source, SOURCE_MAX_BYTES);
+    memcpy(out + n, source, source_length);
+    n += source_length;
+    memcpy(out + n, end_prefix, sizeof end_prefix - 1);
+    n += sizeof end_prefix - 1;
     return n + format_digits(out + n, end_ns);
 }
 
 int perfhud_active(void) { return active; }
 
-void perfhud_present(struct perfhud_clock *clock) {
+void perfhud_present(struct perfhud_clock *clock) { perfhud_present_from(clock, PERFHUD_SOURCE); }
+
+void perfhud_present_from(struct perfhud_clock *clock, const char *source) {
     if (!active) return;
     uint64_t now = now_ns();
     unsigned current = atomic_load_explicit(&generation, memory_order_relaxed);
@@ -214,7 +223,7 @@ void perfhud_present(struct perfhud_clock *clock) {
     if (!started) return; /* the first present (of this thread/swapchain, in this process) */
 
     char line[LINE_MAX_BYTES];
-    size_t length = format_line(line, now - previous, now);
+    size_t length = format_line(line, now - previous, now, source);
     if (!lock_try(LOCK_TRIES)) {
         atomic_fetch_add_explicit(&frames_dropped, 1, memory_order_relaxed);
         return;
@@ -235,6 +244,23 @@ void perfhud_present(struct perfhud_clock *clock) {
     if (!atomic_load_explicit(&flusher_started, memory_order_relaxed)) start_flusher();
 }
 
+static atomic_uint announced; /* a bit per API already announced by this process */
+
+void perfhud_announce(const char *api) {
+    if (!active) return;
+    unsigned bit = api[0] == 'v' ? 2u : 1u;
+    if (atomic_fetch_or(&announced, bit) & bit) return;
+    char line[64];
+    static const char prefix[] = "perfhud.graphics:1|c|#api:";
+    size_t length = strnlen(api, SOURCE_MAX_BYTES);
+    memcpy(line, prefix, sizeof prefix - 1);
+    memcpy(line + sizeof prefix - 1, api, length);
+    length += sizeof prefix - 1;
+    if (sock < 0) connect_socket();
+    /* Not counted among the frames sent or dropped: it is not one. */
+    if (sock >= 0) (void)send(sock, line, length, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 /* fork: the parent holds the lock across fork, so the child copies a batch nobody is changing;
  * the child empties it (those lines are the parent's, which sends them itself), starts a new
  * clock generation (its first present starts its clock) and will start its own flusher thread
@@ -252,9 +278,11 @@ static void after_fork_child(void) {
     atomic_store(&flusher_started, 0);
     atomic_store(&frames_sent, 0);
     atomic_store(&frames_dropped, 0);
+    atomic_store(&announced, 0); /* the child tells for itself (it is a process of the target too) */
 }
 
-__attribute__((constructor)) static void load(void) {
+/* Priority 101: before the other constructors of the library, which may announce. */
+__attribute__((constructor(101))) static void load(void) {
     const char *path = getenv("PERFHUD_SOCKET");
     debug = getenv("PERFHUD_HOOK_DEBUG") != NULL;
     if (!path || !*path || strlen(path) >= sizeof address.sun_path) return;

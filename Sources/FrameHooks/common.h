@@ -24,6 +24,17 @@ int perfhud_active(void);
  * socket. Never blocks, never allocates (except one thread stack, once, at the first frame). */
 void perfhud_present(struct perfhud_clock *clock);
 
+/* The same, tagged `source` (at most 8 bytes: "gl", "sdl"): libperfhud-gl.so reports both GL and
+ * SDL presents, each under its own name. */
+void perfhud_present_from(struct perfhud_clock *clock, const char *source);
+
+/* Tells perfhud once per process that the program loaded a graphics API (`api`: "gl", "vulkan"):
+ * a program that loads one and never presents is then said to be one ("GL loaded, no present
+ * seen") rather than a program that draws nothing. One line, sent at once:
+ *   perfhud.graphics:1|c|#api:<api>
+ * (older perfhud versions count it among the ignored lines). */
+void perfhud_announce(const char *api);
+
 /* Sends what is batched now (before exec, at exit). */
 void perfhud_flush(void);
 

@@ -11,12 +11,17 @@
  * building needs no libgl-dev/libegl-dev/libx11-dev (only libc and libdl). The real functions are
  * looked up at the first call (the program may load libGL/libEGL after us, or through a library
  * that dlopens them), with dlsym(RTLD_NEXT), then the real GetProcAddress, then the loaded
- * libraries by name (RTLD_NOLOAD: we never load a GL library ourselves).
+ * libraries by name (RTLD_NOLOAD: we never load a GL library ourselves). Programs that dlopen libGL
+ * and dlsym the swap function (SDL, GLFW, most engines) get these wrappers from lookup.c's dlsym.
+ *
+ * A swap made inside an SDL present (SDL_GL_SwapWindow) is not counted here: sdl.c counts it once,
+ * as an "sdl" frame (perfhud_present_depth).
  *
  * exec: the batch lives in memory and would vanish with the old image, so exec* send it first; the
  * new image loads this library again (LD_PRELOAD stays in the environment) and reports on its own. */
 #define _GNU_SOURCE
 #include "common.h"
+#include "preload.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -24,9 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-
-typedef void (*any_function)(void);
 typedef unsigned int egl_boolean; /* EGLBoolean */
 typedef int32_t egl_int;          /* EGLint (khrplatform: 32 bits) */
 typedef unsigned long glx_drawable; /* GLXDrawable = XID */
@@ -39,6 +41,7 @@ typedef any_function (*get_proc_address)(const char *name);
 /* Initial-exec: the slot is in the static TLS block, so reading it never allocates (the
  * general-dynamic model may malloc the first time a thread touches a library's TLS). */
 static __thread struct perfhud_clock thread_clock __attribute__((tls_model("initial-exec")));
+__thread int perfhud_present_depth __attribute__((tls_model("initial-exec")));
 
 /* A wrapped function: its name, our wrapper, the real one once found. */
 struct hook {
@@ -81,7 +84,7 @@ static any_function real_function(int index);
 
 static any_function find_real(int index) {
     const char *name = hooks[index].name;
-    any_function f = (any_function)dlsym(RTLD_NEXT, name);
+    any_function f = (any_function)perfhud_real_dlsym(RTLD_NEXT, name);
     if (f && !is_ours(f)) return f;
     if (index < GLX_GPA) { /* a swap function: ask the real GetProcAddress of its API */
         get_proc_address gpa = (get_proc_address)real_function(name[0] == 'e' ? EGL_GPA : GLX_GPA_ARB);
@@ -93,7 +96,7 @@ static any_function find_real(int index) {
     for (unsigned i = 0; i < sizeof libraries / sizeof *libraries; i++) {
         void *handle = dlopen(libraries[i], RTLD_LAZY | RTLD_NOLOAD);
         if (!handle) continue;
-        f = (any_function)dlsym(handle, name);
+        f = (any_function)perfhud_real_dlsym(handle, name);
         dlclose(handle); /* RTLD_NOLOAD took a reference; the library stays loaded */
         if (f && !is_ours(f)) return f;
     }
@@ -107,28 +110,42 @@ static any_function real_function(int index) {
     return atomic_load_explicit(&hooks[index].real, memory_order_acquire);
 }
 
+/* The outermost present of this thread is a frame; one inside another wrapped present (an SDL
+ * present's swap) is part of that one. */
+static inline void enter_present(void) {
+    if (perfhud_present_depth++ == 0) perfhud_present(&thread_clock);
+}
+static inline void leave_present(void) { perfhud_present_depth--; }
+
 EXPORT void glXSwapBuffers(void *display, glx_drawable drawable) {
     glx_swap_buffers real = (glx_swap_buffers)real_function(GLX_SWAP);
-    perfhud_present(&thread_clock);
+    enter_present();
     if (real) real(display, drawable);
+    leave_present();
 }
 
 EXPORT egl_boolean eglSwapBuffers(void *display, void *surface) {
     egl_swap_buffers real = (egl_swap_buffers)real_function(EGL_SWAP);
-    perfhud_present(&thread_clock);
-    return real ? real(display, surface) : 0;
+    enter_present();
+    egl_boolean result = real ? real(display, surface) : 0;
+    leave_present();
+    return result;
 }
 
 EXPORT egl_boolean eglSwapBuffersWithDamageEXT(void *display, void *surface, const egl_int *rects, egl_int count) {
     egl_swap_buffers_with_damage real = (egl_swap_buffers_with_damage)real_function(EGL_DAMAGE_EXT);
-    perfhud_present(&thread_clock);
-    return real ? real(display, surface, rects, count) : 0;
+    enter_present();
+    egl_boolean result = real ? real(display, surface, rects, count) : 0;
+    leave_present();
+    return result;
 }
 
 EXPORT egl_boolean eglSwapBuffersWithDamageKHR(void *display, void *surface, const egl_int *rects, egl_int count) {
     egl_swap_buffers_with_damage real = (egl_swap_buffers_with_damage)real_function(EGL_DAMAGE_KHR);
-    perfhud_present(&thread_clock);
-    return real ? real(display, surface, rects, count) : 0;
+    enter_present();
+    egl_boolean result = real ? real(display, surface, rects, count) : 0;
+    leave_present();
+    return result;
 }
 
 /* The real GetProcAddress, then ours in place of a swap function. The real one may hand back our
@@ -137,6 +154,7 @@ EXPORT egl_boolean eglSwapBuffersWithDamageKHR(void *display, void *surface, con
 static any_function wrap_lookup(int gpa_index, const char *name) {
     get_proc_address real = (get_proc_address)real_function(gpa_index);
     any_function f = real ? real(name) : NULL;
+    if (real) perfhud_announce("gl");
     if (!f || !name) return f;
     for (int i = 0; i < HOOKS; i++) {
         if (strcmp(name, hooks[i].name) != 0) continue;
@@ -150,6 +168,31 @@ EXPORT any_function glXGetProcAddress(const unsigned char *name) { return wrap_l
 EXPORT any_function glXGetProcAddressARB(const unsigned char *name) { return wrap_lookup(GLX_GPA_ARB, (const char *)name); }
 EXPORT any_function eglGetProcAddress(const char *name) { return wrap_lookup(EGL_GPA, name); }
 
+any_function perfhud_gl_wrapper(const char *name, any_function real) {
+    for (int i = 0; i < HOOKS; i++) {
+        if (strcmp(name, hooks[i].name) != 0) continue;
+        perfhud_announce("gl");
+        remember(i, real);
+        return hooks[i].wrapper;
+    }
+    return NULL;
+}
+
+/* A program linked with libGL or libEGL (glxgears) has loaded GL before it makes a context: said
+ * at once, so that one that never presents is known for one. (Programs that dlopen GL say so at
+ * their first lookup: perfhud_gl_wrapper, wrap_lookup.) After common.c's constructor (101). */
+__attribute__((constructor(102))) static void announce_linked_gl(void) {
+    if (!perfhud_active()) return;
+    static const char *const libraries[] = {"libGL.so.1", "libGLX.so.0", "libEGL.so.1", "libOpenGL.so.0", "libGLESv2.so.2"};
+    for (unsigned i = 0; i < sizeof libraries / sizeof *libraries; i++) {
+        void *handle = dlopen(libraries[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!handle) continue;
+        dlclose(handle);
+        perfhud_announce("gl");
+        return;
+    }
+}
+
 /* exec: send the batch first. Only execve/execv/execvp/execvpe/execl/execlp/execle (glibc's execl
  * family calls its internal execve directly, so each is wrapped); posix_spawn and fexecve are not
  * (their children are new images and report anyway; only the caller's last ≤250 ms of frames,
@@ -162,8 +205,8 @@ extern char **environ;
 static execve_function real_execve;
 static execvpe_function real_execvpe;
 __attribute__((constructor)) static void find_exec(void) {
-    real_execve = (execve_function)dlsym(RTLD_NEXT, "execve");
-    real_execvpe = (execvpe_function)dlsym(RTLD_NEXT, "execvpe");
+    real_execve = (execve_function)perfhud_real_dlsym(RTLD_NEXT, "execve");
+    real_execvpe = (execvpe_function)perfhud_real_dlsym(RTLD_NEXT, "execvpe");
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {

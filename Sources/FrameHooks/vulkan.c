@@ -198,6 +198,7 @@ static VkResult layer_CreateInstance(const void *info, const void *allocator, Vk
     if (!next_create) return VK_ERROR_INITIALIZATION_FAILED;
     VkResult result = next_create(info, allocator, out);
     if (result != VK_SUCCESS) return result;
+    if (!disabled) perfhud_announce("vulkan"); /* a program that never presents is known for a Vulkan one */
     pthread_mutex_lock(&table_lock);
     for (int i = 0; i < MAX_INSTANCES; i++) {
         if (atomic_load(&instances[i].key)) continue;

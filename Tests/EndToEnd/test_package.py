@@ -151,7 +151,8 @@ def test_the_frame_hooks_are_installed_together_and_need_only_libc(deb, tree):
     for library, exported in (("libperfhud-gl.so", {"glXSwapBuffers", "eglSwapBuffers", "eglSwapBuffersWithDamageEXT",
                                                     "eglSwapBuffersWithDamageKHR", "glXGetProcAddress", "glXGetProcAddressARB",
                                                     "eglGetProcAddress", "execve", "execv", "execvp", "execvpe", "execl",
-                                                    "execlp", "execle"}),
+                                                    "execlp", "execle", "dlsym", "SDL_GL_SwapWindow", "SDL_RenderPresent",
+                                                    "SDL_UpdateWindowSurface", "SDL_UpdateWindowSurfaceRects"}),
                               ("libperfhud-vulkan.so", {"perfhud_vkNegotiateLoaderLayerInterfaceVersion"})):
         dynamic = run("readelf", "-d", str(directory / library)).stdout
         needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^]]+)\]", dynamic))

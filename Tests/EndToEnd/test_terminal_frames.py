@@ -138,3 +138,30 @@ def test_attach_says_frames_are_not_reported(terminal):
         sleeper.kill()
     refused = perfhud("attach", "1", "--frames", "tty")
     assert refused.returncode == 64 and "--frames is for run" in refused.stderr
+
+
+def test_a_terminal_program_redrawing_less_than_once_a_second_says_it_is_idle(terminal):
+    # A clock-like program: it draws its screen (cursor home, clear) every 1.3 s. Each redraw comes
+    # after an idle pause, so none makes a frame; the status line says the program is idle rather
+    # than showing no frame figure at all (or FPS 0).
+    script = 'i=0; while [ $i -lt 4 ]; do printf "\\033[H\\033[2Jtick %s" $i; i=$((i+1)); sleep 1.3; done'
+    term = terminal(["run", "--", "sh", "-c", script])
+    term.wait_for(lambda t: "tick 1" in t.text(), what="the second redraw")
+    status = term.screen.display[0]
+    assert "tty idle" in status and "FPS" not in status, status
+    assert term.finish() == 0
+    result = perfhud("run", "--output", "json", "--tick", "250ms", "--", "sh", "-c", script.replace("-lt 4", "-lt 2"), timeout=30)
+    last = rows(result.stdout)[-1]
+    assert last["frames_total"] == 0 and last["fps"] is None, last
+    assert last["frames_unreported_reason"] == "terminal idle (redraws less than once a second)", last
+
+
+def test_log_lines_are_not_frames():
+    # A program printing a line every 50 ms (each line an output burst) draws no screen: no tty
+    # frames, where they once read as 20 FPS.
+    script = "for i in $(seq 30); do echo log line $i; sleep 0.05; done"
+    result = perfhud("run", "--output", "json", "--tick", "250ms", "--", "sh", "-c", script, timeout=30)
+    assert result.returncode == 0, result.stderr
+    last = rows(result.stdout)[-1]
+    assert last["frames_total"] == 0 and last["frame_source"] is None, last
+    assert last["frames_unreported_reason"] == "no GL/Vulkan/SDL/terminal drawing", last

@@ -9,6 +9,7 @@ struct RecordingSink: EventSink {
         events.append("frame \(milliseconds) \(count)" + (source == .events ? "" : " \(source.rawValue)") + (end.map { " end \($0)" } ?? ""))
     }
     mutating func phase(name: UnsafeRawBufferPointer) { events.append("phase \(String(decoding: name, as: UTF8.self))") }
+    mutating func graphicsLoaded(api: UnsafeRawBufferPointer) { events.append("graphics \(String(decoding: api, as: UTF8.self))") }
     mutating func ignored() { events.append("ignored") }
     mutating func malformed() { events.append("malformed") }
 }

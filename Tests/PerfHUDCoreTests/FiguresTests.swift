@@ -23,7 +23,9 @@ final class FiguresTests: XCTestCase {
 
     func testTheJSONRowHasEveryFigureInTheTablesOrder() {
         let report = Report(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
-        let withEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: EventSnapshot()))
+        var events = EventSnapshot()
+        events.framesUnreportedReason = FramesUnreported.nothingDrawn     // the key is there only with a reason
+        let withEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
         let expected = ["time", "pid", "alive"] + Figure.all.flatMap { figure -> [String] in
             figure.kind == .special(.exitStatus) ? ["exit_code", "exit_signal"] : [figure.name]
         }
@@ -32,6 +34,8 @@ final class FiguresTests: XCTestCase {
         XCTAssertEqual(withoutEvents, ["time", "pid", "alive"] + Figure.all.filter {
             ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
         }.map(\.name))
+        let counted = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: EventSnapshot()))
+        XCTAssertFalse(counted.contains("frames_unreported_reason"), "no reason, no key")
     }
 
     func testARecordingHasAColumnAndAViewFieldForEveryRecordedFigure() throws {

@@ -5,6 +5,8 @@ import XCTest
 final class TerminalFramesTests: XCTestCase {
     private let ms: UInt64 = 1_000_000
     private let begin = Array("\u{1B}[?2026h".utf8), end = Array("\u{1B}[?2026l".utf8)
+    /// Cursor addressing: from it on, the program draws a screen and its bursts are frames.
+    private let home = Array("\u{1B}[H".utf8)
 
     func testSynchronizedUpdatesAreFramesTimedFromEndToEnd() {
         var frames = TerminalFrames(quietNanoseconds: 8 * ms)
@@ -26,7 +28,7 @@ final class TerminalFramesTests: XCTestCase {
 
     func testWithoutSynchronizedOutputABurstEndsInQuiet() {
         var frames = TerminalFrames(quietNanoseconds: 8 * ms)
-        XCTAssertEqual(frames.output(Array("top of a frame".utf8), at: 100 * ms).frames, [])
+        XCTAssertEqual(frames.output(home + Array("top of a frame".utf8), at: 100 * ms).frames, [])
         XCTAssertEqual(frames.output(Array("rest of it".utf8), at: 104 * ms).frames, [], "4 ms later: the same burst")
         XCTAssertEqual(frames.tick(at: 110 * ms).frames, [], "6 ms of quiet is not yet the end")
         XCTAssertEqual(frames.tick(at: 113 * ms).frames, [TerminalFrames.Frame(end: 104 * ms, milliseconds: nil)],
@@ -42,6 +44,43 @@ final class TerminalFramesTests: XCTestCase {
         XCTAssertEqual(frames.output(begin + end, at: 1516 * ms).frames.map(\.milliseconds), [16])
     }
 
+    func testLinesOfLogOutputAreNotFramesUntilTheProgramDrawsAScreen() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        let banner = "pygame 2.6.1 (SDL 2.28.4, Python 3.11.7)\r\nHello from the pygame community.\r\n"
+        let colouredLog = "\u{1B}[1;31mERROR\u{1B}[0m dbus: failed to connect\u{1B}[K\r\n"   // grep's colours end in CSI K
+        var counted = 0
+        for (step, text) in [banner, colouredLog, "50%\r", "51%\r", "\u{1B}[?25l\u{1B}[2Kprogress\r"].enumerated() {
+            counted += frames.output(Array(text.utf8), at: UInt64(step) * 100 * ms).frames.count
+            counted += frames.tick(at: UInt64(step) * 100 * ms + 50 * ms).frames.count
+        }
+        XCTAssertEqual(counted, 0, "lines, colours, carriage returns, erased lines, a hidden cursor")
+        XCTAssertFalse(frames.drawsScreen)
+        for (step, sequence) in ["\u{1B}[12;1H", "\u{1B}[2J", "\u{1B}[?1049h", "\u{1B}[3A", "\u{1B}c"].enumerated() {
+            var fresh = TerminalFrames(quietNanoseconds: 8 * ms)
+            // Cut anywhere: the sequence split across two reads.
+            let bytes = Array(sequence.utf8)
+            _ = fresh.output(bytes[..<(bytes.count / 2)], at: 0)
+            _ = fresh.output(bytes[(bytes.count / 2)...], at: 1 * ms)
+            XCTAssertTrue(fresh.drawsScreen, "sequence \(step)")
+        }
+        _ = frames.output(Array("\u{1B}[1;1Hframe 1".utf8), at: 1000 * ms)
+        XCTAssertEqual(frames.tick(at: 1010 * ms).frames.map(\.milliseconds), [nil], "drawing: its bursts are frames")
+        _ = frames.output(Array("\u{1B}[1;1Hframe 2".utf8), at: 1016 * ms)
+        XCTAssertEqual(frames.tick(at: 1030 * ms).frames.map(\.milliseconds), [16])
+    }
+
+    func testWhyThereAreNoFramesIsSaid() {
+        var events = EventSnapshot()
+        XCTAssertEqual(FramesUnreported.reason(events, presentHooks: true, readsTerminal: true, terminalDrawn: false), "no GL/Vulkan/SDL/terminal drawing")
+        events.glLoaded = true
+        XCTAssertEqual(FramesUnreported.reason(events, presentHooks: true, readsTerminal: true, terminalDrawn: false), "GL loaded, no present seen")
+        XCTAssertEqual(FramesUnreported.reason(events, presentHooks: true, readsTerminal: true, terminalDrawn: true), FramesUnreported.terminalIdle)
+        XCTAssertNil(FramesUnreported.reason(events, presentHooks: false, readsTerminal: false, terminalDrawn: false), "--frames none: nothing watched")
+        events.framesTotal = 1
+        XCTAssertNil(FramesUnreported.reason(events, presentHooks: true, readsTerminal: true, terminalDrawn: false), "frames are counted")
+        for reason in FramesUnreported.all { XCTAssertEqual(FramesUnreported.reason(code: FramesUnreported.code(reason)), reason) }
+    }
+
     func testEachKeyWaitsForTheNextFrame() {
         var frames = TerminalFrames(quietNanoseconds: 8 * ms)
         frames.keySent(at: 10 * ms)
@@ -54,6 +93,8 @@ final class TerminalFramesTests: XCTestCase {
 
     func testAKeyIsAnsweredByTheFirstOutputAfterItNotTheEndOfTheBurst() {
         var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        _ = frames.output(home, at: 0)
+        XCTAssertEqual(frames.tick(at: 9 * ms).frames.count, 1)
         frames.keySent(at: 10 * ms)
         XCTAssertEqual(frames.output(Array("\r\n1\n".utf8), at: 12 * ms).latencies, [2], "the echo of Enter")
         for at in stride(from: 13, through: 2000, by: 1) {            // a stream without pause
@@ -106,8 +147,22 @@ final class TerminalFramesTests: XCTestCase {
 
     func testHookFramesCarryTheirSourceAndTheProgramsWin() {
         var sink = RecordingSink()
-        let lines = "perfhud.frame:16.7|ms|#source:gl\nperfhud.frame:16.7|ms|#source:vulkan\nperfhud.frame:16.7|ms\nperfhud.frame:5|ms|#source:other"
+        let lines = "perfhud.frame:16.7|ms|#source:gl\nperfhud.frame:16.7|ms|#source:vulkan\nperfhud.frame:16.7|ms\nperfhud.frame:5|ms|#source:other\nperfhud.frame:16.7|ms|#source:sdl"
         Array(lines.utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &sink) }
-        XCTAssertEqual(sink.events, ["frame 16.7 1.0 gl", "frame 16.7 1.0 vulkan", "frame 16.7 1.0", "frame 5.0 1.0"])
+        XCTAssertEqual(sink.events, ["frame 16.7 1.0 gl", "frame 16.7 1.0 vulkan", "frame 16.7 1.0", "frame 5.0 1.0", "frame 16.7 1.0 sdl"])
+    }
+
+    func testTheHooksSayWhichGraphicsAPIWasLoaded() {
+        XCTAssertEqual(parse("perfhud.graphics:1|c|#api:gl\nperfhud.graphics:1|c|#api:vulkan"), ["graphics gl", "graphics vulkan"])
+        XCTAssertEqual(parse("perfhud.graphics:1|c"), ["malformed"], "no api")
+        let aggregator = EventAggregator()
+        aggregator.withLock { ingest in
+            ingest.setTime(1_000_000 * ms)
+            Array("perfhud.graphics:1|c|#api:gl".utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &ingest) }
+        }
+        let snapshot = aggregator.snapshot(at: 1_000_000 * ms)
+        XCTAssertTrue(snapshot.glLoaded)
+        XCTAssertFalse(snapshot.vulkanLoaded)
+        XCTAssertEqual(snapshot.framesTotal, 0)
     }
 }

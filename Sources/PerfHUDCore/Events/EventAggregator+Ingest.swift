@@ -19,6 +19,9 @@ extension EventAggregator {
         var janky = 0.0
         var dropped = 0.0
         var frameSource: FrameSource?
+        /// The graphics APIs the frame hooks said the program loaded (`perfhud.graphics`).
+        var glLoaded = false
+        var vulkanLoaded = false
         var phase: String?
         var phaseChanges: [PhaseChange] = []
         /// The log as (label index, count); names are looked up when it is drained.
@@ -127,6 +130,12 @@ extension EventAggregator {
             if milliseconds > configuration.jankFactor * budget { janky += count }
             let late = (milliseconds / budget).rounded() - 1
             if late > 0 { dropped += late * count }
+        }
+
+        public mutating func graphicsLoaded(api: UnsafeRawBufferPointer) {
+            if api.elementsEqual("gl".utf8) { glLoaded = true }
+            else if api.elementsEqual("vulkan".utf8) { vulkanLoaded = true }
+            else { ignoredCount &+= 1 }
         }
 
         public mutating func phase(name: UnsafeRawBufferPointer) {

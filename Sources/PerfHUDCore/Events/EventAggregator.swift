@@ -124,6 +124,8 @@ public final class EventAggregator: @unchecked Sendable {
             snapshot.actionsPerSecond = state.allActions.lastSecond(current: current).atResolution(100)
             snapshot.framesTotal = state.framesTotal
             snapshot.frameSource = state.frameSource
+            snapshot.glLoaded = state.glLoaded
+            snapshot.vulkanLoaded = state.vulkanLoaded
             snapshot.fps = state.allFrames.lastSecond(current: current - state.frameTiming.lagBuckets(at: time)).atResolution(100)
             snapshot.jankyFrames = state.janky
             snapshot.droppedFrames = state.dropped

@@ -10,6 +10,7 @@ import Glibc
 ///     perfhud.phase:1|c|#phase:DrawingScreen
 ///     perfhud.action.Counter.incrementTapped:1|c     plain StatsD: the label in the name
 ///     perfhud.phase.DrawingScreen:1|c
+///     perfhud.graphics:1|c|#api:gl   the frame hooks: the program loaded a graphics API (gl, vulkan)
 ///
 /// A client namespace prefix is allowed (`myapp.perfhud.action`, `myapp.perfhud.action.X`);
 /// sample rates (`|@0.5`) scale counts. DogStatsD events (`_e{…}`) and service checks (`_sc|…`)
@@ -26,7 +27,7 @@ import Glibc
 /// decimal digits fitting in 64 bits makes the line malformed, as a bad sample rate does: a
 /// sender that means to give a time and gets it wrong should show in `events_malformed`. Whether
 /// the time is believed (not after arrival, not long before it) is the aggregator's call.
-public enum EventKind: Equatable { case action, frame, phase }
+public enum EventKind: Equatable { case action, frame, phase, graphics }
 
 public protocol EventSink {
     /// `label` is valid only during the call.
@@ -35,6 +36,9 @@ public protocol EventSink {
     /// when the line has none.
     mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?)
     mutating func phase(name: UnsafeRawBufferPointer)
+    /// The frame hooks say a process of the program loaded a graphics API (`api`: `gl`, `vulkan`):
+    /// where it never presents, perfhud says so instead of showing no frames without a reason.
+    mutating func graphicsLoaded(api: UnsafeRawBufferPointer)
     /// A well-formed metric that is not perfhud's.
     mutating func ignored()
     mutating func malformed()
@@ -45,6 +49,7 @@ public protocol EventSink {
 
 extension EventSink {
     public mutating func endDatagram() {}
+    public mutating func graphicsLoaded(api: UnsafeRawBufferPointer) { ignored() }
 }
 
 public enum EventLineParser {
@@ -146,6 +151,7 @@ public enum EventLineParser {
         if hasNameSuffix(name, "perfhud.action") { kind = .action }
         else if hasNameSuffix(name, "perfhud.frame") { kind = .frame }
         else if hasNameSuffix(name, "perfhud.phase") { kind = .phase }
+        else if hasNameSuffix(name, "perfhud.graphics") { kind = .graphics }
         else if let (found, labelStart) = labelledName(line, before: colon) {
             // A label may hold ':' (TCA's `moved(x:, y:)`) but never '|': the count is after the
             // last ':' before the first '|'.
@@ -160,6 +166,9 @@ public enum EventLineParser {
             sink.ignored(); return
         }
         switch kind {
+        case .graphics:
+            guard equals(type, "c"), let api = tag("api:", in: tags), !api.isEmpty else { sink.malformed(); return }
+            sink.graphicsLoaded(api: api)
         case .action, .phase:
             guard equals(type, "c"), let value = number(values), value >= 0, value <= maximumCount else { sink.malformed(); return }
             guard let label = labelInName ?? tag(kind == .action ? "action:" : "phase:", in: tags), !label.isEmpty else {

@@ -15,6 +15,13 @@ public struct EventSnapshot: Equatable {
     public var framesTotal: Double = 0
     /// Where the frames shown come from; nil before the first.
     public var frameSource: FrameSource?
+    /// The frame hooks said the program loaded OpenGL/EGL, Vulkan (`perfhud.graphics`).
+    public var glLoaded = false
+    public var vulkanLoaded = false
+    /// Why no frame figure is shown, where perfhud can tell (`run` with its frame sources):
+    /// `GL loaded, no present seen`, `no GL/Vulkan/SDL/terminal drawing`, … (`FramesUnreported`).
+    /// Nil while frames are counted, and where nothing could be seen (attach, `--frames none`).
+    public var framesUnreportedReason: String?
     /// Key-to-screen latency of a program perfhud runs (see `TerminalFrames`); nil before a key.
     public var inputLatencyP50: Double?
     public var inputLatencyP99: Double?

@@ -10,11 +10,15 @@ public enum FrameSource: String, CaseIterable, Sendable {
     case vulkan
     /// Synchronized updates (or output bursts) of a terminal program.
     case tty
+    /// The preloaded hook timing SDL's presents (`SDL_GL_SwapWindow`, `SDL_RenderPresent`,
+    /// `SDL_UpdateWindowSurface`): 2D SDL games and pygame. Last in the list: a recording keeps a
+    /// source as its index here.
+    case sdl
 
     var rank: Int {
         switch self {
         case .events: return 3
-        case .gl, .vulkan: return 2
+        case .gl, .vulkan, .sdl: return 2
         case .tty: return 1
         }
     }
@@ -25,6 +29,7 @@ public enum FrameSource: String, CaseIterable, Sendable {
         guard let tag else { self = .events; return }
         if tag.elementsEqual("gl".utf8) { self = .gl }
         else if tag.elementsEqual("vulkan".utf8) { self = .vulkan }
+        else if tag.elementsEqual("sdl".utf8) { self = .sdl }
         else { self = .events }
     }
 }

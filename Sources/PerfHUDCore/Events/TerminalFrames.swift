@@ -1,6 +1,13 @@
 /// Frames of a terminal program, read from what it writes to its terminal (`--frames tty`), and
 /// the time from each key it is sent to the first screen update after it (key-to-screen latency).
 ///
+/// Only a program that draws as a terminal program does has frames: from the first cursor
+/// addressing (`CSI row;col H` or `f`, `CSI row d`, `CSI n A`), clearing (`CSI J`, `ESC c`), switch to
+/// the alternate screen (`CSI ? 1049 h`, `? 47 h`, `? 1047 h`) or synchronized update (`CSI ? 2026 h`).
+/// Lines of log output — a GUI program's banner, a browser's warnings, colours included — are not
+/// frames: before such drawing, bursts are not counted (issue 18: pygame's banner made 5 "frames",
+/// then `FPS 0`, of a game drawing 60).
+///
 /// A frame is one synchronized update (`CSI ? 2026 h` … `CSI ? 2026 l`) once the program has used
 /// one; before that (and for programs that never do), an output burst: bytes with no pause
 /// longer than `quietNanoseconds` between them, ending at its last byte. A frame's duration is the
@@ -26,6 +33,9 @@ public struct TerminalFrames {
     public let quietNanoseconds: UInt64
     public static let idleNanoseconds: UInt64 = 1_000_000_000
     public private(set) var usesSynchronizedOutput = false
+    /// The program has drawn as a terminal program does (see above): its bursts are frames.
+    public private(set) var drawsScreen = false
+    private var control = ControlScanner()
     private var inUpdate = false
     private var lastEnd: UInt64?
     private var burstLastByte: UInt64?
@@ -60,6 +70,7 @@ public struct TerminalFrames {
             end(at: last, into: &frames)          // the burst before ended in quiet
         }
         var shown = false                                     // the screen changes: keys are answered
+        if !drawsScreen { drawsScreen = control.findsDrawing(in: bytes) }
         for byte in bytes {
             if matched == Self.prefix.count {
                 matched = 0
@@ -95,6 +106,7 @@ public struct TerminalFrames {
 
     private mutating func end(at time: UInt64, into frames: inout [Frame]) {
         burstLastByte = nil
+        guard drawsScreen else { return }
         var duration: Double?
         if let lastEnd, time > lastEnd, time - lastEnd < Self.idleNanoseconds { duration = Double(time - lastEnd) / 1e6 }
         lastEnd = time
@@ -109,6 +121,58 @@ public struct TerminalFrames {
             answered += 1
         }
         pendingKeys.removeFirst(answered)
+    }
+}
+
+/// Finds, across reads, the first control sequence of a program drawing a screen (see
+/// `TerminalFrames`). A parser of ECMA-48's escape and CSI forms, reduced to what it needs: the
+/// private marker `?`, the first parameter and the final byte.
+struct ControlScanner {
+    private enum State { case ground, escape, csi }
+    private var state = State.ground
+    private var isPrivate = false
+    private var firstParameter = 0
+    private var inFirstParameter = true
+
+    /// Whether `bytes` hold (or end) such a sequence.
+    mutating func findsDrawing<Bytes: Collection>(in bytes: Bytes) -> Bool where Bytes.Element == UInt8 {
+        for byte in bytes {
+            switch state {
+            case .ground:
+                if byte == 0x1B { state = .escape }
+            case .escape:
+                if byte == UInt8(ascii: "[") {
+                    state = .csi; isPrivate = false; firstParameter = 0; inFirstParameter = true
+                } else if byte == UInt8(ascii: "c") {
+                    return true                                   // RIS: the screen reset
+                } else {
+                    state = byte == 0x1B ? .escape : .ground
+                }
+            case .csi:
+                switch byte {
+                case UInt8(ascii: "?") where firstParameter == 0 && inFirstParameter:
+                    isPrivate = true
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    if inFirstParameter && firstParameter < 100_000 { firstParameter = firstParameter * 10 + Int(byte - 0x30) }
+                case UInt8(ascii: ";"), UInt8(ascii: ":"):
+                    inFirstParameter = false
+                case 0x20...0x2F, 0x3C...0x3F:                    // intermediates, other private markers
+                    break
+                case 0x40...0x7E:                                 // the final byte
+                    state = .ground
+                    if isPrivate {
+                        if byte == UInt8(ascii: "h") && [1049, 47, 1047, 2026].contains(firstParameter) { return true }
+                    } else if [UInt8(ascii: "H"), UInt8(ascii: "f"), UInt8(ascii: "d"), UInt8(ascii: "A"), UInt8(ascii: "J")].contains(byte) {
+                        return true
+                    }
+                case 0x1B:
+                    state = .escape
+                default:                                          // a control character inside: cancelled
+                    state = .ground
+                }
+            }
+        }
+        return false
     }
 }
 

@@ -48,6 +48,10 @@ public enum ReportFormatter {
                 field(figure.key, "{" + figures.rejected.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + String($0.value) }.joined(separator: ",") + "}")
             case .special(.frameSource):
                 field(figure.key, figures.frameSource.map { quoted($0.rawValue) } ?? "null")
+            case .special(.framesUnreportedReason):
+                // Only while there is a reason: rows of runs (and recordings) from before the key
+                // existed stay as they were, byte for byte, when replayed.
+                if let reason = figures.framesUnreportedReason { field(figure.key, quoted(reason)) }
             case .special(.command):
                 field(figure.key, quoted(commandName))
             case .special(.exitStatus):

@@ -35,7 +35,7 @@ public final class Figure {
     }
 
     public enum Special: Equatable {
-        case highFrequencyActions, phase, rejectedByReason, frameSource, command, exitStatus
+        case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus
     }
 
     /// Where the value lives: the sample's report, or the event figures (null without an event socket).
@@ -127,6 +127,7 @@ public final class Figure {
         case .rss_trend_bytes_per_second: return r.residentTrendBytesPerSecond
         case .processes: return Double(r.processCount)
         case .cpu_seconds_total: return r.cpuSecondsTotal
+        case .frames_unreported_reason: return FramesUnreported.code(e.framesUnreportedReason)
         case .special: return nil
         }
     }
@@ -137,6 +138,7 @@ public final class Figure {
         case fps, frame_p50_ms, frame_p95_ms, frame_p99_ms, fps_1pct_low, janky_frames, dropped_frames, actions_per_second
         case events_received, events_malformed, events_rejected, events_ignored, frames_total, actions_total
         case input_latency_p50_ms, input_latency_p99_ms, elapsed_seconds, rss_trend_bytes_per_second, processes, cpu_seconds_total
+        case frames_unreported_reason
         case special
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
@@ -165,6 +167,10 @@ public final class Figure {
     /// The SQL expression of the `samples` view that gives the figure in its unit.
     var viewExpression: String? {
         guard let column else { return nil }
+        if field == .frames_unreported_reason {
+            let cases = FramesUnreported.all.enumerated().map { "WHEN \($0.offset + 1) THEN '\($0.element)'" }.joined(separator: " ")
+            return "CASE \(column) \(cases) END"
+        }
         if case .fixed(let scale) = storage { return "\(column) / \(ReportFormatter.number(scale, decimals: 0)).0" }
         return column
     }
@@ -236,6 +242,10 @@ extension Figure {
                metric: .labelled("perfhud_actions_total"), nullWithoutEvents: false,
                write: { _, e, v in e.actionsTotal = v ?? 0 }),
         Figure("frame_source", "", .special(.frameSource), .events),
+        // Why there is no frame figure (`FramesUnreported`); in the JSON row only while there is one. Recorded
+        // as a code (`FramesUnreported.all`), which the `samples` view turns back into the text.
+        Figure("frames_unreported_reason", "", .special(.framesUnreportedReason), .events, column: "frames_unreported", storage: .integer,
+               nullWithoutEvents: false, write: { _, e, v in e.framesUnreportedReason = FramesUnreported.reason(code: v) }),
         Figure("input_latency_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000),
                write: { _, e, v in e.inputLatencyP50 = v }),
         Figure("input_latency_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000),

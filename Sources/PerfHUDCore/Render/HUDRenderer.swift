@@ -70,7 +70,8 @@ public enum HUDRenderer {
         }
         if let events = snapshot.events, snapshot.status == .running {
             if events.hasFrames {
-                var text = "FPS " + ReportFormatter.number(events.fps, decimals: 0)
+                // A terminal program draws when it has something to show: no redraw in the last second is idling.
+                var text = "FPS " + (events.fps == 0 && events.frameSource == .tty ? "idle" : ReportFormatter.number(events.fps, decimals: 0))
                 if let source = events.frameSource, source != .events { text += paint.dim(" " + source.rawValue) }
                 if let p99 = events.frameP99 {
                     let budget = 1000 / max(1, events.refreshHz)
@@ -80,6 +81,8 @@ public enum HUDRenderer {
                 segments.append((2, text))
             } else if let note = snapshot.framesNote {
                 segments.append((4, paint.dim(note)))
+            } else if let reason = events.framesUnreportedReason {
+                segments.append((4, paint.dim(reason == FramesUnreported.terminalIdle ? "tty idle" : "frames not reported (" + reason + ")")))
             }
             if let p50 = events.inputLatencyP50, let p99 = events.inputLatencyP99 {
                 segments.append((3, "key→screen " + ReportFormatter.number(p50, decimals: 0) + "/" + ReportFormatter.number(p99, decimals: 0) + "ms"))

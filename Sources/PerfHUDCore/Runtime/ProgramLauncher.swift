@@ -14,7 +14,9 @@ enum ProgramLauncher {
                        size: TerminalSize, drawsHUD: Bool, keyboard: Terminal, warn: (String) -> Void) throws -> LaunchedProgram {
         var environment = events.receiver.map { ["PERFHUD_SOCKET": $0.path] } ?? [:]
         if isRun, events.receiver != nil {
-            environment.merge(FrameHooks.environment(for: configuration.frames, warn: warn)) { $1 }
+            let hooks = FrameHooks.environment(for: configuration.frames, warn: warn)
+            events.presentHooksInjected = !hooks.isEmpty
+            environment.merge(hooks) { $1 }
         }
         // With --include-children the tree's CPU is counted by a control group of its own, where
         // one can be made (`ControlGroupCPU`); else from /proc.

@@ -16,6 +16,9 @@ public final class SessionEvents {
     private var outputParser = ReducerLogParser()
     /// Frames and key latency from the program's terminal output (`run`, `--frames auto|tty`).
     private var terminalFrames: TerminalFrames?
+    /// `run` gave the program the present hooks (GL/SDL preload, Vulkan layer): where no frame
+    /// comes, the snapshot says why (`FramesUnreported`).
+    var presentHooksInjected = false
     private var latencies = LatencyWindow()
     /// The user's keys among what arrives on standard input (not the terminal's replies).
     private var typedKeys = TypedKeys()
@@ -145,6 +148,8 @@ public final class SessionEvents {
         var current = aggregator.snapshot(at: now)
         current.inputLatencyP50 = latencies.percentile(50).atResolution(1000)
         current.inputLatencyP99 = latencies.percentile(99).atResolution(1000)
+        current.framesUnreportedReason = FramesUnreported.reason(current, presentHooks: presentHooksInjected, readsTerminal: terminalFrames != nil,
+                                                                 terminalDrawn: terminalFrames?.drawsScreen == true)
         snapshot = current
     }
 }
