@@ -67,12 +67,18 @@ final class ParsingTests: XCTestCase {
         XCTAssertEqual(DurationText.nanoseconds("10m"), 600_000_000_000)
         XCTAssertEqual(DurationText.nanoseconds("1.5s"), 1_500_000_000)
         XCTAssertEqual(DurationText.nanoseconds("1h"), 3_600_000_000_000)
-        for bad in ["", "ms", "10", "-1s", "1e3s", "abc", "1..2s", "nans", "infs"] {
+        XCTAssertEqual(DurationText.nanoseconds("1m30s"), 90_000_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("1h30m"), 5_400_000_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("1s500ms"), 1_500_000_000)
+        for bad in ["", "ms", "10", "-1s", "1e3s", "abc", "1..2s", "nans", "infs", "1m30", "1 s", "1sec", "s1"] {
             XCTAssertNil(DurationText.nanoseconds(bad), bad)
         }
         XCTAssertEqual(DurationText.format(nanoseconds: 100_000_000), "100ms")
         XCTAssertEqual(DurationText.format(nanoseconds: 600_000_000_000), "10m")
         XCTAssertEqual(DurationText.format(nanoseconds: 1_500_000_000), "1.5s")
+        for nanoseconds: UInt64 in [90_000_000_000, 5_400_000_000_000, 2_000_000] {   // what format writes, nanoseconds reads
+            XCTAssertEqual(DurationText.nanoseconds(DurationText.format(nanoseconds: nanoseconds)), nanoseconds)
+        }
         XCTAssertEqual(DurationText.clock(seconds: 3723), "01:02:03")
     }
 
