@@ -34,10 +34,10 @@ extension Perfhud {
             if let unit, unit.isEmpty { throw ValidationError(Accepted.complaint("--unit", got: unit)) }
             if logInterval.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--log-interval", got: logInterval.text)) }
             if let recordMaxSize {
-                guard record != nil else { throw ValidationError("--record-max-size goes with --record FILE") }
                 guard let bytes = FailCondition.bytes(recordMaxSize), bytes >= 1024 * 1024 else {
                     throw ValidationError(Accepted.complaint("--record-max-size", got: recordMaxSize))
                 }
+                guard record != nil else { throw ValidationError("--record-max-size goes with --record FILE") }
             }
         }
 

@@ -72,14 +72,16 @@ enum UsageMessage {
         return String(quoted.prefix { $0 != " " })
     }
 
-    /// What follows `option` on the command line (`--tick -1s`, `--tick=`); nil when nothing does.
+    /// What follows the last `option` on the command line (`--tick -1s`, `--tick=`); nil when
+    /// nothing does. The last: an option given twice takes its last value, and misses it there.
     private static func value(after option: String, in arguments: [String]) -> String? {
+        var value: String?
         for (index, argument) in arguments.enumerated() {
             if argument == "--" { break }
-            if argument.hasPrefix(option + "=") { return String(argument.dropFirst(option.count + 1)) }
-            if argument == option { return index + 1 < arguments.count ? arguments[index + 1] : nil }
+            if argument.hasPrefix(option + "=") { value = String(argument.dropFirst(option.count + 1)) }
+            if argument == option { value = index + 1 < arguments.count ? arguments[index + 1] : nil }
         }
-        return nil
+        return value
     }
 
     private static func subcommand(named name: String?) -> ParsableCommand.Type? {
