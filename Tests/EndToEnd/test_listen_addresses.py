@@ -1,9 +1,11 @@
 """Where the daemon listens: IPv4, IPv6 in brackets as a URL writes it ([::1]:9469, [::]:9469),
 and messages that name the address the user gave, never a Swift type."""
+import json
 import os
 import re
 import socket
 import subprocess
+import sys
 import tempfile
 import urllib.request
 
@@ -105,3 +107,15 @@ def test_an_ipv6_address_in_use_is_named_with_brackets():
         result = perfhud("daemon", "--pid", str(os.getpid()), "--metrics-listen", f"[::1]:{port}", timeout=30)
     assert result.returncode == 69
     assert result.stderr == f"perfhud: error: cannot listen on [::1]:{port}: address already in use\n", result.stderr
+
+
+@needs_ipv6
+def test_statsd_datagrams_arrive_over_ipv6():
+    port = free_port(socket.AF_INET6)
+    sender = ("import socket, time; s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); time.sleep(0.5)\n"
+              f"for _ in range(5): s.sendto(b'perfhud.action.Tapped:1|c', ('::1', {port}))\n"
+              "time.sleep(30)")
+    result = perfhud("run", "--output", "json", "--tick", "200ms", "--duration", "2s", "--statsd-udp", f"[::1]:{port}",
+                     "--", sys.executable, "-c", sender, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1])["events_received"] == 5, result.stdout[-400:]

@@ -119,6 +119,22 @@ final class NumberFormattingTests: XCTestCase {
         XCTAssertEqual(lines[0].unicodeScalars.last!.value, 0x2800 | 0x08)
     }
 
+    func testASCIICellsForALocaleThatIsNotUTF8() {
+        // A flat line at the bottom, one in the middle, a rise across the whole cell, a gap.
+        let bottom = BrailleGraph.draw([0...0, 0...0], rows: 1, low: 0, high: 3, ascii: true)
+        let middle = BrailleGraph.draw([1...1, 2...2], rows: 1, low: 0, high: 3, ascii: true)
+        let rise = BrailleGraph.draw([0...3, 3...3, nil, nil], rows: 1, low: 0, high: 3, ascii: true)
+        XCTAssertEqual(bottom, ["_"])
+        XCTAssertEqual(middle, ["-"])
+        XCTAssertEqual(rise, ["| "])
+        XCTAssertEqual(BrailleGraph.draw([3...3, 3...3], rows: 1, low: 0, high: 3, ascii: true), ["'"])
+    }
+
+    func testLocaleCodesets() {
+        for name in ["UTF-8", "utf8", "UTF8", "utf-8"] { XCTAssertTrue(LocaleCharset.isUTF8(codeset: name), name) }
+        for name in ["ANSI_X3.4-1968", "ISO-8859-1", ""] { XCTAssertFalse(LocaleCharset.isUTF8(codeset: name), name) }
+    }
+
     func testJSONStringArraysAsARecordingKeepsACommandLine() {
         XCTAssertEqual(JSONText.strings(#"["perfhud","run","--","sh","-c","echo \"hi\"\t\u00e9"]"#),
                        ["perfhud", "run", "--", "sh", "-c", "echo \"hi\"\t\u{e9}"])

@@ -158,6 +158,7 @@ public final class Screen {
     public func notice(_ text: String, kind: NoticeKind = .info) {
         guard isSetUp else { return }
         actionLog.interrupt()
+        let text = style.unicode ? text : TerminalText.ascii(text)   // a locale that is not UTF-8
         let styled = kind == .phase ? Palette(enabled: style.color).cyan("perfhud: " + text) : "perfhud: " + text
         device.write(Array((ControlSequence.faint + styled + ControlSequence.resetAttributes + "\r\n").utf8))
     }
@@ -176,7 +177,7 @@ public final class Screen {
         guard actionLog.hasPending, translator.isAtBoundary, isSetUp else { return }
         let text = actionLog.render(rows: layout.programRows, highFrequency: highFrequency,
                                     paint: Palette(enabled: style.color), now: monotonicNanoseconds())
-        device.write(Array(text.utf8))
+        device.write(Array((style.unicode ? text : TerminalText.ascii(text)).utf8))
         hudDirty = true
     }
 
