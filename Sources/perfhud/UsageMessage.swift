@@ -102,12 +102,19 @@ enum UsageMessage {
 
     /// The first option in `arguments` (those after the subcommand, up to `--`) that `command`
     /// does not have, with a suggestion: ArgumentParser would otherwise blame the next word
-    /// (`attach --tik 100ms 1`: "The value '100ms' is invalid for '<pid>'").
+    /// (`attach --tik 100ms 1`: "The value '100ms' is invalid for '<pid>'"). For `run`, only up
+    /// to the program's name: `run --tick 100 ls --all` is about --tick, not ls's --all.
     static func unknownOption(in arguments: [String], of command: ParsableCommand.Type) -> String? {
-        let known = longOptions(of: command)
+        let known = longOptions(of: command), valued = longOptions(of: command, takingValues: true)
+        var previous: String?
         for argument in arguments {
             if argument == "--" { break }
-            guard argument.hasPrefix("--") else { continue }
+            defer { previous = argument }
+            guard argument.hasPrefix("--") else {
+                let isValue = previous.map { valued.contains($0) } ?? false
+                if command == Perfhud.Run.self && !isValue && !argument.hasPrefix("-") { break }
+                continue
+            }
             let option = String(argument.split(separator: "=", maxSplits: 1)[0])
             if !known.contains(option) { return unknownOption(option, of: command) }
         }
@@ -155,14 +162,16 @@ enum UsageMessage {
     /// Every `--name` the command takes, read off its own help (ArgumentParser has no public
     /// list): the synopsis column of the lines that start with an option, not their descriptions
     /// (report's mentions --record, which it does not take).
-    static func longOptions(of command: ParsableCommand.Type) -> Set<String> {
-        var names: Set<String> = ["--help", "--version"]
+    /// - Parameter takingValues: only those followed by a value (`--tick <tick>`).
+    static func longOptions(of command: ParsableCommand.Type, takingValues: Bool = false) -> Set<String> {
+        var names: Set<String> = takingValues ? [] : ["--help", "--version"]
         for line in command.helpMessage(includeHidden: true, columns: 10_000).split(separator: "\n") {
             let entry = line.drop { $0 == " " }
             guard entry.hasPrefix("-") else { continue }
             let synopsis = entry.split(separator: "  ", maxSplits: 1, omittingEmptySubsequences: false)[0]
-            for word in synopsis.split(whereSeparator: { $0 == " " || $0 == "," }) where word.hasPrefix("--") {
-                names.insert(String(word))
+            let words = synopsis.split(whereSeparator: { $0 == " " || $0 == "," })
+            for (index, word) in words.enumerated() where word.hasPrefix("--") {
+                if !takingValues || (index + 1 < words.count && words[index + 1].hasPrefix("<")) { names.insert(String(word)) }
             }
         }
         return names
