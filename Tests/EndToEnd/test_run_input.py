@@ -70,3 +70,14 @@ def test_a_terminal_on_standard_input_is_not_ended(terminal):
     term.wait_for(lambda t: "typed" in t.text(), what="the typed line")
     term.send(b"\x04")
     assert term.finish() == 0
+
+
+def test_with_actions_from_standard_input_the_program_reads_none():
+    """`--actions-from -`: standard input is the reducer log, so the program's input is empty."""
+    log = subprocess.Popen(["sh", "-c", "echo 'received action: Feature.Action.tapped'; sleep 3"], stdout=subprocess.PIPE)
+    start = time.monotonic()
+    result = subprocess.run([PERFHUD, "run", "--output", "plain", "--actions-from", "-", "--", "cat"], stdin=log.stdout,
+                            capture_output=True, text=True, timeout=30)
+    log.kill()
+    assert result.returncode == 0 and time.monotonic() - start < 2.5, result
+    assert "received action" not in result.stderr, "the log is perfhud's, not the program's"

@@ -123,7 +123,7 @@ public final class Session {
             actionLog = try ActionLogFollower(path: path)
             if path == "-" {   // standard input carries the log, not keys: the program reads none
                 state.keysOpen = false
-                if !Terminal.isTerminal(STDIN_FILENO) { program?.endInput() }
+                if !ownsKeys, !Terminal.isTerminal(STDIN_FILENO) { program?.endInput() }
             }
         }
         sinks.recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
