@@ -27,6 +27,10 @@ public struct DaemonConfiguration {
     /// `--metrics-listen`.
     public var listenHost = "127.0.0.1"
     public var listenPort: UInt16 = 9469
+    /// `127.0.0.1:9469`, `[::1]:9469`: an IPv6 address in brackets, as a URL writes it.
+    public var listenAddress: String {
+        listenHost.contains(":") ? "[\(listenHost)]:\(listenPort)" : "\(listenHost):\(listenPort)"
+    }
     public var logIntervalNanoseconds: UInt64 = 60_000_000_000
     /// How often a missing target is looked for (and a `--match` scan repeated).
     public var discoveryNanoseconds: UInt64 = 2_000_000_000

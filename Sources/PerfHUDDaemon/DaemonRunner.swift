@@ -30,22 +30,24 @@ public enum DaemonRunner {
             channel = try MetricsHTTPServer.bind(host: configuration.listenHost, port: Int(configuration.listenPort), metrics: service.metrics).wait()
         } catch {
             service.closeEventSocket()
-            service.logError("cannot listen on \(configuration.listenHost):\(configuration.listenPort): \(Self.reason(error))")
+            service.logError("cannot listen on \(configuration.listenAddress): \(Self.reason(error))")
             return ExitStatus.unavailable
         }
         StopSignals.install(wakingUp: service)
-        service.announceReady(metricsAddress: "\(configuration.listenHost):\(configuration.listenPort)")
+        service.announceReady(metricsAddress: configuration.listenAddress)
         service.runLoop()
         try? channel.close().wait()
         return ExitStatus.success
     }
 
-    /// What went wrong in the user's words: the system's message for an errno, never NIO's
-    /// description of the call that failed (`bind(descriptor:ptr:bytes:)`).
+    /// What went wrong in the user's words: the system's message for an errno, the resolver's
+    /// for a name, never NIO's description of the call that failed (`bind(descriptor:ptr:bytes:)`)
+    /// or of its own types (`SocketAddressError.UnknownHost: …`).
     static func reason(_ error: Error) -> String {
         if let failure = error as? IOError { return String(cString: strerror(failure.errnoCode)).lowercased() }
+        if let unknown = error as? SocketAddressError.UnknownHost { return "no such host (\(unknown.errorDescription.lowercased()))" }
         if error is SocketAddressError { return "not an address this machine has" }
-        return "\(error)"
+        return "the address cannot be used"
     }
 }
 

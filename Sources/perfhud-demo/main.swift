@@ -5,6 +5,33 @@ import Glibc
 #endif
 import PerfHUDClient
 
+// It takes no arguments; --help and --version answer, anything else is refused, before any CPU
+// is burnt or memory taken. (Version.swift links to perfhud's: one version for both.)
+for argument in CommandLine.arguments.dropFirst() {
+    switch argument {
+    case "-h", "--help":
+        print("""
+            perfhud-demo: the program `perfhud demo` runs under the HUD. It burns CPU in bursts, takes \
+            memory in phases (120 MiB at its peak, part of it kept), prints a line now and then, and \
+            reports frames, actions and phases to perfhud's event socket. It runs until stopped.
+
+            USAGE: perfhud demo [<options>]   (under the HUD: see perfhud demo --help)
+                   perfhud-demo               (alone: the same work, reported to nobody)
+
+            OPTIONS:
+              --version    Show the version.
+              -h, --help   Show this help.
+            """)
+        exit(0)
+    case "--version":
+        print(perfhudVersion)
+        exit(0)
+    default:
+        fputs("perfhud-demo: unexpected argument '\(argument)': it takes none (perfhud-demo --help)\n", stderr)
+        exit(64)
+    }
+}
+
 // Under perfhud (`perfhud demo`), PERFHUD_SOCKET is set and these reach the HUD; alone, no-ops.
 let hud = PerfHUD.shared
 

@@ -30,13 +30,14 @@ extension Perfhud {
         func validate() throws {
             let chosen = [pid != nil, pidfile != nil, match != nil, unit != nil].filter { $0 }.count
             guard chosen == 1 else { throw ValidationError("choose exactly one of --pid, --pidfile, --match, --unit") }
-            if let pid, pid <= 0 { throw ValidationError("--pid must be a positive number") }
-            if let unit, unit.isEmpty { throw ValidationError("--unit wants a unit name") }
+            if let pid, pid <= 0 { throw ValidationError(Accepted.complaint("--pid", got: String(pid))) }
+            if let unit, unit.isEmpty { throw ValidationError(Accepted.complaint("--unit", got: unit)) }
+            if logInterval.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--log-interval", got: logInterval.text)) }
             if let recordMaxSize {
-                guard record != nil else { throw ValidationError("--record-max-size goes with --record FILE") }
                 guard let bytes = FailCondition.bytes(recordMaxSize), bytes >= 1024 * 1024 else {
-                    throw ValidationError("--record-max-size wants a size of at least 1MiB, such as 500MiB; got \(recordMaxSize)")
+                    throw ValidationError(Accepted.complaint("--record-max-size", got: recordMaxSize))
                 }
+                guard record != nil else { throw ValidationError("--record-max-size goes with --record FILE") }
             }
         }
 

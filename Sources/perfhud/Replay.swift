@@ -24,9 +24,9 @@ struct ReplayCommand: ParsableCommand {
 
     func validate() throws {
         if let speed, !(ReplayPlayhead.slowest...ReplayPlayhead.fastest).contains(speed) {
-            throw ValidationError("--speed must be between \(ReplayPlayhead.slowest) and \(Int(ReplayPlayhead.fastest)), e.g. 2 or 0.5")
+            throw ValidationError(Accepted.complaint("--speed", got: "\(speed)", in: "replay"))
         }
-        if history.nanoseconds == 0 { throw ValidationError("--history must be longer than 0") }
+        if history.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--history", got: history.text, in: "replay")) }
     }
 
     func run() throws {

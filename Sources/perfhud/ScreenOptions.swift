@@ -23,7 +23,7 @@ struct ScreenOptions: ParsableArguments {
     var noColor = false
 
     func validate() throws {
-        guard (0...20).contains(graphRows) else { throw ValidationError("--graph-rows must be between 0 and 20") }
+        guard (0...20).contains(graphRows) else { throw ValidationError(Accepted.complaint("--graph-rows", got: String(graphRows))) }
     }
 
     /// What `--output` means here: hud on a terminal, plain otherwise (also when hud is asked for without one).
@@ -33,9 +33,10 @@ struct ScreenOptions: ParsableArguments {
         return chosen == .hud && !terminal ? .plain : chosen
     }
 
-    /// The HUD's look; colours off with --no-color or NO_COLOR.
+    /// The HUD's look; colours off with --no-color or NO_COLOR; ASCII where the locale is not UTF-8.
     var style: HUDStyle {
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
-        return HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows)
+        return HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows,
+                        unicode: LocaleCharset.isUTF8())
     }
 }

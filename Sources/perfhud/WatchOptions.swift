@@ -39,16 +39,17 @@ struct WatchOptions: ParsableArguments {
 
     func validate() throws {
         if let tick, !(1_000_000...10_000_000_000).contains(tick.nanoseconds) {
-            throw ValidationError("--tick must be between 1ms and 10s, got \(DurationText.format(nanoseconds: tick.nanoseconds))")
+            throw ValidationError(Accepted.complaint("--tick", got: tick.text))
         }
         let shortestTick = tick?.nanoseconds ?? Self.hudTick
-        guard history.nanoseconds >= shortestTick else { throw ValidationError("--history must be at least one --tick") }
+        guard history.nanoseconds >= shortestTick else { throw ValidationError(Accepted.complaint("--history", got: history.text)) }
         if let problem = configuration(defaultTick: shortestTick).historyMemoryProblem { throw ValidationError(problem) }
-        guard actionThreshold > 0, actionThreshold.isFinite else { throw ValidationError("--action-threshold must be a positive number") }
-        guard refresh >= 1, refresh <= 1000 else { throw ValidationError("--refresh must be between 1 and 1000 Hz") }
-        guard jankFactor >= 1, jankFactor.isFinite else { throw ValidationError("--jank-factor must be at least 1") }
-        guard (1...10_000).contains(maxActionLabels) else { throw ValidationError("--max-action-labels must be between 1 and 10000") }
-        if let events, events.isEmpty { throw ValidationError("--events wants a path") }
+        guard actionThreshold > 0, actionThreshold.isFinite else { throw ValidationError(Accepted.complaint("--action-threshold", got: "\(actionThreshold)")) }
+        guard refresh >= 1, refresh <= 1000 else { throw ValidationError(Accepted.complaint("--refresh", got: "\(refresh)")) }
+        guard jankFactor >= 1, jankFactor.isFinite else { throw ValidationError(Accepted.complaint("--jank-factor", got: "\(jankFactor)")) }
+        guard frameWindow.nanoseconds > 0 else { throw ValidationError(Accepted.complaint("--frame-window", got: frameWindow.text)) }
+        guard (1...10_000).contains(maxActionLabels) else { throw ValidationError(Accepted.complaint("--max-action-labels", got: String(maxActionLabels))) }
+        if let events, events.isEmpty { throw ValidationError(Accepted.complaint("--events", got: events)) }
     }
 
     /// The HUD commands' tick; the daemon's is `daemonTick`.

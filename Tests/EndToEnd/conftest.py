@@ -45,7 +45,10 @@ class Terminal:
         self.raw = bytearray()
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        environment = dict(os.environ, TERM="xterm-256color", **(env or {}))
+        # A UTF-8 terminal unless the test says otherwise (the HUD falls back to ASCII in a C
+        # locale, and a CI job may have no locale set at all).
+        environment = {name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_CTYPE")}
+        environment.update({"TERM": "xterm-256color", "LANG": "C.UTF-8", **(env or {})})
         self.process = subprocess.Popen(
             [PERFHUD, *args], stdin=slave, stdout=slave, stderr=slave, env=environment,
             start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))

@@ -79,12 +79,18 @@ final class ParsingTests: XCTestCase {
         XCTAssertEqual(DurationText.nanoseconds("10m"), 600_000_000_000)
         XCTAssertEqual(DurationText.nanoseconds("1.5s"), 1_500_000_000)
         XCTAssertEqual(DurationText.nanoseconds("1h"), 3_600_000_000_000)
-        for bad in ["", "ms", "10", "-1s", "1e3s", "abc", "1..2s", "nans", "infs"] {
+        XCTAssertEqual(DurationText.nanoseconds("1m30s"), 90_000_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("1h30m"), 5_400_000_000_000)
+        XCTAssertEqual(DurationText.nanoseconds("1s500ms"), 1_500_000_000)
+        for bad in ["", "ms", "10", "-1s", "1e3s", "abc", "1..2s", "nans", "infs", "1m30", "1 s", "1sec", "s1"] {
             XCTAssertNil(DurationText.nanoseconds(bad), bad)
         }
         XCTAssertEqual(DurationText.format(nanoseconds: 100_000_000), "100ms")
         XCTAssertEqual(DurationText.format(nanoseconds: 600_000_000_000), "10m")
         XCTAssertEqual(DurationText.format(nanoseconds: 1_500_000_000), "1.5s")
+        for nanoseconds: UInt64 in [90_000_000_000, 5_400_000_000_000, 2_000_000] {   // what format writes, nanoseconds reads
+            XCTAssertEqual(DurationText.nanoseconds(DurationText.format(nanoseconds: nanoseconds)), nanoseconds)
+        }
         XCTAssertEqual(DurationText.clock(seconds: 3723), "01:02:03")
     }
 
@@ -123,6 +129,22 @@ final class NumberFormattingTests: XCTestCase {
         // column 0: bottom dot (level 0), column 1: level 1, column 2: gap, column 3: top dot.
         XCTAssertEqual(lines[0].unicodeScalars.first!.value, 0x2800 | 0x40 | 0x20)
         XCTAssertEqual(lines[0].unicodeScalars.last!.value, 0x2800 | 0x08)
+    }
+
+    func testASCIICellsForALocaleThatIsNotUTF8() {
+        // A flat line at the bottom, one in the middle, a rise across the whole cell, a gap.
+        let bottom = BrailleGraph.draw([0...0, 0...0], rows: 1, low: 0, high: 3, ascii: true)
+        let middle = BrailleGraph.draw([1...1, 2...2], rows: 1, low: 0, high: 3, ascii: true)
+        let rise = BrailleGraph.draw([0...3, 3...3, nil, nil], rows: 1, low: 0, high: 3, ascii: true)
+        XCTAssertEqual(bottom, ["_"])
+        XCTAssertEqual(middle, ["-"])
+        XCTAssertEqual(rise, ["| "])
+        XCTAssertEqual(BrailleGraph.draw([3...3, 3...3], rows: 1, low: 0, high: 3, ascii: true), ["'"])
+    }
+
+    func testLocaleCodesets() {
+        for name in ["UTF-8", "utf8", "UTF8", "utf-8"] { XCTAssertTrue(LocaleCharset.isUTF8(codeset: name), name) }
+        for name in ["ANSI_X3.4-1968", "ISO-8859-1", ""] { XCTAssertFalse(LocaleCharset.isUTF8(codeset: name), name) }
     }
 
     func testJSONStringArraysAsARecordingKeepsACommandLine() {

@@ -48,6 +48,15 @@ final class RenderingTests: XCTestCase {
         XCTAssertFalse(braille.isEmpty, "the graph has dots")
     }
 
+    func testAnASCIIStyleWritesNothingBeyondASCII() {
+        let style = HUDStyle(color: true, graphRows: 4, unicode: false)
+        let lines = HUDRenderer.render(snapshot(name: "caf\u{e9}"), size: TerminalSize(rows: 30, columns: 160), style: style)
+        for line in lines { XCTAssertTrue(line.utf8.allSatisfy { $0 < 0x80 }, line) }
+        XCTAssertTrue(lines[0].contains("PID 4242\u{1B}[22m caf?\u{1B}"), "a name beyond ASCII keeps its width: " + lines[0])
+        XCTAssertTrue(lines[0].contains(" | "), lines[0])
+        XCTAssertEqual(TerminalText.ascii("key→screen … ⚠ x ×2 ±0 B ■ ▶ 日"), "key->screen ... ! x x2 +-0 B # > ??")
+    }
+
     func testEscapeSequencesInTheCommandNameNeverReachTheTerminal() {
         let name = "evil\u{1B}[2J\u{1B}]0;pwned\u{07}\u{9B}31m"
         let line = HUDRenderer.render(snapshot(name: name), size: TerminalSize(rows: 30, columns: 200), style: HUDStyle(color: false))[0]

@@ -121,23 +121,26 @@ public final class EventReceiver {
         }
     }
 
-    /// Also listens on UDP `host:port` (`--statsd-udp`). UDP carries no credentials: the address
-    /// is the only guard, which is why the default is loopback.
+    /// Also listens on UDP `host:port` (`--statsd-udp`), an IPv4 or IPv6 address. UDP carries no
+    /// credentials: the address is the only guard, which is why the default is loopback.
     public func listenUDP(host: String, port: UInt16) throws {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw PerfHUDError(.cannotCreate, "--statsd-udp wants an IPv4 address, got \(host)")
-        }
-        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        var address4 = sockaddr_in(), address6 = sockaddr_in6()
+        address4.sin_family = sa_family_t(AF_INET)
+        address4.sin_port = port.bigEndian
+        address6.sin6_family = sa_family_t(AF_INET6)
+        address6.sin6_port = port.bigEndian
+        let family: Int32
+        if inet_pton(AF_INET, host, &address4.sin_addr) == 1 { family = AF_INET }
+        else if inet_pton(AF_INET6, host, &address6.sin6_addr) == 1 { family = AF_INET6 }
+        else { throw PerfHUDError(.cannotCreate, "--statsd-udp wants an IP address, such as 127.0.0.1 or [::1]; got \(host)") }
+        let descriptor = Glibc.socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let bound = family == AF_INET
+            ? withUnsafePointer(to: &address4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            : withUnsafePointer(to: &address6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
         guard bound == 0 else {
             let error = SystemError.current
             close(descriptor)
-            throw PerfHUDError(.cannotCreate, "cannot listen on \(host):\(port): \(error)")
+            throw PerfHUDError(.cannotCreate, "cannot listen on \(family == AF_INET6 ? "[\(host)]" : host):\(port): \(error)")
         }
         // As for the Unix socket: the default 208 KiB held too few of a StatsD client's burst
         // (PyPI statsd's pipeline lost ~10 % of 20,000 lines in 512-byte datagrams without it).

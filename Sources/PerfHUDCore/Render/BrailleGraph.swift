@@ -8,8 +8,9 @@ public enum BrailleGraph {
     /// previous column so the line stays continuous.
     /// - Returns: `rows` strings of `(columns.count + 1) / 2` braille characters.
     /// - Parameter colors: per cell, an SGR foreground code (e.g. "36") or nil for the default.
+    /// - Parameter ascii: one ASCII character a cell instead (`asciiCell`), for a locale that is not UTF-8.
     public static func draw(_ columns: [ClosedRange<Double>?], rows: Int, low: Double, high: Double,
-                            colors: [String?]? = nil) -> [String] {
+                            colors: [String?]? = nil, ascii: Bool = false) -> [String] {
         let cells = (columns.count + 1) / 2
         let dotRows = rows * 4
         guard rows > 0, cells > 0 else { return Array(repeating: "", count: max(0, rows)) }
@@ -51,6 +52,7 @@ public enum BrailleGraph {
                     active = colors[cell]
                     utf8.append(contentsOf: "\u{1B}[\(active ?? "39")m".utf8)
                 }
+                if ascii { utf8.append(asciiCell(value)); continue }
                 utf8.append(0xE2)
                 utf8.append(0xA0 | (value >> 6))
                 utf8.append(0x80 | (value & 0x3F))
@@ -59,5 +61,20 @@ public enum BrailleGraph {
             lines.append(String(decoding: utf8, as: UTF8.self))
         }
         return lines
+    }
+
+    /// A cell's dots as one ASCII character, by the dot rows lit in it (either column): three or
+    /// four rows `|`, else by where the lit rows sit: top `'`, middle `-`, low `.`, bottom `_`.
+    static func asciiCell(_ bits: UInt8) -> UInt8 {
+        let rowBits: [UInt8] = [0x01 | 0x08, 0x02 | 0x10, 0x04 | 0x20, 0x40 | 0x80]
+        guard let top = rowBits.firstIndex(where: { bits & $0 != 0 }),
+              let bottom = rowBits.lastIndex(where: { bits & $0 != 0 }) else { return UInt8(ascii: " ") }
+        if bottom - top >= 2 { return UInt8(ascii: "|") }
+        switch top + bottom {
+        case 0, 1: return UInt8(ascii: "'")
+        case 2, 3: return UInt8(ascii: "-")
+        case 4, 5: return UInt8(ascii: ".")
+        default: return UInt8(ascii: "_")
+        }
     }
 }

@@ -13,7 +13,7 @@ public enum HUDRenderer {
         let height = height(for: size, style: style)
         guard height > 0, size.columns > 0 else { return [] }
         let paint = Palette(enabled: style.color)
-        var lines = [TerminalText.truncated(statusLine(snapshot, width: size.columns, paint: paint), toWidth: size.columns)]
+        var lines = [TerminalText.truncated(statusLine(snapshot, width: size.columns, paint: paint, unicode: style.unicode), toWidth: size.columns)]
         if height > 1 {
             if let graph, graph.count == height - 1 { lines += graph } else { lines += graphLines(snapshot, size: size, style: style) }
         }
@@ -25,7 +25,7 @@ public enum HUDRenderer {
     public static func graphLines(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> [String] {
         let rows = height(for: size, style: style) - 2
         guard rows > 0 else { return [] }
-        return graph(snapshot, width: size.columns, rows: rows, paint: Palette(enabled: style.color))
+        return graph(snapshot, width: size.columns, rows: rows, paint: Palette(enabled: style.color), unicode: style.unicode)
             .map { TerminalText.truncated($0, toWidth: size.columns) }
     }
 
@@ -50,7 +50,8 @@ public enum HUDRenderer {
 
     // MARK: status line
 
-    static func statusLine(_ snapshot: HUDSnapshot, width: Int, paint: Palette) -> String {
+    /// - Parameter unicode: false for a locale that is not UTF-8: every segment in ASCII.
+    static func statusLine(_ snapshot: HUDSnapshot, width: Int, paint: Palette, unicode: Bool = true) -> String {
         let report = snapshot.report
         let name = TerminalText.escaped(snapshot.commandName, maxLength: 32)
         // Segments in order of appearance; lower priority numbers are dropped last: on 80
@@ -111,7 +112,8 @@ public enum HUDRenderer {
         segments.append((6, "tick " + DurationText.format(nanoseconds: snapshot.tickNanoseconds)))
         if snapshot.playback == nil { segments.append((5, DurationText.clock(seconds: snapshot.elapsedSeconds))) }
 
-        let separator = paint.dim(" │ ")
+        let separator = paint.dim(unicode ? " │ " : " | ")
+        if !unicode { segments = segments.map { ($0.priority, TerminalText.ascii($0.text)) } }
         var kept = segments
         func joined() -> String { " " + kept.map(\.text).joined(separator: separator) }
         // Drop the least important segment first; among equals, the one further right.
@@ -124,7 +126,7 @@ public enum HUDRenderer {
 
     // MARK: memory graph
 
-    static func graph(_ snapshot: HUDSnapshot, width: Int, rows: Int, paint: Palette) -> [String] {
+    static func graph(_ snapshot: HUDSnapshot, width: Int, rows: Int, paint: Palette, unicode: Bool = true) -> [String] {
         let labelWidth = graphLabelWidth
         let cells = max(1, width - labelWidth - 1)
         let tick = Double(snapshot.tickNanoseconds) / 1e9
@@ -172,8 +174,8 @@ public enum HUDRenderer {
                 legend += "  " + entry
             }
         }
-        let plot = BrailleGraph.draw(columns, rows: rows, low: low, high: high, colors: colors)
-        var lines = [" " + header + legend]
+        let plot = BrailleGraph.draw(columns, rows: rows, low: low, high: high, colors: colors, ascii: !unicode)
+        var lines = [" " + (unicode ? header + legend : TerminalText.ascii(header + legend))]
         for (index, row) in plot.enumerated() {
             var label = ""
             if index == 0 { label = Units.bytes(high) }

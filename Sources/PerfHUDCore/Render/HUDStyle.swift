@@ -4,10 +4,14 @@ public struct HUDStyle: Equatable {
     public var position: Position
     public var color: Bool
     public var graphRows: Int
+    /// Braille, box drawing and arrows where the locale's character set is UTF-8; else ASCII
+    /// stand-ins (`TerminalText.ascii`), as htop and btop fall back.
+    public var unicode: Bool
 
-    public init(position: Position = .top, color: Bool = true, graphRows: Int = 4) {
+    public init(position: Position = .top, color: Bool = true, graphRows: Int = 4, unicode: Bool = true) {
         self.position = position
         self.color = color
         self.graphRows = graphRows
+        self.unicode = unicode
     }
 }

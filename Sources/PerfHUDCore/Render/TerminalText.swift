@@ -19,6 +19,32 @@ public enum TerminalText {
         return result
     }
 
+    /// `text` for a terminal whose character set is ASCII (a C or POSIX locale): the HUD's own
+    /// symbols as their ASCII stand-ins, any other character beyond ASCII as `?` (one column,
+    /// as it was). Escape sequences are ASCII and pass unchanged.
+    public static func ascii(_ text: String) -> String {
+        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.isASCII { result.unicodeScalars.append(scalar); continue }
+            switch scalar {
+            case "…": result += "..."
+            case "│": result += "|"
+            case "→": result += "->"
+            case "←": result += "<-"
+            case "⚠": result += "!"
+            case "×": result += "x"
+            case "■": result += "#"
+            case "▶": result += ">"
+            case "±": result += "+-"
+            case "−", "–": result += "-"
+            case "µ": result += "u"
+            default: if columns(of: scalar) > 0 { result += String(repeating: "?", count: columns(of: scalar)) }
+            }
+        }
+        return result
+    }
+
     /// Columns `text` occupies, ignoring SGR escape sequences (`ESC [ … m`).
     /// Walks UTF-8 bytes: ASCII and the braille block take the fast path, without decoding.
     public static func displayWidth(_ text: String) -> Int {

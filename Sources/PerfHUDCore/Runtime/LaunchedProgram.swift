@@ -80,6 +80,8 @@ public final class LaunchedProgram {
         leader = launched
         pid = program
         self.hold = hold
+        // Writes never wait on a program that does not read (see `forward`); reads follow poll.
+        _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
         // The program has exec'd (or is a zombie still held): it tried to join before that.
         if let controlGroup, controlGroup.contains(pid: program) {
             self.controlGroup = controlGroup
@@ -198,17 +200,59 @@ public final class LaunchedProgram {
         _ = perfhud_set_window_size(master, UInt16(clamping: size.rows), UInt16(clamping: size.columns))
     }
 
-    /// Writes keys to the program's terminal, all of them (its input queue is large; a program
-    /// that reads nothing only costs us the wait of a full queue).
+    /// Input the program's terminal has not taken yet: its queue is full until the program
+    /// reads. perfhud's loop waits for room (`hasPendingInput`, POLLOUT) instead of blocking in
+    /// write: blocked there, it read none of the program's output, and a program blocked writing
+    /// its output never read again (`perfhud run -- cat < big-file` hung both).
+    private var pendingInput: [UInt8] = []
+    public var hasPendingInput: Bool { !pendingInput.isEmpty }
+
+    /// Writes keys (or piped input) to the program's terminal, in order, as it takes them.
     public func forward(keys: [UInt8]) {
-        keys.withUnsafeBytes { raw in
+        guard !keys.isEmpty else { return }
+        lastInputByte = keys.last
+        pendingInput += keys
+        flushInput()
+    }
+
+    /// Writes what the terminal takes now of the pending input; the rest waits for room.
+    public func flushInput() {
+        guard !pendingInput.isEmpty else { return }
+        let taken = pendingInput.withUnsafeBytes { raw -> Int in
             var offset = 0
             while offset < raw.count {
                 let written = write(master, raw.baseAddress! + offset, raw.count - offset)
-                if written <= 0 { if errno == EINTR || errno == EAGAIN { continue }; break }
-                offset += written
+                if written > 0 { offset += written; continue }
+                if written < 0 && errno == EINTR { continue }
+                if written < 0 && errno == EAGAIN { break }
+                return raw.count   // no one holds the terminal any more (EIO): the input has nowhere to go
             }
+            return offset
         }
+        pendingInput.removeFirst(taken)
+    }
+
+    /// The last byte written to the program's terminal: a line left without its newline needs a
+    /// second end-of-file character (see `endInput`).
+    private var lastInputByte: UInt8?
+
+    /// perfhud's standard input ended (a pipe, a file, /dev/null): the program sees end-of-file,
+    /// as under script(1). In canonical mode the terminal's EOF character (VEOF, ^D unless stty
+    /// changed it) ends a read with what precedes it: once after a newline (or no input) the read
+    /// returns 0; after a line without its newline, the first hands that line over, so it goes
+    /// twice. A program that reads its terminal raw gets the character as a key (^D: what ends a
+    /// shell or a REPL there). The kernel processes it on arrival, after the input before it.
+    public func endInput() {
+        var settings = termios()
+        var endOfFile: UInt8 = 4
+        var canonical = true
+        if tcgetattr(master, &settings) == 0 {   // the master answers with its terminal's settings
+            let character = withUnsafeBytes(of: settings.c_cc) { $0[Int(VEOF)] }
+            if character != 0 { endOfFile = character }   // 0 is _POSIX_VDISABLE
+            canonical = settings.c_lflag & tcflag_t(ICANON) != 0
+        }
+        let lineLeftOpen = canonical && lastInputByte != nil && lastInputByte != UInt8(ascii: "\n")
+        forward(keys: lineLeftOpen ? [endOfFile, endOfFile] : [endOfFile])
     }
 
     /// What one read of the program's output gave.

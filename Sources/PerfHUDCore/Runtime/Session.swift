@@ -71,15 +71,19 @@ public final class Session {
         // Keys are read by the HUD itself only on a terminal; in `run` always, to pass them on.
         let readsKeys = ownsKeys ? screen != nil && Terminal.isTerminal(STDIN_FILENO) : true
         while !state.finished {
-            slots[keySlot].fd = state.keysOpen && readsKeys ? STDIN_FILENO : -1
+            // Input waiting for room in the program's terminal: no more is read until it is taken.
+            let inputWaits = program?.hasPendingInput == true
+            slots[keySlot].fd = state.keysOpen && readsKeys && !inputWaits ? STDIN_FILENO : -1
             slots[outputSlot].fd = program.map { $0.outputOpen ? $0.master : -1 } ?? -1
+            slots[outputSlot].events = Int16(POLLIN) | (inputWaits ? Int16(POLLOUT) : 0)
             slots[exitSlot].fd = program == nil && state.status == .running ? sampler.exitDescriptor : -1
             slots[actionLogSlot].fd = actionLog?.pollDescriptor ?? -1
             for index in slots.indices { slots[index].revents = 0 }
             guard case .success = SystemCall.poll(&slots) else { break }
 
             if slots[signalSlot].revents != 0 { for signal in signals.drain() { handle(signal: signal) } }
-            if slots[outputSlot].revents != 0 { readProgramOutput() }
+            if slots[outputSlot].revents & Int16(POLLOUT) != 0 { program?.flushInput() }
+            if slots[outputSlot].revents & ~Int16(POLLOUT) != 0 { readProgramOutput() }
             if slots[keySlot].revents != 0 { readKeys() }
             if slots[exitSlot].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
             if slots[actionLogSlot].revents != 0 { actionLog?.read(into: events.aggregator) }
@@ -124,7 +128,10 @@ public final class Session {
         if let kernelThread, screen == nil { warn(kernelThread) }
         if let path = configuration.actionsFrom {
             actionLog = try ActionLogFollower(path: path)
-            if path == "-" { state.keysOpen = false }   // standard input carries the log, not keys
+            if path == "-" {   // standard input carries the log, not keys: the program reads none
+                state.keysOpen = false
+                if !ownsKeys, !Terminal.isTerminal(STDIN_FILENO) { program?.endInput() }
+            }
         }
         sinks.recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
                                                                   startNanoseconds: watcher.store.startNanoseconds, warn: warn) }
@@ -279,7 +286,11 @@ public final class Session {
         switch SystemCall.read(STDIN_FILENO, into: &readBuffer) {
         case .success(let read) where read > 0: count = read
         case .failure(.wouldBlock): return
-        default: state.keysOpen = false; return   // end of input, or it failed: no more keys
+        default:   // end of input, or it failed: no more keys
+            state.keysOpen = false
+            // `run` with input from a pipe or a file: the program's input ends with it.
+            if !ownsKeys, !Terminal.isTerminal(STDIN_FILENO) { program?.endInput() }
+            return
         }
         let keys = Array(readBuffer[0..<count])
         if ownsKeys {

@@ -1,20 +1,27 @@
-/// Durations as people type them on the command line: `250ms`, `2s`, `10m`, `1h`, `1.5s`, `500us`.
+/// Durations as people type them on the command line: `250ms`, `2s`, `10m`, `1h`, `1.5s`, `500us`,
+/// and the compound forms `format` writes (`1m30s`, `1h30m`).
 public enum DurationText {
-    /// Parses `text` into nanoseconds; nil when it is not a duration.
+    private static let units: [(suffix: String, scale: Double)] = [
+        ("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9),
+    ]
+
+    /// Parses `text` into nanoseconds; nil when it is not a duration. Every number has its unit.
     public static func nanoseconds(_ text: String) -> UInt64? {
-        let units: [(suffix: String, scale: Double)] = [
-            ("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9),
-        ]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            let number = text.dropLast(suffix.count)
-            // Reject "ms" alone, signs, exponents, inf and nan: digits and at most one dot.
-            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-                  number.filter({ $0 == "." }).count <= 1, let value = Double(number) else { return nil }
-            let result = value * scale
-            guard result.isFinite, result < 1e18 else { return nil }
-            return UInt64(result.rounded())
+        var total = 0.0
+        var rest = Substring(text)
+        guard !rest.isEmpty else { return nil }
+        while !rest.isEmpty {
+            // Digits and at most one dot, then a unit: no signs, exponents, inf or nan.
+            let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+            rest = rest.dropFirst(number.count)
+            let unit = rest.prefix { !($0.isASCII && ($0.isNumber || $0 == ".")) }
+            rest = rest.dropFirst(unit.count)
+            guard !number.isEmpty, number.filter({ $0 == "." }).count <= 1, let value = Double(number),
+                  let scale = units.first(where: { $0.suffix == unit })?.scale else { return nil }
+            total += value * scale
         }
-        return nil
+        guard total.isFinite, total < 1e18 else { return nil }
+        return UInt64(total.rounded())
     }
 
     /// The shortest readable form of `nanoseconds`: `100ms`, `2s`, `10m`, `1h30m`.

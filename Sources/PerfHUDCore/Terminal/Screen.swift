@@ -95,6 +95,7 @@ public final class Screen {
     /// the HUD's last frame (the status line saying how the program ended) off the top. Each line
     /// clears what is left of the line it covers.
     public func restore(thenWrite text: String) {
+        let text = style.unicode ? text : TerminalText.ascii(text)   // "key→screen" in a C locale too
         guard isSetUp else { return device.write(Array(text.utf8)) }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let needed = min(max(0, lines.count - 1), layout.programRows - 1)
@@ -185,6 +186,7 @@ public final class Screen {
     public func notice(_ text: String, kind: NoticeKind = .info) {
         guard isSetUp else { return }
         actionLog.interrupt()
+        let text = style.unicode ? text : TerminalText.ascii(text)   // a locale that is not UTF-8
         let styled = kind == .phase ? Palette(enabled: style.color).cyan("perfhud: " + text) : "perfhud: " + text
         var bytes = ControlSequence.faint + styled + ControlSequence.resetAttributes + ControlSequence.eraseToEndOfLine + "\r\n"
         if kind == .end { bytes += ControlSequence.deleteLines(layout.programRows) }
@@ -205,7 +207,7 @@ public final class Screen {
         guard actionLog.hasPending, translator.isAtBoundary, isSetUp else { return }
         let text = actionLog.render(rows: layout.programRows, highFrequency: highFrequency,
                                     paint: Palette(enabled: style.color), now: monotonicNanoseconds())
-        device.write(Array(text.utf8))
+        device.write(Array((style.unicode ? text : TerminalText.ascii(text)).utf8))
         hudDirty = true
     }
 

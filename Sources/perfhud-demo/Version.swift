@@ -1,0 +1,1 @@
+../perfhud/Version.swift
