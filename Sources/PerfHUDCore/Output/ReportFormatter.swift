@@ -35,6 +35,18 @@ public enum ReportFormatter {
             switch figure.kind {
             case .number(let decimals):
                 field(figure.key, number(figure.read(report, figures), decimals: decimals))
+            case .boolean:
+                field(figure.key, figure.read(report, figures).map { $0 != 0 ? "true" : "false" } ?? "null")
+            case .special(.busiestThreads):
+                guard let threads = report.busiestThreads else { field(figure.key, "null"); continue }
+                var list = "["
+                for (index, thread) in threads.enumerated() {
+                    if index > 0 { list += "," }
+                    list += "{\"tid\":" + String(thread.tid) + ",\"name\":" + quoted(thread.name) + ",\"cpu_percent\":" + number(thread.cpuPercent, decimals: 1)
+                    if thread.pid != report.pid { list += ",\"pid\":" + String(thread.pid) }
+                    list += "}"
+                }
+                field(figure.key, list + "]")
             case .special(.highFrequencyActions):
                 var list = "["
                 for (index, action) in figures.highFrequencyActions.enumerated() {

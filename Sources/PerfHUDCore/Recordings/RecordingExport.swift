@@ -24,6 +24,7 @@ public enum RecordingExport {
                 switch figure.kind {
                 case .special(.phase): fields.append(csvField(sample.phase ?? ""))
                 case .special: fields.append("")
+                case .boolean: fields.append(n(figure.value(in: report, sample.events ?? EventSnapshot()), 0))
                 case .number(let decimals):
                     // An event figure of a session without an event socket is empty, as null live.
                     let value = figure.source == .events && sample.events == nil ? nil : figure.value(in: report, sample.events ?? EventSnapshot())
@@ -75,7 +76,7 @@ extension RecordingExport {
         }
         for figure in Figure.all {
             guard let metric = figure.metric, metric.kind == .gauge else { continue }
-            family(metric.name, "gauge", metric.help) { value(figure, $0) }
+            family(metric.name, "gauge", metric.help) { value(figure, $0).map { $0 * metric.scale } }
         }
         for mode in ["user", "system"] {
             var total = 0.0, previous: Double?

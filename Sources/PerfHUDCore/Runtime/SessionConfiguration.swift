@@ -24,6 +24,10 @@ public struct SessionConfiguration {
     public var summary = true
     /// perfhud's version, for the recording's metadata.
     public var version = ""
+    /// Whether the session reads the "why" figures (`Activity`): the rows and the recording always
+    /// carry them; the HUD needs them only where it shows them (its details line).
+    public var showsDetails = false
+    public var collectsActivity: Bool { output != .hud || recordPath != nil || showsDetails }
     /// Test hook: crash on purpose after this many reports, to test the crash restore path.
     public var crashAfterReports: Int?
 

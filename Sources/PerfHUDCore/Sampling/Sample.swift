@@ -19,6 +19,8 @@ public struct Sample: Equatable {
     public var threads: Int?
     /// Processes summed into this sample (1 unless `--include-children`).
     public var processCount: Int
+    /// The "why" figures; nil when they are not collected (`ProcessSampler.collectsActivity`).
+    public var activity: Activity?
 
     public init(monotonicNanoseconds: UInt64, wallSeconds: Double, alive: Bool,
                 cpuNanoseconds: UInt64? = nil, userTicks: UInt64? = nil, systemTicks: UInt64? = nil,
