@@ -10,7 +10,8 @@ public enum ReportFormatter {
     /// One JSON object, no newline: `time`, `pid`, `alive`, then the fields of `Figure.all` in
     /// order. Built as UTF-8 bytes in one buffer: a report may be written every millisecond, and
     /// appending to a `String` piece by piece costs ten times more.
-    public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
+    public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil,
+                            fields: [Figure] = Figure.all) -> String {
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(700)
         func field(_ key: StaticString, _ value: String) {
@@ -27,7 +28,7 @@ public enum ReportFormatter {
         // Asked once: comparing the optional snapshot with nil copies it (it is Equatable).
         let hasEvents = events != nil
         let figures = events ?? EventSnapshot()
-        for figure in Figure.all {
+        for figure in fields {
             if figure.source == .events && !hasEvents {
                 if figure.nullWithoutEvents { field(figure.key, "null") }
                 continue

@@ -61,6 +61,8 @@ public struct Recording {
     }
 
     public var meta: [String: String] = [:]
+    /// The format the file was written in (`formatVersion` for one made here).
+    public var format = Recording.formatVersion
     public var samples: [SampleRow] = []
     public var frames: [Frame] = []
     public var actions: [Action] = []

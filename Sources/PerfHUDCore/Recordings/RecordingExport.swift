@@ -38,9 +38,10 @@ public enum RecordingExport {
     /// The JSON rows of the live `--output json`, one a line.
     public static func ndjson(_ recording: Recording, write: (String) -> Void) {
         let rows = RecordingRows(recording)
+        let figures = Figure.inFormat(recording.format)
         for index in 0..<rows.count {
             let row = rows.row(index)
-            write(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events) + "\n")
+            write(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events, fields: figures) + "\n")
         }
     }
 }
