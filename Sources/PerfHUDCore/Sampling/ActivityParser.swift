@@ -119,19 +119,3 @@ extension ProcParser {
         return (some, total(of: "full "))
     }
 }
-
-/// `/proc/PID/io`, cumulative.
-public struct ProcIO: Equatable {
-    public var readChars: UInt64
-    public var writeChars: UInt64
-    public var readBytes: UInt64
-    public var writeBytes: UInt64
-}
-
-/// Resident memory by kind and swap, bytes (`/proc/PID/status`).
-public struct ProcMemoryKinds: Equatable {
-    public var anonBytes: UInt64
-    public var fileBytes: UInt64
-    public var shmemBytes: UInt64
-    public var swapBytes: UInt64?
-}
