@@ -57,7 +57,8 @@ if command -v valgrind >/dev/null; then
         total=$(callgrind_annotate "$(ls -S "$out"/cg.* | head -1)" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
         echo "$count $total" >> "$out/ir.txt"
       done
-      awk -v mode=$mode -v target=$([ "$target" = "$idle" ] && echo "idle process" || echo "64 threads") \
+      name=$([ "$target" = "$idle" ] && echo "idle process" || echo "64 threads")
+      awk -v mode=$mode -v target="$name" \
         'NR == 1 { n1 = $1; t1 = $2 } NR == 2 { printf "%s, %s the why figures: %.0f instructions a tick\n", target, mode, ($2 - t1) / ($1 - n1) }' "$out/ir.txt"
     done
   done

@@ -7,6 +7,8 @@ public struct Activity: Equatable {
     // Read every tick.
     /// Nanoseconds threads spent runnable but not running (run-queue delay), summed over threads.
     public var waitNanoseconds: UInt64?
+    /// When the threads' run-queue delays were read (every tick unless the target has many threads).
+    public var waitReadAt: UInt64 = 0
     public var minorFaults: UInt64?
     public var majorFaults: UInt64?
     public var io: ProcIO?
@@ -72,6 +74,7 @@ extension Activity {
         guard let b else { return a }
         func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
         result.waitNanoseconds = add(result.waitNanoseconds, b.waitNanoseconds)
+        result.waitReadAt = max(result.waitReadAt, b.waitReadAt)
         result.minorFaults = add(result.minorFaults, b.minorFaults)
         result.majorFaults = add(result.majorFaults, b.majorFaults)
         if let other = b.io {

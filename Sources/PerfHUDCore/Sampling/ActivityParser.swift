@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Parsers for the files the "why" figures come from: `/proc/PID/io`, `/proc/PID/status`,
 /// `/proc/PID/task/TID/schedstat`, `/proc/PID/limits`, and a control group's `cpu.stat` and
 /// `*.pressure`. They allocate nothing: some run on every tick.
@@ -5,14 +9,20 @@ extension ProcParser {
     /// The number after `key` where `key` starts a line (`key` includes its separator, `rchar: `
     /// or `VmSwap:`); blanks before the digits are skipped. Nil when there is no such line.
     static func number(after key: StaticString, in bytes: UnsafeRawBufferPointer) -> UInt64? {
+        number(after: key, in: bytes, from: 0)?.value
+    }
+
+    /// As `number(after:in:)`, searching from the line at `start`; also where the line after it
+    /// starts (fields that come in a known order are found in one pass). Lines are skipped with
+    /// `memchr`: `status` is ~1.4 KB and read every tick.
+    static func number(after key: StaticString, in bytes: UnsafeRawBufferPointer, from start: Int) -> (value: UInt64, next: Int)? {
+        guard let base = bytes.baseAddress else { return nil }
         let keyCount = key.utf8CodeUnitCount
         let keyStart = key.utf8Start
-        var lineStart = 0
         let end = bytes.count
+        var lineStart = start
         while lineStart + keyCount <= end {
-            var matches = true
-            for offset in 0..<keyCount where bytes[lineStart + offset] != keyStart[offset] { matches = false; break }
-            if matches {
+            if bytes[lineStart] == keyStart[0] && memcmp(base + lineStart, keyStart, keyCount) == 0 {
                 var cursor = lineStart + keyCount
                 while cursor < end && (bytes[cursor] == UInt8(ascii: " ") || bytes[cursor] == UInt8(ascii: "\t")) { cursor += 1 }
                 var value: UInt64 = 0
@@ -20,10 +30,10 @@ extension ProcParser {
                 while cursor < end, bytes[cursor] >= UInt8(ascii: "0"), bytes[cursor] <= UInt8(ascii: "9") {
                     value = value &* 10 &+ UInt64(bytes[cursor] &- UInt8(ascii: "0")); digits += 1; cursor += 1
                 }
-                return digits > 0 ? value : nil
+                return digits > 0 ? (value, cursor) : nil
             }
-            while lineStart < end && bytes[lineStart] != UInt8(ascii: "\n") { lineStart += 1 }
-            lineStart += 1
+            guard let newline = memchr(base + lineStart, Int32(UInt8(ascii: "\n")), end - lineStart) else { return nil }
+            lineStart = base.distance(to: UnsafeRawPointer(newline)) + 1
         }
         return nil
     }
@@ -31,26 +41,28 @@ extension ProcParser {
     /// `/proc/PID/io`: bytes asked of read/write calls (chars) and bytes fetched from or sent
     /// to storage (bytes). The whole process, its ended threads included.
     public static func io(_ bytes: UnsafeRawBufferPointer) -> ProcIO? {
-        guard let rchar = number(after: "rchar:", in: bytes), let wchar = number(after: "wchar:", in: bytes),
-              let read = number(after: "read_bytes:", in: bytes), let write = number(after: "write_bytes:", in: bytes) else { return nil }
+        guard let rchar = number(after: "rchar:", in: bytes, from: 0), let wchar = number(after: "wchar:", in: bytes, from: rchar.next),
+              let read = number(after: "read_bytes:", in: bytes, from: wchar.next),
+              let write = number(after: "write_bytes:", in: bytes, from: read.next) else { return nil }
         // write_bytes as pidstat's kB_wr/s: dirtied pages later truncated away (cancelled_write_bytes) still count.
-        return ProcIO(readChars: rchar, writeChars: wchar, readBytes: read, writeBytes: write)
+        return ProcIO(readChars: rchar.value, writeChars: wchar.value, readBytes: read.value, writeBytes: write.value)
     }
 
     /// The memory by kind of `/proc/PID/status` (bytes; the process's, whichever thread's file);
     /// nil for a kernel thread, which has none.
     public static func memoryKinds(_ bytes: UnsafeRawBufferPointer) -> ProcMemoryKinds? {
-        guard let anon = number(after: "RssAnon:", in: bytes), let file = number(after: "RssFile:", in: bytes),
-              let shmem = number(after: "RssShmem:", in: bytes) else { return nil }
-        return ProcMemoryKinds(anonBytes: anon &* 1024, fileBytes: file &* 1024, shmemBytes: shmem &* 1024,
-                               swapBytes: number(after: "VmSwap:", in: bytes).map { $0 &* 1024 })
+        // In the kernel's order (fs/proc/task_mmu.c): one pass.
+        guard let anon = number(after: "RssAnon:", in: bytes, from: 0), let file = number(after: "RssFile:", in: bytes, from: anon.next),
+              let shmem = number(after: "RssShmem:", in: bytes, from: file.next) else { return nil }
+        return ProcMemoryKinds(anonBytes: anon.value &* 1024, fileBytes: file.value &* 1024, shmemBytes: shmem.value &* 1024,
+                               swapBytes: number(after: "VmSwap:", in: bytes, from: shmem.next).map { $0.value &* 1024 })
     }
 
     /// The context switches of `/proc/PID/task/TID/status`: that thread's only.
     public static func contextSwitches(_ bytes: UnsafeRawBufferPointer) -> (voluntary: UInt64, involuntary: UInt64)? {
-        guard let voluntary = number(after: "voluntary_ctxt_switches:", in: bytes),
-              let involuntary = number(after: "nonvoluntary_ctxt_switches:", in: bytes) else { return nil }
-        return (voluntary, involuntary)
+        guard let voluntary = number(after: "voluntary_ctxt_switches:", in: bytes, from: 0),
+              let involuntary = number(after: "nonvoluntary_ctxt_switches:", in: bytes, from: voluntary.next) else { return nil }
+        return (voluntary.value, involuntary.value)
     }
 
     /// `/proc/PID/task/TID/schedstat`: nanoseconds on a CPU, nanoseconds runnable but waiting

@@ -15,6 +15,9 @@ public struct MetricsStore {
     /// The last once-a-second read of the "why" figures, and the rates derived from it (held
     /// until the next one).
     private var lastSlow: Activity?
+    /// The run-queue delay at its last read, and the rate derived from it (held until the next).
+    private var lastWait: (at: UInt64, nanoseconds: UInt64)?
+    private var waitPercent: Double?
     private var slowRates = SlowRates()
     private struct SlowRates {
         var voluntary: Double?, involuntary: Double?, throttled: Double?
@@ -97,7 +100,6 @@ public struct MetricsStore {
                 guard let now, let then else { return nil }
                 return (Double(now >= then ? now - then : 0) / seconds).atResolution(100)
             }
-            report.cpuWaitPercent = rate(activity.waitNanoseconds, old.waitNanoseconds).map { ($0 / 1e7).atResolution(100) }
             report.minorFaultsPerSecond = rate(activity.minorFaults, old.minorFaults)
             report.majorFaultsPerSecond = rate(activity.majorFaults, old.majorFaults)
             report.ioReadBytesPerSecond = rate(activity.io?.readBytes, old.io?.readBytes)?.rounded()
@@ -105,6 +107,16 @@ public struct MetricsStore {
             report.ioReadCharsPerSecond = rate(activity.io?.readChars, old.io?.readChars)?.rounded()
             report.ioWriteCharsPerSecond = rate(activity.io?.writeChars, old.io?.writeChars)?.rounded()
         }
+        // Read every tick, or less often for a target with many threads: over the time between two reads.
+        if let wait = activity.waitNanoseconds, activity.waitReadAt != lastWait?.at {
+            if let old = lastWait, activity.waitReadAt > old.at {
+                waitPercent = (Double(wait >= old.nanoseconds ? wait - old.nanoseconds : 0) / Double(activity.waitReadAt - old.at) * 100).atResolution(100)
+            }
+            lastWait = (activity.waitReadAt, wait)
+        } else if activity.waitNanoseconds == nil {
+            waitPercent = nil; lastWait = nil
+        }
+        report.cpuWaitPercent = waitPercent
         if activity.slowReadAt != lastSlow?.slowReadAt {
             if let old = lastSlow, activity.slowReadAt > old.slowReadAt {
                 let seconds = Double(activity.slowReadAt - old.slowReadAt) / 1e9
