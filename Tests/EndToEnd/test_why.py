@@ -261,3 +261,19 @@ def test_the_figures_survive_a_recording_and_report_gates_on_them(why, program, 
     assert [json.loads(line)["cpu_wait_percent"] for line in replayed] == [row["cpu_wait_percent"] for row in got]
     csv = perfhud("export", str(path), "--format", "csv").stdout.splitlines()
     assert "cpu_wait_percent" in csv[0].split(",") and "leak_suspected" in csv[0].split(",")
+
+
+def test_the_end_summary_says_why_where_there_is_something_to_say(why, terminal, tmp_path):
+    """Under the HUD with --record (which reads the why figures), the summary has one more line:
+    peak wait, the busiest thread, storage I/O, peak descriptors — the recording's figures."""
+    path = tmp_path / "hud.db"
+    hud = terminal(["run", "--record", str(path), "--duration", "4s", "--", why, "spin", str(2 * CPUS + 1)], rows=40, columns=200)
+    hud.finish(timeout=60)
+    summary = " ".join(line.strip() for line in hud.screen.display)
+    figures = json.loads(perfhud("report", str(path), "--format", "json").stdout)
+    wait = re.search(r"waiting for a CPU peaked at ([0-9.]+)%", summary)
+    assert wait and abs(float(wait[1]) - figures["cpu_wait_percent_max"]) <= 0.051, (summary, figures)
+    assert re.search(r"busiest thread why \(TID \d+\) [0-9.]+%", summary), summary
+    fds = re.search(r"fds peak (\d+) of (\d+)", summary)
+    assert fds and int(fds[1]) == figures["fds_open_max"], (summary, figures)
+    assert "leak suspected" not in summary and "storage I/O" not in summary, "nothing to say about those"
