@@ -115,7 +115,7 @@ public final class DaemonMetrics: @unchecked Sendable {
             advance(cpuSystem, "cpu_system", to: Double(target.sample.systemTicks ?? 0) / target.ticksPerSecond)
             for figure in Figure.all where figure.source == .report {
                 guard let metric = figure.metric, metric.kind == .gauge else { continue }
-                set(&figureGauges[metric.name], metric.name, metric.help, figure.value(in: target.report, events))
+                set(&figureGauges[metric.name], metric.name, metric.help, figure.value(in: target.report, events).map { $0 * metric.scale })
             }
             set(&startTime, "perfhud_target_start_time_seconds", "When the target started, seconds since the epoch.", target.startTimeSeconds)
             let key = target.commandName + "\u{0}" + String(target.pid)

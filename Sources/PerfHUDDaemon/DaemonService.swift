@@ -46,7 +46,7 @@ public final class DaemonService: @unchecked Sendable {
         let events = SessionEvents(configuration: configuration.watch.events)
         events.aggregator.frameObserver = { [metrics] seconds, weight in metrics.recordFrame(seconds: seconds, weight: weight) }
         watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: configuration.watch.historyCapacity,
-                                recording: configuration.recordPath != nil, fallbackName: "")
+                                recording: configuration.recordPath != nil, fallbackName: "", leak: configuration.watch.leak)
         log.setContext(journalFields(pids: []))
     }
 
@@ -140,6 +140,7 @@ public final class DaemonService: @unchecked Sendable {
             discover(now: started, force: group.isEmpty)
         }
         latest = watcher.tick(final: final, endedByPerfhud: final)
+        for note in latest?.notes ?? [] { log.warning(note) }
         if group.isEmpty && schedule.wasUp {
             schedule.wasUp = false
             targetsChanged()

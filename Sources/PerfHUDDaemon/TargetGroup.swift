@@ -19,6 +19,8 @@ final class TargetGroup: SampleSource {
     /// When the earliest member started, in clock ticks since boot.
     var startTicks: UInt64? { samplers.values.map(\.startTicks).min() }
 
+    func takeNotes() -> [String] { samplers.values.flatMap { $0.takeNotes() } }
+
     func contains(_ pid: Int32) -> Bool { samplers[pid] != nil }
     func add(_ sampler: ProcessSampler) { samplers[sampler.pid] = sampler }
 
@@ -64,6 +66,7 @@ final class TargetGroup: SampleSource {
         result.proportionalBytes = a.proportionalBytes.flatMap { x in b.proportionalBytes.map { x &+ $0 } }
         result.threads = (a.threads ?? 0) + (b.threads ?? 0)
         result.processCount = a.processCount + b.processCount
+        result.activity = Activity.sum(a.activity, b.activity)
         return result
     }
 

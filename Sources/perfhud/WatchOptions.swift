@@ -37,7 +37,21 @@ struct WatchOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also listen for StatsD datagrams on UDP HOST:PORT (loopback unless you say otherwise).", valueName: "HOST:PORT"))
     var statsdUdp: HostAndPort?
 
+    @Option(help: "The window of the RSS leak trend: a leak is suspected only over a full window.")
+    var leakWindow = DurationArgument(nanoseconds: 300_000_000_000)
+
+    @Option(help: ArgumentHelp("The RSS growth at which a steady climb is a suspected leak (per hour: 50MiB, 50MiB/h).", valueName: "SIZE[/h]"))
+    var leakThreshold = "50MiB/h"
+
+    /// `--leak-threshold` in bytes per hour.
+    var leakThresholdBytesPerHour: Double? {
+        let text = leakThreshold.hasSuffix("/h") ? String(leakThreshold.dropLast(2)) : leakThreshold
+        return FailCondition.bytes(text).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
+    }
+
     func validate() throws {
+        guard leakWindow.nanoseconds >= 1_000_000_000 else { throw ValidationError("--leak-window must be at least 1s") }
+        guard leakThresholdBytesPerHour != nil else { throw ValidationError("--leak-threshold wants a size per hour, e.g. 50MiB/h") }
         if let tick, !(1_000_000...10_000_000_000).contains(tick.nanoseconds) {
             throw ValidationError(Accepted.complaint("--tick", got: tick.text))
         }
@@ -70,6 +84,8 @@ struct WatchOptions: ParsableArguments {
         configuration.events.frameWindowSeconds = Double(frameWindow.nanoseconds) / 1e9
         configuration.events.maxActionLabels = maxActionLabels
         configuration.statsdUDP = statsdUdp.map { ($0.host, $0.port) }
+        configuration.leak = LeakTrend.Settings(windowSeconds: Double(leakWindow.nanoseconds) / 1e9,
+                                                thresholdBytesPerHour: leakThresholdBytesPerHour ?? 50 * 1024 * 1024)
         return configuration
     }
 }

@@ -82,12 +82,17 @@ def test_include_children_keeps_the_cpu_of_children_that_exit(burn, tmp_path):
     done = tmp_path / "done"
     parent = subprocess.Popen(["sh", "-c", f"sleep 0.3; for i in 1 2 3 4 5 6 7 8; do {burn} busy 0.3; done; touch {done}; sleep 60"])
     try:
-        watcher = subprocess.Popen([PERFHUD, "attach", str(parent.pid), "--include-children", "--output", "json",
-                                    "--tick", "100ms", "--duration", "60s"], stdout=subprocess.PIPE, text=True)
-        assert wait_until(done.exists, timeout=40), "the children finished"
-        time.sleep(0.5)
-        watcher.terminate()
-        out, _ = watcher.communicate(timeout=30)
+        # Rows to a file, not a pipe read at the end: ~45 rows of ~2 KB fill a 64 KiB pipe, and a
+        # perfhud blocked on its output takes no samples.
+        rows_path = tmp_path / "rows.ndjson"
+        with open(rows_path, "w") as rows_file:
+            watcher = subprocess.Popen([PERFHUD, "attach", str(parent.pid), "--include-children", "--output", "json",
+                                        "--tick", "100ms", "--duration", "60s"], stdout=rows_file, text=True)
+            assert wait_until(done.exists, timeout=40), "the children finished"
+            time.sleep(0.5)
+            watcher.terminate()
+            watcher.wait(timeout=30)
+        out = rows_path.read_text()
         kernel_total = kernel_cpu_seconds(parent.pid, children=True)
     finally:
         parent.kill()

@@ -140,12 +140,14 @@ def test_a_format_1_recording_replays(tmp_path):
     assert max(row["rss_bytes"] for row in rows) == 131854336
 
 
-@pytest.mark.parametrize("name", ["format2-demo", "format3-demo", "format3-exit"])
+@pytest.mark.parametrize("name", ["format2-demo", "format3-demo", "format3-exit", "format4-why"])
 def test_a_recording_kept_in_the_repository_replays_its_live_rows(tmp_path, name):
     """NAME.db was recorded with the rows its live run printed in NAME.live.ndjson: later versions
     must give the same rows back. format2-demo and format3-demo: `perfhud demo --output json
     --record … --duration` (5 s, 3 s); format3-exit: `perfhud run --output json --tick 100ms
-    --record … -- sh -c 'sleep 1.2; exit 3'` (its exit row a sample of its own, format 3)."""
+    --record … -- sh -c 'sleep 1.2; exit 3'` (its exit row a sample of its own, format 3); format4-why:
+    `perfhud run --include-children --output json --tick 100ms --record … -- sh -c 'why odirect F 16 & why
+    spin 3 & sleep 2.5; …; exit 3'` (helpers/why.c: the why figures, busiest threads across the tree)."""
     path = tmp_path / f"{name}.db"
     shutil.copy(ROOT / f"Tests/Fixtures/recordings/{name}.db", path)
     live = (ROOT / f"Tests/Fixtures/recordings/{name}.live.ndjson").read_text()

@@ -109,9 +109,15 @@ final class DaemonUnitTests: XCTestCase {
 
     func testEveryFigureTheTableExportsIsInTheExposition() {
         let metrics = DaemonMetrics()
-        let read = sample(cpu: 5, user: 3, rss: 4096, pss: 2048, threads: 2)
+        var read = sample(cpu: 5, user: 3, rss: 4096, pss: 2048, threads: 2)
+        read.activity = Activity()
+        read.activity?.fdsOpen = 12
+        read.activity?.fdsLimit = 1024
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
-        metrics.update(target: DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "x", pid: 7,
+        var report = store.record(read)
+        report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
+        report.leakSuspected = false
+        metrics.update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,
                                                     startTimeSeconds: 1, ticksPerSecond: 100),
                        events: EventSnapshot(), actionTotals: [("A", 1)], sampleSeconds: 0.001)
         let text = exposition(metrics)

@@ -10,7 +10,8 @@ public enum ReportFormatter {
     /// One JSON object, no newline: `time`, `pid`, `alive`, then the fields of `Figure.all` in
     /// order. Built as UTF-8 bytes in one buffer: a report may be written every millisecond, and
     /// appending to a `String` piece by piece costs ten times more.
-    public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
+    public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil,
+                            fields: [Figure] = Figure.all) -> String {
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(700)
         func field(_ key: StaticString, _ value: String) {
@@ -27,14 +28,27 @@ public enum ReportFormatter {
         // Asked once: comparing the optional snapshot with nil copies it (it is Equatable).
         let hasEvents = events != nil
         let figures = events ?? EventSnapshot()
-        for figure in Figure.all {
+        for figure in fields {
             if figure.source == .events && !hasEvents {
                 if figure.nullWithoutEvents { field(figure.key, "null") }
                 continue
             }
             switch figure.kind {
             case .number(let decimals):
-                field(figure.key, number(figure.read(report, figures), decimals: decimals))
+                field(figure.key, "")
+                appendNumber(figure.read(report, figures), decimals: decimals, to: &out)
+            case .boolean:
+                field(figure.key, figure.read(report, figures).map { $0 != 0 ? "true" : "false" } ?? "null")
+            case .special(.busiestThreads):
+                guard let threads = report.busiestThreads else { field(figure.key, "null"); continue }
+                var list = "["
+                for (index, thread) in threads.enumerated() {
+                    if index > 0 { list += "," }
+                    list += "{\"tid\":" + String(thread.tid) + ",\"name\":" + quoted(thread.name) + ",\"cpu_percent\":" + number(thread.cpuPercent, decimals: 1)
+                    if thread.pid != report.pid { list += ",\"pid\":" + String(thread.pid) }
+                    list += "}"
+                }
+                field(figure.key, list + "]")
             case .special(.highFrequencyActions):
                 var list = "["
                 for (index, action) in figures.highFrequencyActions.enumerated() {
@@ -110,6 +124,41 @@ public enum ReportFormatter {
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
+    }
+
+    /// `number(value, decimals:)` written straight into `out`: the JSON row has ~60 numbers a tick,
+    /// and a `String` each cost more than the rest of the row.
+    static func appendNumber(_ value: Double?, decimals: Int, to out: inout [UInt8]) {
+        guard let value, value.isFinite, abs(value) < 9e15 else { out.append(contentsOf: "null".utf8); return }
+        var scale: UInt64 = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int64((value * Double(scale)).rounded())
+        if scaled < 0 { out.append(UInt8(ascii: "-")) }
+        let magnitude = scaled.magnitude
+        appendDigits(magnitude / scale, count: 0, to: &out)
+        var fraction = magnitude % scale
+        if fraction != 0 {
+            var digits = decimals
+            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
+            out.append(UInt8(ascii: "."))
+            appendDigits(fraction, count: digits, to: &out)
+        }
+    }
+
+    /// The decimal digits of `value`, zero-padded to `count` digits.
+    private static func appendDigits(_ value: UInt64, count: Int, to out: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits
+        var length = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - length] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                length += 1
+            } while rest > 0 && length < 24
+            while length < count && length < 24 { buffer[23 - length] = UInt8(ascii: "0"); length += 1 }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - length)...]))
+        }
     }
 
     /// A JSON number with at most `decimals` decimals, trailing zeros dropped: `52.3`, `0`, `-1.25`.

@@ -6,6 +6,8 @@ final class ReportWriter {
     private let tickNanoseconds: UInt64
     private let everyNanoseconds: UInt64
     private var last: UInt64?
+    /// The fields of a row: all; a replay of an older recording, those its live rows had.
+    var figures = Figure.all
 
     init(format: SessionConfiguration.Output, tickNanoseconds: UInt64, everyNanoseconds: UInt64?, output: Terminal) {
         self.format = format
@@ -30,7 +32,7 @@ final class ReportWriter {
         if !tick.isExitRow, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
         last = now
         let line = format == .json
-            ? ReportFormatter.json(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events)
+            ? ReportFormatter.json(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events, fields: figures)
             : ReportFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events)
         output.write(line + "\n")
         return true

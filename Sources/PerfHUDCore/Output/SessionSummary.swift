@@ -11,6 +11,10 @@ struct SessionSummary {
     private var aggregates: RunAggregates
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
+    /// The busiest thread seen (its highest one-second CPU), and the storage I/O counters at the
+    /// first and the last tick that had them.
+    private var busiest: BusyThread?
+    private var firstIO: ProcIO?, lastIO: ProcIO?
 
     init(tickNanoseconds: UInt64) { aggregates = RunAggregates(tickSeconds: Double(tickNanoseconds) / 1e9) }
 
@@ -25,6 +29,37 @@ struct SessionSummary {
         if first == nil { first = report }
         last = report
         aggregates.add(report, tick.events, execs: tick.sample.execsSeen)
+        if let thread = report.busiestThreads?.first, thread.cpuPercent > busiest?.cpuPercent ?? 0 { busiest = thread }
+        if let io = tick.sample.activity?.io {
+            if firstIO == nil { firstIO = io }
+            lastIO = io
+        }
+    }
+
+    /// The "why" line: peak wait, busiest thread, total I/O, peak descriptors, the leak verdict;
+    /// nil when there is nothing to say (figures not collected, or all quiet).
+    private func whyLine(_ figure: (String) -> Double?, last: Report) -> String? {
+        var parts: [String] = []
+        if let wait = figure("cpu_wait_percent_max"), wait >= 1 { parts.append("waiting for a CPU peaked at " + Units.percent(wait)) }
+        if let busiest {
+            parts.append("busiest thread " + TerminalText.escaped(busiest.name, maxLength: 32) + " (TID \(busiest.tid)) " + Units.percent(busiest.cpuPercent))
+        }
+        if let firstIO, let lastIO {
+            let read = Double(lastIO.readBytes &- min(lastIO.readBytes, firstIO.readBytes))
+            let written = Double(lastIO.writeBytes &- min(lastIO.writeBytes, firstIO.writeBytes))
+            if read > 0 || written > 0 { parts.append("storage I/O read " + Units.bytes(read) + ", written " + Units.bytes(written)) }
+        }
+        if let fds = figure("fds_open_max") {
+            parts.append("fds peak " + ReportFormatter.number(fds, decimals: 0) + (last.fdsLimit.map { " of \($0)" } ?? ""))
+        }
+        if figure("leak_suspected_ever") == 1 {
+            var text = "leak suspected"
+            if let slope = last.residentTrendBytesPerHour, let r2 = last.residentTrendR2 {
+                text += ": RSS " + Units.signedBytes(slope) + "/h (r² " + ReportFormatter.number(r2, decimals: 2) + ")"
+            }
+            parts.append(text)
+        }
+        return parts.isEmpty ? nil : "perfhud: " + parts.joined(separator: "; ")
     }
 
     /// The lines, each starting `perfhud: `; empty before the first report.
@@ -43,6 +78,7 @@ struct SessionSummary {
             parts.append("RSS " + Units.bytes(start) + " at start, peak " + Units.bytes(peak) + ", " + Units.bytes(end) + " at the end")
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]
+        if let why = whyLine(figure, last: last) { lines.append(why) }
         if let events, events.hasFrames || events.hasActions {
             var figures: [String] = []
             if events.hasFrames, seconds > 0 {

@@ -30,12 +30,14 @@ public final class Figure {
     public enum Kind: Equatable {
         /// A number printed with at most `decimals` decimals (its resolution), or null.
         case number(decimals: Int)
+        /// true, false or null (kept as 1 or 0).
+        case boolean
         /// A field written by each sink its own way.
         case special(Special)
     }
 
     public enum Special: Equatable {
-        case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus
+        case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus, busiestThreads
     }
 
     /// Where the value lives: the sample's report, or the event figures (null without an event socket).
@@ -49,7 +51,9 @@ public final class Figure {
         public let name: String
         public let kind: Kind
         public let help: String
-        static func gauge(_ name: String, _ help: String) -> Metric { Metric(name: name, kind: .gauge, help: help) }
+        /// The figure × scale is the metric (to base units: bytes per hour → per second).
+        public var scale = 1.0
+        static func gauge(_ name: String, _ help: String, scale: Double = 1) -> Metric { Metric(name: name, kind: .gauge, help: help, scale: scale) }
         static func counter(_ name: String, _ help: String) -> Metric { Metric(name: name, kind: .counter, help: help) }
         static func labelled(_ name: String) -> Metric { Metric(name: name, kind: .labelled, help: "") }
     }
@@ -75,10 +79,13 @@ public final class Figure {
     /// Puts a recorded value back (reading a recording).
     let write: (inout Report, inout EventSnapshot, Double?) -> Void
 
-    init(_ key: StaticString, _ unit: String, _ kind: Kind, _ source: Source, column: String? = nil, storage: Storage = .derived,
+    /// The recording format that first kept it: a recording of an older format replays rows without it, as they were live.
+    public let since: Int64
+
+    init(_ key: StaticString, _ unit: String, _ kind: Kind, _ source: Source, since: Int64 = 1, column: String? = nil, storage: Storage = .derived,
          metric: Metric? = nil, nullWithoutEvents: Bool = true, summaries: [RunAggregates.Summary] = [], inCSV: Bool? = nil,
          write: @escaping (inout Report, inout EventSnapshot, Double?) -> Void = { _, _, _ in }) {
-        self.key = key; self.unit = unit; self.kind = kind; self.source = source; self.column = column
+        self.key = key; self.unit = unit; self.kind = kind; self.source = source; self.since = since; self.column = column
         self.storage = storage; self.metric = metric; self.nullWithoutEvents = nullWithoutEvents
         self.summaries = summaries
         // Numbers are CSV columns unless said otherwise; of the special fields, the phase (as text).
@@ -128,6 +135,31 @@ public final class Figure {
         case .processes: return Double(r.processCount)
         case .cpu_seconds_total: return r.cpuSecondsTotal
         case .frames_unreported_reason: return FramesUnreported.code(e.framesUnreportedReason)
+        case .cpu_wait_percent: return r.cpuWaitPercent
+        case .context_switches_voluntary_per_second: return r.voluntarySwitchesPerSecond
+        case .context_switches_involuntary_per_second: return r.involuntarySwitchesPerSecond
+        case .page_faults_minor_per_second: return r.minorFaultsPerSecond
+        case .page_faults_major_per_second: return r.majorFaultsPerSecond
+        case .io_read_bytes_per_second: return r.ioReadBytesPerSecond
+        case .io_write_bytes_per_second: return r.ioWriteBytesPerSecond
+        case .io_read_chars_per_second: return r.ioReadCharsPerSecond
+        case .io_write_chars_per_second: return r.ioWriteCharsPerSecond
+        case .fds_open: return r.fdsOpen.map { Double($0) }
+        case .fds_limit: return r.fdsLimit.map { Double($0) }
+        case .rss_anon_bytes: return r.residentAnonBytes.map { Double($0) }
+        case .rss_file_bytes: return r.residentFileBytes.map { Double($0) }
+        case .rss_shmem_bytes: return r.residentShmemBytes.map { Double($0) }
+        case .swap_bytes: return r.swapBytes.map { Double($0) }
+        case .cpu_throttled_percent: return r.cpuThrottledPercent
+        case .pressure_cpu_some_percent: return r.pressure.cpuSome
+        case .pressure_cpu_full_percent: return r.pressure.cpuFull
+        case .pressure_memory_some_percent: return r.pressure.memorySome
+        case .pressure_memory_full_percent: return r.pressure.memoryFull
+        case .pressure_io_some_percent: return r.pressure.ioSome
+        case .pressure_io_full_percent: return r.pressure.ioFull
+        case .rss_trend_bytes_per_hour: return r.residentTrendBytesPerHour
+        case .rss_trend_r2: return r.residentTrendR2
+        case .leak_suspected: return r.leakSuspected.map { $0 ? 1 : 0 }
         case .special: return nil
         }
     }
@@ -139,6 +171,12 @@ public final class Figure {
         case events_received, events_malformed, events_rejected, events_ignored, frames_total, actions_total
         case input_latency_p50_ms, input_latency_p99_ms, elapsed_seconds, rss_trend_bytes_per_second, processes, cpu_seconds_total
         case frames_unreported_reason
+        case cpu_wait_percent, context_switches_voluntary_per_second, context_switches_involuntary_per_second
+        case page_faults_minor_per_second, page_faults_major_per_second
+        case io_read_bytes_per_second, io_write_bytes_per_second, io_read_chars_per_second, io_write_chars_per_second
+        case fds_open, fds_limit, rss_anon_bytes, rss_file_bytes, rss_shmem_bytes, swap_bytes, cpu_throttled_percent
+        case pressure_cpu_some_percent, pressure_cpu_full_percent, pressure_memory_some_percent, pressure_memory_full_percent
+        case pressure_io_some_percent, pressure_io_full_percent, rss_trend_bytes_per_hour, rss_trend_r2, leak_suspected
         case special
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
@@ -262,8 +300,89 @@ extension Figure {
         Figure("cpu_seconds_total", "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
                metric: .labelled("perfhud_target_cpu_seconds_total"),
                write: { r, _, v in r.cpuSecondsTotal = v }),
+        // Why it is slow (see README, Definitions): `Activity`, derived by `MetricsStore`. The daemon's
+        // labelled families of these (perfhud_target_cpu_wait_seconds_total, …_context_switches_total{kind},
+        // …_page_faults_total{kind}, …_io_bytes_total{direction}, …_memory_bytes{kind},
+        // …_cpu_throttled_seconds_total, …_pressure_seconds_total{resource,kind}) are exported by their own
+        // code once written (`.labelled`); until then only the plain gauges below have a metric.
+        Figure("cpu_wait_percent", "percent of one CPU", .number(decimals: 2), .report, since: 4, column: "cpu_wait_centi", storage: .fixed(100),
+               summaries: [.mean("cpu_wait_percent_avg"), .max("cpu_wait_percent_max")],
+               write: { r, _, v in r.cpuWaitPercent = v }),
+        Figure("context_switches_voluntary_per_second", "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_voluntary_centi",
+               storage: .fixed(100), summaries: [.max("context_switches_voluntary_per_second_max")],
+               write: { r, _, v in r.voluntarySwitchesPerSecond = v }),
+        Figure("context_switches_involuntary_per_second", "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_involuntary_centi",
+               storage: .fixed(100), summaries: [.max("context_switches_involuntary_per_second_max")],
+               write: { r, _, v in r.involuntarySwitchesPerSecond = v }),
+        Figure("page_faults_minor_per_second", "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_minor_centi", storage: .fixed(100),
+               summaries: [.max("page_faults_minor_per_second_max")],
+               write: { r, _, v in r.minorFaultsPerSecond = v }),
+        Figure("page_faults_major_per_second", "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_major_centi", storage: .fixed(100),
+               summaries: [.max("page_faults_major_per_second_max")],
+               write: { r, _, v in r.majorFaultsPerSecond = v }),
+        Figure("io_read_bytes_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_bytes", storage: .integer,
+               summaries: [.mean("io_read_bytes_per_second_avg"), .max("io_read_bytes_per_second_max")],
+               write: { r, _, v in r.ioReadBytesPerSecond = v }),
+        Figure("io_write_bytes_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_bytes", storage: .integer,
+               summaries: [.mean("io_write_bytes_per_second_avg"), .max("io_write_bytes_per_second_max")],
+               write: { r, _, v in r.ioWriteBytesPerSecond = v }),
+        Figure("io_read_chars_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_chars", storage: .integer,
+               write: { r, _, v in r.ioReadCharsPerSecond = v }),
+        Figure("io_write_chars_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_chars", storage: .integer,
+               write: { r, _, v in r.ioWriteCharsPerSecond = v }),
+        Figure("fds_open", "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_open", storage: .integer,
+               metric: .gauge("perfhud_target_open_fds", "Open file descriptors of the target (/proc/PID/fd), read once a second."),
+               summaries: [.max("fds_open_max")],
+               write: { r, _, v in r.fdsOpen = size(v) }),
+        Figure("fds_limit", "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_limit", storage: .integer,
+               metric: .gauge("perfhud_target_max_fds", "The target's soft limit of open file descriptors (/proc/PID/limits)."),
+               write: { r, _, v in r.fdsLimit = size(v) }),
+        Figure("rss_anon_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_anon_bytes", storage: .integer,
+               summaries: [.max("rss_anon_peak_bytes")],
+               write: { r, _, v in r.residentAnonBytes = size(v) }),
+        Figure("rss_file_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_file_bytes", storage: .integer,
+               write: { r, _, v in r.residentFileBytes = size(v) }),
+        Figure("rss_shmem_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_shmem_bytes", storage: .integer,
+               write: { r, _, v in r.residentShmemBytes = size(v) }),
+        Figure("swap_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "swap_bytes", storage: .integer,
+               summaries: [.max("swap_peak_bytes")],
+               write: { r, _, v in r.swapBytes = size(v) }),
+        Figure("busiest_threads", "", .special(.busiestThreads), .report, since: 4),
+        Figure("cpu_throttled_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "throttled_centi", storage: .fixed(100),
+               summaries: [.mean("cpu_throttled_percent_avg"), .max("cpu_throttled_percent_max")],
+               write: { r, _, v in r.cpuThrottledPercent = v }),
+        Figure("pressure_cpu_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_some_centi",
+               storage: .fixed(100), summaries: [.max("pressure_cpu_some_percent_max")],
+               write: { r, _, v in r.pressure.cpuSome = v }),
+        Figure("pressure_cpu_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_full_centi",
+               storage: .fixed(100), write: { r, _, v in r.pressure.cpuFull = v }),
+        Figure("pressure_memory_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_some_centi",
+               storage: .fixed(100), summaries: [.max("pressure_memory_some_percent_max")],
+               write: { r, _, v in r.pressure.memorySome = v }),
+        Figure("pressure_memory_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_full_centi",
+               storage: .fixed(100), write: { r, _, v in r.pressure.memoryFull = v }),
+        Figure("pressure_io_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_some_centi",
+               storage: .fixed(100), summaries: [.max("pressure_io_some_percent_max")],
+               write: { r, _, v in r.pressure.ioSome = v }),
+        Figure("pressure_io_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_full_centi",
+               storage: .fixed(100), write: { r, _, v in r.pressure.ioFull = v }),
+        Figure("rss_trend_bytes_per_hour", "bytes per hour", .number(decimals: 0), .report, since: 4, column: "rss_trend_per_hour", storage: .integer,
+               metric: .gauge("perfhud_target_rss_trend_bytes_per_second",
+                              "Slope of a least-squares line through RSS over --leak-window (bytes per second).", scale: 1.0 / 3600),
+               summaries: [.last("rss_trend_bytes_per_hour_end")],
+               write: { r, _, v in r.residentTrendBytesPerHour = v }),
+        Figure("rss_trend_r2", "r²", .number(decimals: 3), .report, since: 4, column: "rss_trend_r2_milli", storage: .fixed(1000),
+               write: { r, _, v in r.residentTrendR2 = v }),
+        Figure("leak_suspected", "", .boolean, .report, since: 4, column: "leak_suspected", storage: .integer,
+               metric: .gauge("perfhud_target_leak_suspected",
+                              "1 while RSS over a full --leak-window fits a line with r² ≥ 0.8 and a slope ≥ --leak-threshold."),
+               summaries: [.last("leak_suspected"), .max("leak_suspected_ever")], inCSV: true,
+               write: { r, _, v in r.leakSuspected = v.map { $0 != 0 } }),
         Figure("exit", "", .special(.exitStatus), .report),
     ]
+
+    /// The fields of the rows a recording of `format` replays (those its live run printed).
+    public static func inFormat(_ format: Int64) -> [Figure] { format >= Recording.formatVersion ? all : all.filter { $0.since <= format } }
 
     /// The recorded figures, in `sample_log`'s order after its leading columns.
     static let recorded: [Figure] = all.filter { $0.column != nil && $0.column != "t_ms" }

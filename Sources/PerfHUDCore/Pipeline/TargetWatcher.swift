@@ -5,6 +5,12 @@ public protocol SampleSource: AnyObject {
     func takeSample() -> Sample?
     /// The target's name now (it follows an exec); nil where unknown.
     var currentCommandName: String? { get }
+    /// What could not be read since the last call (each said once): the figures it leaves null.
+    func takeNotes() -> [String]
+}
+
+extension SampleSource {
+    public func takeNotes() -> [String] { [] }
 }
 
 /// The one pipeline from the samplers and the event stream to every sink: owns the sample source,
@@ -22,12 +28,13 @@ public final class TargetWatcher {
     /// - Parameters:
     ///   - capacity: samples kept in history (`--history / --tick`).
     ///   - recording: whether ticks carry every frame and the actions per label (`--record`).
-    public init(source: SampleSource, events: SessionEvents, pid: Int32, capacity: Int, recording: Bool, fallbackName: String) {
+    public init(source: SampleSource, events: SessionEvents, pid: Int32, capacity: Int, recording: Bool, fallbackName: String,
+                leak: LeakTrend.Settings = LeakTrend.Settings()) {
         self.source = source
         self.events = events
         self.fallbackName = fallbackName
         self.recording = recording
-        store = MetricsStore(pid: pid, capacity: capacity, startNanoseconds: monotonicNanoseconds())
+        store = MetricsStore(pid: pid, capacity: capacity, startNanoseconds: monotonicNanoseconds(), leak: leak)
         if recording { events.aggregator.startRecording() }
     }
 
@@ -58,6 +65,7 @@ public final class TargetWatcher {
         tick.actions = actions
         tick.isFinal = final
         tick.endedByPerfhud = endedByPerfhud
+        tick.notes = source.takeNotes()
         return tick
     }
 }
@@ -65,4 +73,5 @@ public final class TargetWatcher {
 extension ProcessSampler: SampleSource {
     public func takeSample() -> Sample? { sample() }
     public var currentCommandName: String? { commandName }
+    // `takeNotes()` is the sampler's own.
 }

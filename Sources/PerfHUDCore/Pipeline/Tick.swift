@@ -27,6 +27,8 @@ public struct Tick {
     /// The action log since the tick before, repeats folded, and how many did not fit.
     public var log: [ActionLogEntry] = []
     public var logDropped = 0.0
+    /// Figures that could not be read, said once (stderr in a HUD session, the log in the daemon).
+    public var notes: [String] = []
     /// The last tick of the session: the event socket was drained before it was taken, so it has
     /// every frame and action the target sent.
     public var isFinal = false

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where a HUD session's ticks go — the screen (HUD) or the rows (plain, JSON), the recording and
 /// the end summary — each handed the same `Tick`, so none derives a figure another already has.
 final class TickSinks {
@@ -28,6 +32,13 @@ final class TickSinks {
     /// Hands `tick` to every sink.
     func deliver(_ tick: Tick) {
         latest = tick
+        for note in tick.notes {
+            // Said once: on the HUD as a notice; under the rows (which own standard output) on standard error.
+            if let screen { screen.notice(TerminalText.escaped(note)) } else {
+                let line = Array("perfhud: warning: \(note)\n".utf8)
+                _ = line.withUnsafeBytes { SystemCall.write(STDERR_FILENO, $0) }
+            }
+        }
         for ended in tick.endedPhases {
             screen?.notice("phase \(TerminalText.escaped(ended.name)) ended" + (ended.keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""), kind: .phase)
         }

@@ -16,8 +16,8 @@ public final class Recorder {
     /// target was alive and the session had an event socket, and what is kept by reference or
     /// only when it changes. Then one column a recorded figure.
     static let leadingColumns = "t_ms INTEGER NOT NULL, alive INTEGER, events INTEGER, phase_id INTEGER, frame_source INTEGER, "
-        + "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER"
-    static let leadingColumnCount = 8
+        + "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER, busiest_threads TEXT"
+    static let leadingColumnCount = 9
 
     static var schema: String {
         let figureColumns = Figure.recorded.map { "\($0.column!) \($0.storage == .real ? "REAL" : "INTEGER")" }
@@ -57,6 +57,8 @@ public final class Recorder {
     private var lastHighFrequency: [EventSnapshot.HighFrequencyAction] = []
     /// The command name and rejection reasons last written: rows carry them only when they change.
     private var lastCommandName: String?, lastRejected: [String: UInt64] = [:], lastExecs = 0
+    /// The busiest threads last written (they change once a second at most): rows carry them only when they change.
+    private var lastBusiest: [BusyThread]?? = .none
     /// `started_at_unix` in milliseconds: a row's wall time is it + t_ms + wall_skew_ms.
     private let startedAtMilliseconds: Int64
     private let warn: (String) -> Void
@@ -83,7 +85,9 @@ public final class Recorder {
         }
         do {
             database = try SQLiteDatabase(path: path, create: true)
-            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN;")
+            // 8 KiB pages: the schema (format 4's `samples` view names ~60 figures) fits in the first
+            // page, so a file cut short keeps it and reads up to the cut.
+            try database.execute("PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN;")
             try database.execute(Self.schema + "PRAGMA user_version = \(Self.formatVersion);")
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
@@ -186,6 +190,12 @@ public final class Recorder {
         samples.append(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
         samples.append(commandID.map { .integer($0) }); samples.append(reasons)
         samples.append(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+        if lastBusiest != .some(report.busiestThreads) {
+            samples.append(.text(BusyThread.encoded(report.busiestThreads)))
+            lastBusiest = .some(report.busiestThreads)
+        } else {
+            samples.append(nil)
+        }
         for figure in Figure.recorded {
             samples.append(figure.source == .events && !hasEvents ? nil : figure.stored(figure.read(report, figures)))
         }

@@ -64,6 +64,8 @@ public struct Recording {
     }
 
     public var meta: [String: String] = [:]
+    /// The format the file was written in (`formatVersion` for one made here).
+    public var format = Recording.formatVersion
     public var samples: [SampleRow] = []
     public var frames: [Frame] = []
     public var actions: [Action] = []
@@ -81,7 +83,9 @@ public struct Recording {
     /// 3: `sample_log`'s columns are those of `Figure.all` (read by name); the exit row is a sample
     /// of its own (the target no longer alive) instead of the last sample repeated; `fps` is NULL
     /// before the first frame.
-    public static let formatVersion: Int64 = 3
+    /// 4: the "why" figures (waiting for a CPU, context switches, faults, I/O, descriptors, memory
+    /// by kind, throttling, pressure, the leak trend) have columns; older files read them as null.
+    public static let formatVersion: Int64 = 4
 
     /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
     static func milliseconds(unix seconds: Double) -> Int64 {

@@ -24,6 +24,7 @@ public enum RecordingExport {
                 switch figure.kind {
                 case .special(.phase): fields.append(csvField(sample.phase ?? ""))
                 case .special: fields.append("")
+                case .boolean: fields.append(n(figure.value(in: report, sample.events ?? EventSnapshot()), 0))
                 case .number(let decimals):
                     // An event figure of a session without an event socket is empty, as null live.
                     let value = figure.source == .events && sample.events == nil ? nil : figure.value(in: report, sample.events ?? EventSnapshot())
@@ -37,9 +38,10 @@ public enum RecordingExport {
     /// The JSON rows of the live `--output json`, one a line.
     public static func ndjson(_ recording: Recording, write: (String) -> Void) {
         let rows = RecordingRows(recording)
+        let figures = Figure.inFormat(recording.format)
         for index in 0..<rows.count {
             let row = rows.row(index)
-            write(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events) + "\n")
+            write(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events, fields: figures) + "\n")
         }
     }
 }
@@ -75,7 +77,7 @@ extension RecordingExport {
         }
         for figure in Figure.all {
             guard let metric = figure.metric, metric.kind == .gauge else { continue }
-            family(metric.name, "gauge", metric.help) { value(figure, $0) }
+            family(metric.name, "gauge", metric.help) { value(figure, $0).map { $0 * metric.scale } }
         }
         for mode in ["user", "system"] {
             var total = 0.0, previous: Double?

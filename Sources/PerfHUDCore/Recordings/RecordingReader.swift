@@ -27,6 +27,7 @@ extension Recording {
             database = try (try? SQLiteDatabase(path: readPath, create: false)) ?? SQLiteDatabase(path: readPath, create: false, readOnly: true)
             guard let version = try database.integer("PRAGMA user_version"), version > 0 else { throw notRecording }
             format = version
+            self.format = version
             if version > Recording.formatVersion {
                 throw PerfHUDError(.data, "\(path) was written by a newer perfhud (format \(version); this one reads up to \(Recording.formatVersion))")
             }
@@ -59,6 +60,8 @@ extension Recording {
         }
         let figureColumns = Figure.recorded.map { columns[$0.column!] }
         let (skewColumn, commandColumn, reasonsColumn) = (columns["wall_skew_ms"], columns["command_id"], columns["rejected_reasons"])
+        let busiestColumn = columns["busiest_threads"]
+        var busiest: [BusyThread]?
         let (phaseColumn, sourceColumn, eventsColumn, aliveColumn) = (columns["phase_id"], columns["frame_source"], columns["events"], columns["alive"])
         readRows(database, "samples", "SELECT * FROM sample_log") { row in
             guard let milliseconds = row.int64(0), let t = Self.time(Double(milliseconds) / 1000) else { impossibleTimes += 1; return }
@@ -83,6 +86,8 @@ extension Recording {
             }
             sample.commandName = commandName
             sample.execsSeen = execsSeen
+            if let text = busiestColumn.flatMap({ row.text($0) }) { busiest = BusyThread.decoded(text) }
+            sample.report.busiestThreads = busiest
             if let reasons = reasonsColumn.flatMap({ row.text($0) }) { rejectedReasons = Self.reasons(reasons) }
             if eventsColumn.flatMap({ row.int64($0) }) == 1 {
                 // As `EventAggregator` derives it (format 1 recorded p99 unrounded, so its 1 % low was too).

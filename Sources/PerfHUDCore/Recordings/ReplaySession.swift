@@ -51,6 +51,7 @@ public final class ReplaySession {
     private func writeRows(signals: SignalChannel) {
         let writer = ReportWriter(format: configuration.output, tickNanoseconds: tickNanoseconds,
                                   everyNanoseconds: configuration.reportEveryNanoseconds, output: standardOutput)
+        writer.figures = Figure.inFormat(recording.format)
         let startedAt = monotonicNanoseconds()
         let first = recording.samples[0].t
         for index in 0..<rows.count {

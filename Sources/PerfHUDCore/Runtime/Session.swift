@@ -122,7 +122,9 @@ public final class Session {
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
         watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
-                                recording: configuration.recordPath != nil, fallbackName: target.launchedName)
+                                recording: configuration.recordPath != nil, fallbackName: target.launchedName, leak: configuration.watch.leak)
+        // A HUD that shows none of the "why" figures and records nothing does not read their files.
+        sampler.collectsActivity = configuration.collectsActivity
         let commandName = watcher.commandName
         let kernelThread = sampler.isKernelThread ? "PID \(pid) (\(TerminalText.escaped(commandName))) is a kernel thread: its CPU time is shown; it has no memory of its own (RSS n/a)" : nil
         if let kernelThread, screen == nil { warn(kernelThread) }

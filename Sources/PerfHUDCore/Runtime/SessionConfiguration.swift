@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How a HUD session (`attach`, `run`, `demo`) samples and reports; filled from the command line.
 public struct SessionConfiguration {
     public enum Output: String, CaseIterable { case hud, plain, json }
@@ -27,6 +31,16 @@ public struct SessionConfiguration {
     public var summary = true
     /// perfhud's version, for the recording's metadata.
     public var version = ""
+    /// Whether the session reads the "why" figures (`Activity`): the rows and the recording always
+    /// carry them; the HUD needs them only where it shows them (its details line).
+    public var showsDetails = false
+    public var collectsActivity: Bool {
+        if let value = getenv(Self.noActivityVariable), value.pointee != 0, String(cString: value) != "0" { return false }
+        return output != .hud || recordPath != nil || showsDetails
+    }
+    /// Set (to anything but empty or 0) to read none of the "why" figures (they print null): to
+    /// measure what they cost (Benchmarks/why.sh) and to troubleshoot.
+    public static let noActivityVariable = "PERFHUD_NO_WHY"
     /// Test hook: crash on purpose after this many reports, to test the crash restore path.
     public var crashAfterReports: Int?
 

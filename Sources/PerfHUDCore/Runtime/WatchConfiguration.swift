@@ -11,6 +11,8 @@ public struct WatchConfiguration {
     public var events = EventConfiguration()
     /// `--statsd-udp HOST:PORT`.
     public var statsdUDP: (host: String, port: UInt16)?
+    /// `--leak-window`, `--leak-threshold`.
+    public var leak = LeakTrend.Settings()
 
     public init() {}
 

@@ -5,6 +5,10 @@ public struct ProcStat: Equatable {
     public var state: UInt8            // 3
     public var parentPID: Int32        // 4
     public var flags: UInt64           // 9 (PF_* flags)
+    public var minorFaults: UInt64     // 10 minflt: summed over the threads, the dead ones too
+    public var childrenMinorFaults: UInt64  // 11 cminflt: reaped children
+    public var majorFaults: UInt64     // 12 majflt
+    public var childrenMajorFaults: UInt64  // 13 cmajflt
     public var userTicks: UInt64       // 14 utime
     public var systemTicks: UInt64     // 15 stime
     public var childrenUserTicks: UInt64    // 16 cutime: reaped children
@@ -52,7 +56,8 @@ public enum ProcParser {
             hash = (hash ^ UInt64(base.load(fromByteOffset: index, as: UInt8.self))) &* 0x100_0000_01b3
             index += 1
         }
-        var result = ProcStat(commandNameHash: hash, state: 0, parentPID: 0, flags: 0, userTicks: 0, systemTicks: 0,
+        var result = ProcStat(commandNameHash: hash, state: 0, parentPID: 0, flags: 0,
+                              minorFaults: 0, childrenMinorFaults: 0, majorFaults: 0, childrenMajorFaults: 0, userTicks: 0, systemTicks: 0,
                               childrenUserTicks: 0, childrenSystemTicks: 0, threads: 0, startTicks: 0, virtualBytes: 0)
         var field = 2            // the field we are in; the space after `)` starts field 3
         var addresses: UInt64 = 0
@@ -67,6 +72,10 @@ public enum ProcParser {
                     switch field {
                     case 4: result.parentPID = Int32(truncatingIfNeeded: value)
                     case 9: result.flags = value
+                    case 10: result.minorFaults = value
+                    case 11: result.childrenMinorFaults = value
+                    case 12: result.majorFaults = value
+                    case 13: result.childrenMajorFaults = value
                     case 14: result.userTicks = value
                     case 15: result.systemTicks = value
                     case 16: result.childrenUserTicks = value

@@ -26,6 +26,8 @@ public final class ProcessSampler {
         let statm: KeptOpenFile
         var smapsRollup: KeptOpenFile?
         let cpuClock: clockid_t?
+        /// The "why" files, opened once the figures are first wanted.
+        var activity: ProcessActivity?
         /// The discovery pass that last saw it (descendants only).
         var seen: UInt32 = 0
 
@@ -91,6 +93,15 @@ public final class ProcessSampler {
     private var monotonic = (user: UInt64(0), system: UInt64(0))
     private var cpuTotal: MachineBoundedCPUTotal
     private var rootGone = false
+    /// Whether the "why" figures (`Activity`) are read: a HUD that shows none of them and records
+    /// nothing turns this off, and the per-thread files are then not read at all.
+    public var collectsActivity = true
+    /// The once-a-second part of `Activity`, carried by every sample until the next read.
+    private var slowActivity = Activity()
+    private var controlGroupActivity: ControlGroupActivity?
+    /// What may not be read, each kind said once: drained by the caller (`takeNotes`).
+    private var notes: [String] = []
+    private var saidDenied = Set<String>()
 
     /// Opens `/proc/PID/{stat,statm}` of `pid` and keeps them open.
     /// - Parameter controlGroup: the group `pid` was launched in (its CPU is the tree's); used with
@@ -192,6 +203,9 @@ public final class ProcessSampler {
         var cpu: UInt64 = 0, user: UInt64 = 0, system: UInt64 = 0
         var resident: UInt64 = 0, virtual: UInt64 = 0, threads = 0
         var rootReading = false
+        var activity: Activity?
+        let slowDue = collectsActivity && now &- slowActivity.slowReadAt >= 1_000_000_000
+        if slowDue { slowActivity = Activity(); slowActivity.slowReadAt = now }
         // A local function rather than a loop over `[root] + descendants`: no allocation per tick.
         func accumulate(_ process: TrackedProcess) {
             guard let reading = read(process, usingClock: usesClocks) else {
@@ -226,6 +240,7 @@ public final class ProcessSampler {
             virtual &+= reading.statm.sizePages &* pageSize
             threads += reading.stat.threads
             sample.processCount += 1
+            if collectsActivity { readActivity(of: process, stat: reading.stat, now: now, slow: slowDue, into: &activity) }
         }
         if !rootGone { accumulate(root) }
         // Descendants that vanished are let go after the loop (not while iterating the dictionary),
@@ -261,7 +276,47 @@ public final class ProcessSampler {
         sample.proportionalBytes = proportionalSetSize(now: now)
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.execsSeen = execsSeen
+        if collectsActivity, var activity {
+            if slowDue && !rootGone {
+                if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(pid: pid) }
+                controlGroupActivity?.read(into: &slowActivity, now: now, buffer: buffer)
+            }
+            activity.slowReadAt = slowActivity.slowReadAt
+            activity.voluntarySwitches = slowActivity.voluntarySwitches
+            activity.involuntarySwitches = slowActivity.involuntarySwitches
+            activity.fdsOpen = slowActivity.fdsOpen
+            activity.fdsLimit = slowActivity.fdsLimit
+            activity.throttledNanoseconds = slowActivity.throttledNanoseconds
+            activity.pressure = slowActivity.pressure
+            activity.busiestThreads = slowActivity.busiestThreads
+            sample.activity = activity
+        }
         return sample
+    }
+
+    /// Reads one process's "why" files into the tick's sums (and, when `slow`, the once-a-second part).
+    private func readActivity(of process: TrackedProcess, stat: ProcStat, now: UInt64, slow: Bool, into total: inout Activity?) {
+        if process.activity == nil { process.activity = ProcessActivity(pid: process.pid) }
+        guard let collector = process.activity else { return }
+        var own = Activity()
+        collector.readEveryTick(into: &own, stat: stat, includeReaped: includeChildren, now: now, buffer: buffer)
+        if slow {
+            var slowPart = Activity()
+            collector.readEverySecond(into: &slowPart, now: now, busiest: true, readLimit: process === root, buffer: buffer)
+            slowPart.slowReadAt = slowActivity.slowReadAt
+            slowActivity = Activity.sum(slowActivity, slowPart) ?? slowActivity
+        }
+        if collector.hasDenials { for denial in collector.takeDenials() {
+            let kind = String(denial.split(separator: " ").first?.split(separator: "/").last ?? "")
+            if saidDenied.insert(kind).inserted { notes.append("may not read " + denial) }
+        } }
+        total = Activity.sum(total, own)
+    }
+
+    /// What could not be read since the last call, each kind once per session (for stderr or the log).
+    public func takeNotes() -> [String] {
+        defer { notes.removeAll() }
+        return notes
     }
 
     private struct Reading {

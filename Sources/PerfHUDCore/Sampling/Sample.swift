@@ -24,6 +24,8 @@ public struct Sample: Equatable {
     public var processStartNanoseconds: UInt64?
     /// How many times the target exec'd since perfhud began to watch it.
     public var execsSeen = 0
+    /// The "why" figures; nil when they are not collected (`ProcessSampler.collectsActivity`).
+    public var activity: Activity?
 
     public init(monotonicNanoseconds: UInt64, wallSeconds: Double, alive: Bool,
                 cpuNanoseconds: UInt64? = nil, userTicks: UInt64? = nil, systemTicks: UInt64? = nil,

@@ -11,12 +11,25 @@ public struct MetricsStore {
     /// Window of the user/system split: stat ticks have 10 ms resolution, so they need seconds.
     public static let splitWindowSeconds = 2.0
     public static let trendWindowSeconds = 10.0
+    private var leak: LeakTrend
+    /// The last once-a-second read of the "why" figures, and the rates derived from it (held
+    /// until the next one).
+    private var lastSlow: Activity?
+    /// The run-queue delay at its last read, and the rate derived from it (held until the next).
+    private var lastWait: (at: UInt64, nanoseconds: UInt64)?
+    private var waitPercent: Double?
+    private var slowRates = SlowRates()
+    private struct SlowRates {
+        var voluntary: Double?, involuntary: Double?, throttled: Double?
+        var pressure = PressurePercents()
+    }
 
     /// - Parameters:
     ///   - capacity: samples kept, `--history / --tick`.
     public init(pid: Int32, capacity: Int, startNanoseconds: UInt64,
                 onlineCPUs: Int = ProcessDirectory.onlineCPUs,
-                ticksPerSecond: UInt64 = ProcessDirectory.ticksPerSecond) {
+                ticksPerSecond: UInt64 = ProcessDirectory.ticksPerSecond, leak: LeakTrend.Settings = LeakTrend.Settings()) {
+        self.leak = LeakTrend(settings: leak)
         self.pid = pid
         series = TimeSeries(capacity: max(2, capacity))
         self.startNanoseconds = startNanoseconds
@@ -63,9 +76,76 @@ public struct MetricsStore {
             (report.cpuUserPercent, report.cpuSystemPercent) = (user.atResolution(100), system.atResolution(100))
         }
         report.residentTrendBytesPerSecond = trend(at: time)?.rounded()
+        if let resident = report.residentBytes, let fit = leak.add(time: time, bytes: Double(resident)) {
+            report.residentTrendBytesPerHour = fit.bytesPerHour
+            report.residentTrendR2 = fit.r2
+            report.leakSuspected = fit.suspected
+        } else if report.residentBytes != nil {
+            report.leakSuspected = false
+        }
+        if sample.alive, let activity = sample.activity { derive(activity, sample, into: &report) }
         if sample.alive { previous = sample }
         latest = report
         return report
+    }
+
+    /// The "why" rates: per tick from the sample before; the once-a-second ones between two reads.
+    private mutating func derive(_ activity: Activity, _ sample: Sample, into report: inout Report) {
+        report.residentAnonBytes = activity.memory?.anonBytes
+        report.residentFileBytes = activity.memory?.fileBytes
+        report.residentShmemBytes = activity.memory?.shmemBytes
+        report.swapBytes = activity.memory?.swapBytes
+        report.fdsOpen = activity.fdsOpen
+        report.fdsLimit = activity.fdsLimit
+        report.busiestThreads = activity.busiestThreads
+        if let before = previous, let old = before.activity, sample.monotonicNanoseconds > before.monotonicNanoseconds {
+            let seconds = Double(sample.monotonicNanoseconds - before.monotonicNanoseconds) / 1e9
+            func rate(_ now: UInt64?, _ then: UInt64?) -> Double? {
+                guard let now, let then else { return nil }
+                return (Double(now >= then ? now - then : 0) / seconds).atResolution(100)
+            }
+            report.minorFaultsPerSecond = rate(activity.minorFaults, old.minorFaults)
+            report.majorFaultsPerSecond = rate(activity.majorFaults, old.majorFaults)
+            report.ioReadBytesPerSecond = rate(activity.io?.readBytes, old.io?.readBytes)?.rounded()
+            report.ioWriteBytesPerSecond = rate(activity.io?.writeBytes, old.io?.writeBytes)?.rounded()
+            report.ioReadCharsPerSecond = rate(activity.io?.readChars, old.io?.readChars)?.rounded()
+            report.ioWriteCharsPerSecond = rate(activity.io?.writeChars, old.io?.writeChars)?.rounded()
+        }
+        // Read every tick, or less often for a target with many threads: over the time between two reads.
+        if let wait = activity.waitNanoseconds, activity.waitReadAt != lastWait?.at {
+            if let old = lastWait, activity.waitReadAt > old.at {
+                waitPercent = (Double(wait >= old.nanoseconds ? wait - old.nanoseconds : 0) / Double(activity.waitReadAt - old.at) * 100).atResolution(100)
+            }
+            lastWait = (activity.waitReadAt, wait)
+        } else if activity.waitNanoseconds == nil {
+            waitPercent = nil; lastWait = nil
+        }
+        report.cpuWaitPercent = waitPercent
+        if activity.slowReadAt != lastSlow?.slowReadAt {
+            if let old = lastSlow, activity.slowReadAt > old.slowReadAt {
+                let seconds = Double(activity.slowReadAt - old.slowReadAt) / 1e9
+                func rate(_ now: UInt64?, _ then: UInt64?, scale: Double = 1) -> Double? {
+                    guard let now, let then else { return nil }
+                    return (Double(now >= then ? now - then : 0) / seconds * scale).atResolution(100)
+                }
+                slowRates.voluntary = rate(activity.voluntarySwitches, old.voluntarySwitches)
+                slowRates.involuntary = rate(activity.involuntarySwitches, old.involuntarySwitches)
+                slowRates.throttled = rate(activity.throttledNanoseconds, old.throttledNanoseconds, scale: 100 / 1e9)
+                // Pressure totals are µs: percent of the wall time.
+                let p = activity.pressure, q = old.pressure, percent = 100 / 1e6
+                slowRates.pressure.cpuSome = rate(p.cpuSome, q.cpuSome, scale: percent)
+                slowRates.pressure.cpuFull = rate(p.cpuFull, q.cpuFull, scale: percent)
+                slowRates.pressure.memorySome = rate(p.memorySome, q.memorySome, scale: percent)
+                slowRates.pressure.memoryFull = rate(p.memoryFull, q.memoryFull, scale: percent)
+                slowRates.pressure.ioSome = rate(p.ioSome, q.ioSome, scale: percent)
+                slowRates.pressure.ioFull = rate(p.ioFull, q.ioFull, scale: percent)
+            }
+            lastSlow = activity
+        }
+        report.voluntarySwitchesPerSecond = slowRates.voluntary
+        report.involuntarySwitchesPerSecond = slowRates.involuntary
+        report.cpuThrottledPercent = slowRates.throttled
+        report.pressure = slowRates.pressure
     }
 
     /// Splits `cpu` by the user and system ticks spent over the last two seconds.

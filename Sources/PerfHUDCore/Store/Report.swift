@@ -19,4 +19,38 @@ public struct Report: Equatable {
     public var processCount: Int
     /// Cumulative CPU seconds of the target (and descendants) since it started. Never decreases.
     public var cpuSecondsTotal: Double?
+
+    // Why it is slow (`Activity`, derived by `MetricsStore`); nil where not read or not readable.
+    /// Run-queue delay over wall time, summed over threads: 100 = one thread waiting the whole time.
+    public var cpuWaitPercent: Double?
+    public var voluntarySwitchesPerSecond: Double?
+    public var involuntarySwitchesPerSecond: Double?
+    public var minorFaultsPerSecond: Double?
+    public var majorFaultsPerSecond: Double?
+    public var ioReadBytesPerSecond: Double?
+    public var ioWriteBytesPerSecond: Double?
+    public var ioReadCharsPerSecond: Double?
+    public var ioWriteCharsPerSecond: Double?
+    public var fdsOpen: UInt64?
+    public var fdsLimit: UInt64?
+    public var residentAnonBytes: UInt64?
+    public var residentFileBytes: UInt64?
+    public var residentShmemBytes: UInt64?
+    public var swapBytes: UInt64?
+    /// Up to three, busiest first; nil where not read.
+    public var busiestThreads: [BusyThread]?
+    public var cpuThrottledPercent: Double?
+    public var pressure = PressurePercents()
+    /// The least-squares slope of RSS over `--leak-window`, its r², and the verdict (`LeakTrend`).
+    public var residentTrendBytesPerHour: Double?
+    public var residentTrendR2: Double?
+    public var leakSuspected: Bool?
+}
+
+/// Pressure stall time over wall time of the target's cgroup v2 group, percent.
+public struct PressurePercents: Equatable {
+    public var cpuSome: Double?, cpuFull: Double?
+    public var memorySome: Double?, memoryFull: Double?
+    public var ioSome: Double?, ioFull: Double?
+    public init() {}
 }

@@ -1,0 +1,122 @@
+/// What a sample read about *why* the target is slow: waiting for a CPU, switching, faulting,
+/// doing I/O, holding descriptors, memory by kind, throttling and pressure, its busiest threads.
+/// Counters are cumulative and never decrease (per-thread counters are summed from each thread's
+/// increase, so a thread that ends takes nothing back); the rates are derived by `MetricsStore`.
+/// A field is nil where perfhud may not read it (never 0).
+public struct Activity: Equatable {
+    // Read every tick.
+    /// Nanoseconds threads spent runnable but not running (run-queue delay), summed over threads.
+    public var waitNanoseconds: UInt64?
+    /// When the threads' run-queue delays were read (every tick unless the target has many threads).
+    public var waitReadAt: UInt64 = 0
+    public var minorFaults: UInt64?
+    public var majorFaults: UInt64?
+    public var io: ProcIO?
+    public var memory: ProcMemoryKinds?
+
+    // Read about once a second (`slowReadAt` says when; rates over the time between two reads).
+    /// When the once-a-second figures were last read (CLOCK_MONOTONIC ns); 0: never.
+    public var slowReadAt: UInt64 = 0
+    public var voluntarySwitches: UInt64?
+    public var involuntarySwitches: UInt64?
+    public var fdsOpen: UInt64?
+    public var fdsLimit: UInt64?
+    /// Throttled time of the target's control group (ns); 0 for a group without a CPU quota.
+    public var throttledNanoseconds: UInt64?
+    /// Pressure stall totals of the target's cgroup v2 group, µs: cpu, memory, io × some, full.
+    public var pressure = PressureTotals()
+    /// The busiest threads over the last second, most first (at most 3).
+    public var busiestThreads: [BusyThread]?
+
+    public init() {}
+}
+
+/// `/proc/PID/io`, cumulative.
+public struct ProcIO: Equatable {
+    public var readChars: UInt64
+    public var writeChars: UInt64
+    public var readBytes: UInt64
+    public var writeBytes: UInt64
+}
+
+/// Resident memory by kind and swap, bytes (`/proc/PID/status`).
+public struct ProcMemoryKinds: Equatable {
+    public var anonBytes: UInt64
+    public var fileBytes: UInt64
+    public var shmemBytes: UInt64
+    public var swapBytes: UInt64?
+}
+
+/// `*.pressure` totals (µs), nil where the group has no such file or line.
+public struct PressureTotals: Equatable {
+    public var cpuSome: UInt64?, cpuFull: UInt64?
+    public var memorySome: UInt64?, memoryFull: UInt64?
+    public var ioSome: UInt64?, ioFull: UInt64?
+    public init() {}
+}
+
+/// A thread and the CPU it used over the last second (100 = one core).
+public struct BusyThread: Equatable {
+    public var pid: Int32
+    public var tid: Int32
+    public var name: String
+    public var cpuPercent: Double
+    public init(pid: Int32, tid: Int32, name: String, cpuPercent: Double) {
+        self.pid = pid; self.tid = tid; self.name = name; self.cpuPercent = cpuPercent
+    }
+}
+
+extension Activity {
+    /// Two readings summed (`--include-children`, a daemon's group). A figure one side lacks is
+    /// the other's; busiest threads are merged and the top three kept.
+    public static func sum(_ a: Activity?, _ b: Activity?) -> Activity? {
+        guard var result = a else { return b }
+        guard let b else { return a }
+        func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
+        result.waitNanoseconds = add(result.waitNanoseconds, b.waitNanoseconds)
+        result.waitReadAt = max(result.waitReadAt, b.waitReadAt)
+        result.minorFaults = add(result.minorFaults, b.minorFaults)
+        result.majorFaults = add(result.majorFaults, b.majorFaults)
+        if let other = b.io {
+            result.io = result.io.map { ProcIO(readChars: $0.readChars &+ other.readChars, writeChars: $0.writeChars &+ other.writeChars,
+                                               readBytes: $0.readBytes &+ other.readBytes, writeBytes: $0.writeBytes &+ other.writeBytes) } ?? other
+        }
+        if let other = b.memory {
+            result.memory = result.memory.map { ProcMemoryKinds(anonBytes: $0.anonBytes &+ other.anonBytes, fileBytes: $0.fileBytes &+ other.fileBytes,
+                                                               shmemBytes: $0.shmemBytes &+ other.shmemBytes,
+                                                               swapBytes: add($0.swapBytes, other.swapBytes)) } ?? other
+        }
+        result.slowReadAt = max(result.slowReadAt, b.slowReadAt)
+        result.voluntarySwitches = add(result.voluntarySwitches, b.voluntarySwitches)
+        result.involuntarySwitches = add(result.involuntarySwitches, b.involuntarySwitches)
+        result.fdsOpen = add(result.fdsOpen, b.fdsOpen)
+        result.fdsLimit = result.fdsLimit ?? b.fdsLimit
+        result.throttledNanoseconds = result.throttledNanoseconds ?? b.throttledNanoseconds
+        if result.pressure == PressureTotals() { result.pressure = b.pressure }
+        if let other = b.busiestThreads {
+            result.busiestThreads = Array(((result.busiestThreads ?? []) + other).sorted { $0.cpuPercent > $1.cpuPercent }.prefix(3))
+        }
+        return result
+    }
+}
+
+extension BusyThread {
+    /// How a recording keeps a list (`busiest_threads` of `sample_log`): "-" for none read, else one
+    /// line a thread, `tid pid cpu_percent name` (the name last: it may hold spaces; line breaks
+    /// in it become spaces).
+    static func encoded(_ threads: [BusyThread]?) -> String {
+        guard let threads else { return "-" }
+        return threads.map { "\($0.tid) \($0.pid) \(ReportFormatter.number($0.cpuPercent, decimals: 1)) "
+            + String($0.name.map { $0 == "\n" || $0 == "\r" ? " " : $0 }) }.joined(separator: "\n")
+    }
+
+    /// A list as `encoded` wrote it; lines that do not read are skipped (a damaged file).
+    static func decoded(_ text: String) -> [BusyThread]? {
+        guard text != "-" else { return nil }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+            guard fields.count == 4, let tid = Int32(fields[0]), let pid = Int32(fields[1]), let cpu = Double(fields[2]), cpu.isFinite else { return nil }
+            return BusyThread(pid: pid, tid: tid, name: String(fields[3]), cpuPercent: cpu)
+        }
+    }
+}

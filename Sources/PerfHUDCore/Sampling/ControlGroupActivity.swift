@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Throttling and pressure of the control group a process is in, read about once a second:
+/// `cpu.stat` of its cgroup v2 group (`throttled_usec`) or of its v1 `cpu` controller group
+/// (`throttled_time`), and `cpu.pressure`, `memory.pressure`, `io.pressure` of its v2 group — on
+/// a hybrid host under the v2 mount (`/sys/fs/cgroup/unified`). The groups are looked up from
+/// `/proc/PID/cgroup` and perfhud's own mount table, again every ten seconds (a process may move).
+final class ControlGroupActivity {
+    let pid: Int32
+    private var cpuStat: [KeptOpenFile] = []
+    private var pressure: (cpu: KeptOpenFile?, memory: KeptOpenFile?, io: KeptOpenFile?) = (nil, nil, nil)
+    /// Whether a CPU quota applies to the group (`cpu.max` not `max`, or `cpu.cfs_quota_us` ≠ -1).
+    private var hasQuota = false
+    private var resolvedAt: UInt64 = 0
+    private var resolvedOnce = false
+
+    init(pid: Int32) { self.pid = pid }
+
+    deinit { closeAll() }
+
+    private func closeAll() {
+        for file in cpuStat { file.close() }
+        cpuStat = []
+        pressure.cpu?.close(); pressure.memory?.close(); pressure.io?.close()
+        pressure = (nil, nil, nil)
+    }
+
+    func read(into activity: inout Activity, now: UInt64, buffer: UnsafeMutableRawBufferPointer) {
+        if !resolvedOnce || now &- resolvedAt >= 10_000_000_000 { resolve(now: now) }
+        var throttled: UInt64?
+        for file in cpuStat {
+            guard case .success(let count) = file.read(into: buffer) else { continue }
+            let value = ProcParser.throttledNanoseconds(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            // A v2 group without the cpu controller has a cpu.stat without throttling: no quota there.
+            throttled = (throttled ?? 0) &+ (value ?? 0)
+        }
+        activity.throttledNanoseconds = hasQuota ? throttled : throttled.map { _ in 0 }
+        func totals(_ file: KeptOpenFile?) -> (some: UInt64, full: UInt64?)? {
+            guard let file, case .success(let count) = file.read(into: buffer) else { return nil }
+            return ProcParser.pressure(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+        let cpu = totals(pressure.cpu), memory = totals(pressure.memory), io = totals(pressure.io)
+        activity.pressure = PressureTotals()
+        activity.pressure.cpuSome = cpu?.some; activity.pressure.cpuFull = cpu?.full
+        activity.pressure.memorySome = memory?.some; activity.pressure.memoryFull = memory?.full
+        activity.pressure.ioSome = io?.some; activity.pressure.ioFull = io?.full
+    }
+
+    /// The directories of the process's v2 group and v1 `cpu` group, through the mounts here.
+    private func resolve(now: UInt64) {
+        resolvedAt = now
+        resolvedOnce = true
+        closeAll()
+        hasQuota = false
+        guard case .success(let ownGroups) = KeptOpenFile.contents(of: "/proc/\(pid)/cgroup", limit: 65536),
+              case .success(let mounts) = KeptOpenFile.contents(of: "/proc/self/mountinfo", limit: 1 << 20) else { return }
+        let directories = Self.directories(groups: String(decoding: ownGroups, as: UTF8.self), mountInfo: String(decoding: mounts, as: UTF8.self))
+        if let unified = directories.unified {
+            if case .success(let file) = KeptOpenFile.open(unified + "/cpu.stat") { cpuStat.append(file) }
+            if case .success(let text) = KeptOpenFile.contents(of: unified + "/cpu.max", limit: 256),
+               !String(decoding: text, as: UTF8.self).hasPrefix("max") { hasQuota = true }
+            if case .success(let file) = KeptOpenFile.open(unified + "/cpu.pressure") { pressure.cpu = file }
+            if case .success(let file) = KeptOpenFile.open(unified + "/memory.pressure") { pressure.memory = file }
+            if case .success(let file) = KeptOpenFile.open(unified + "/io.pressure") { pressure.io = file }
+        }
+        if let cpu = directories.cpu {
+            if case .success(let file) = KeptOpenFile.open(cpu + "/cpu.stat") { cpuStat.append(file) }
+            if case .success(let text) = KeptOpenFile.contents(of: cpu + "/cpu.cfs_quota_us", limit: 64),
+               !String(decoding: text, as: UTF8.self).hasPrefix("-1") { hasQuota = true }
+        }
+    }
+
+    /// Where the groups of `/proc/PID/cgroup` (`groups`) are mounted (`mountInfo`, of this
+    /// mount namespace): the v2 group's directory and the v1 `cpu` controller group's.
+    static func directories(groups: String, mountInfo: String) -> (unified: String?, cpu: String?) {
+        var unifiedGroup: String?, cpuGroup: String?
+        for line in groups.split(separator: "\n") {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3 else { continue }
+            if fields[0] == "0" && fields[1].isEmpty { unifiedGroup = String(fields[2]) }
+            if fields[1].split(separator: ",").contains("cpu") { cpuGroup = String(fields[2]) }
+        }
+        var unified: String?, cpu: String?
+        for line in mountInfo.split(separator: "\n") {
+            let halves = line.split(separator: " - ", maxSplits: 1)
+            guard halves.count == 2 else { continue }
+            let before = halves[0].split(separator: " "), after = halves[1].split(separator: " ")
+            guard before.count >= 5, after.count >= 3 else { continue }
+            let root = String(before[3]), mountPoint = String(before[4])
+            func inside(_ group: String) -> String? {
+                guard !group.contains("/.."), group == root || root == "/" || group.hasPrefix(root + "/") else { return nil }
+                let rest = root == "/" ? group : String(group.dropFirst(root.count))
+                return mountPoint + (rest == "/" ? "" : rest)
+            }
+            if after[0] == "cgroup2", unified == nil, let group = unifiedGroup { unified = inside(group) }
+            if after[0] == "cgroup", cpu == nil, after[2].split(separator: ",").contains("cpu"), let group = cpuGroup { cpu = inside(group) }
+        }
+        return (unified, cpu)
+    }
+}

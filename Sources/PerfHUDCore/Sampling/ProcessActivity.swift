@@ -1,0 +1,246 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The "why" figures of one process (`Activity`), read from files kept open and re-read with
+/// `pread`: every tick `io`, `status` and each thread's `schedstat` (the run-queue delay is per
+/// thread: the process's own `schedstat` is its main thread's); about once a second each thread's
+/// `status` (context switches), the descriptor count and limit, the busiest threads.
+///
+/// Threads are listed again when the thread count of `stat` changes, when a thread's file fails
+/// (it ended), and once a second. Each thread's counters are summed as increases, so the totals
+/// never go back when a thread ends; a thread that appears after the first listing counts from
+/// its start (its counters begin at 0).
+final class ProcessActivity {
+    let pid: Int32
+    private let taskPath: String
+    private var io: KeptOpenFile?
+    private var status: KeptOpenFile?
+    private var fdDirectory: Int32 = -1
+    private var limits: KeptOpenFile?
+    /// Files that may not be read (another user's process): tried once, then null.
+    private var ioDenied = false, fdsDenied = false, statusDenied = false
+    private var threads: [ThreadFiles] = []
+    private var listedAt: UInt64 = 0
+    private var listedOnce = false
+    private var relistNeeded = true
+    private var threadsReadable = true
+    /// The sums of the threads' increases.
+    private var wait: UInt64 = 0, voluntary: UInt64 = 0, involuntary: UInt64 = 0
+    /// When the busiest threads were last computed, and at what run times.
+    private var lastSecond: UInt64 = 0
+    /// When the threads' `schedstat` files were last read, and when they are due again: every
+    /// tick while that is cheap; a target with many threads is read less often, so the pass costs
+    /// at most 1/1000 of the time between two (0.1 % of a core, a twentieth of what perfhud costs at
+    /// --tick 10ms: ~190 µs of CPU a tick on these VMs).
+    private var threadsReadAt: UInt64 = 0
+    private var threadsDue: UInt64 = 0
+
+    struct ThreadFiles {
+        let tid: Int32
+        let schedstat: KeptOpenFile
+        var status: KeptOpenFile?
+        var run: UInt64
+        var wait: UInt64
+        var runAtLastSecond: UInt64
+        var voluntary: UInt64
+        var involuntary: UInt64
+        /// Counters read before (false: the first read of `status` sets the baseline of a thread
+        /// of the first listing; a later thread counts from 0).
+        var switchesKnown: Bool
+        /// Appeared after the first listing: its counters from its start are counted.
+        let countsFromStart: Bool
+    }
+
+    init(pid: Int32) {
+        self.pid = pid
+        taskPath = "/proc/\(pid)/task"
+    }
+
+    deinit {
+        io?.close(); status?.close(); limits?.close()
+        if fdDirectory >= 0 { close(fdDirectory) }
+        for thread in threads { thread.schedstat.close(); thread.status?.close() }
+    }
+
+    /// What may not be read, once each (for the caller to say once).
+    private var denials: [String] = []
+    var hasDenials: Bool { !denials.isEmpty }
+    func takeDenials() -> [String] { defer { denials.removeAll() }; return denials }
+
+    /// The every-tick figures: run-queue delay over the threads, faults (from the `stat` already
+    /// read), I/O, memory by kind.
+    func readEveryTick(into activity: inout Activity, stat: ProcStat, includeReaped: Bool, now: UInt64,
+                       buffer: UnsafeMutableRawBufferPointer) {
+        activity.minorFaults = stat.minorFaults &+ (includeReaped ? stat.childrenMinorFaults : 0)
+        activity.majorFaults = stat.majorFaults &+ (includeReaped ? stat.childrenMajorFaults : 0)
+        if io == nil && !ioDenied {
+            switch KeptOpenFile.open("/proc/\(pid)/io") {
+            case .success(let file): io = file
+            case .failure(let error): ioDenied = true; denials.append("/proc/\(pid)/io (\(error)): the I/O figures are null")
+            }
+        }
+        if let io, case .success(let count) = io.read(into: buffer) {
+            activity.io = ProcParser.io(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+        if status == nil && !statusDenied {
+            switch KeptOpenFile.open("/proc/\(pid)/status") {
+            case .success(let file): status = file
+            case .failure(let error): statusDenied = true; denials.append("/proc/\(pid)/status (\(error)): memory by kind is null")
+            }
+        }
+        if let status, case .success(let count) = status.read(into: buffer) {
+            activity.memory = ProcParser.memoryKinds(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+        activity.waitReadAt = threadsReadAt
+        guard now >= threadsDue else {
+            activity.waitNanoseconds = threadsReadable ? wait : nil
+            return
+        }
+        let started = monotonicNanoseconds()
+        if relistNeeded || threads.count != stat.threads || now &- listedAt >= 1_000_000_000 { listThreads(now: now, buffer: buffer) }
+        for index in threads.indices {
+            guard case .success(let count) = threads[index].schedstat.read(into: buffer),
+                  let times = ProcParser.schedstat(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) else {
+                relistNeeded = true
+                continue
+            }
+            if times.waitNanoseconds > threads[index].wait { wait &+= times.waitNanoseconds - threads[index].wait }
+            threads[index].wait = times.waitNanoseconds
+            threads[index].run = times.runNanoseconds
+        }
+        activity.waitNanoseconds = threadsReadable ? wait : nil
+        threadsReadAt = now
+        activity.waitReadAt = now
+        threadsDue = now &+ min(1_000_000_000, (monotonicNanoseconds() &- started) &* 1000)
+    }
+
+    /// The once-a-second figures: context switches over the threads, descriptors, and (when
+    /// `busiest`) the busiest threads since the last call. `limit`: the root's descriptor limit.
+    func readEverySecond(into activity: inout Activity, now: UInt64, busiest: Bool, readLimit: Bool,
+                         buffer: UnsafeMutableRawBufferPointer) {
+        for index in threads.indices {
+            if threads[index].status == nil {
+                guard case .success(let file) = KeptOpenFile.open(taskPath + "/\(threads[index].tid)/status") else { continue }
+                threads[index].status = file
+            }
+            guard let file = threads[index].status, case .success(let count) = file.read(into: buffer),
+                  let switches = ProcParser.contextSwitches(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) else { continue }
+            if threads[index].switchesKnown {
+                if switches.voluntary > threads[index].voluntary { voluntary &+= switches.voluntary - threads[index].voluntary }
+                if switches.involuntary > threads[index].involuntary { involuntary &+= switches.involuntary - threads[index].involuntary }
+            } else if threads[index].countsFromStart {
+                // A thread that began after perfhud came (one of the first listing: its switches before are not counted).
+                voluntary &+= switches.voluntary; involuntary &+= switches.involuntary
+            }
+            threads[index].voluntary = switches.voluntary
+            threads[index].involuntary = switches.involuntary
+            threads[index].switchesKnown = true
+        }
+        activity.voluntarySwitches = threadsReadable ? voluntary : nil
+        activity.involuntarySwitches = threadsReadable ? involuntary : nil
+        activity.fdsOpen = openDescriptors(buffer: buffer)
+        if readLimit {
+            if limits == nil, case .success(let file) = KeptOpenFile.open("/proc/\(pid)/limits") { limits = file }
+            if let limits, case .success(let count) = limits.read(into: buffer) {
+                activity.fdsLimit = ProcParser.openFilesLimit(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            }
+        }
+        if busiest { activity.busiestThreads = busiestThreads(now: now) }
+    }
+
+    /// The three threads that used the most CPU since the last call (only those that used any).
+    private func busiestThreads(now: UInt64) -> [BusyThread] {
+        let elapsed = now &- lastSecond
+        defer {
+            lastSecond = now
+            for index in threads.indices { threads[index].runAtLastSecond = threads[index].run }
+        }
+        guard lastSecond != 0, elapsed > 0 else { return [] }
+        var top: [(index: Int, used: UInt64)] = []
+        for index in threads.indices {
+            let used = threads[index].run &- min(threads[index].run, threads[index].runAtLastSecond)
+            guard used > 0 else { continue }
+            top.append((index, used))
+            if top.count > 3 { top.sort { $0.used > $1.used }; top.removeLast() }
+        }
+        return top.sorted { $0.used > $1.used }.map { entry in
+            let tid = threads[entry.index].tid
+            let name = KeptOpenFile.contents(of: taskPath + "/\(tid)/comm", limit: 64).map { bytes in
+                String(decoding: bytes.last == UInt8(ascii: "\n") ? bytes.dropLast() : bytes[...], as: UTF8.self)
+            }
+            return BusyThread(pid: pid, tid: tid, name: (try? name.get()) ?? "?",
+                              cpuPercent: (Double(entry.used) / Double(elapsed) * 100).atResolution(10))
+        }
+    }
+
+    /// Open descriptors: the size `stat` gives `/proc/PID/fd` (Linux 6.2 on), else its entries counted.
+    private func openDescriptors(buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
+        if fdDirectory < 0 && !fdsDenied {
+            let opened = retryingInterrupts { open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            switch opened {
+            case .success(let descriptor): fdDirectory = descriptor
+            case .failure(let error): fdsDenied = true; denials.append("/proc/\(pid)/fd (\(error)): fds_open is null")
+            }
+        }
+        guard fdDirectory >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fdDirectory, &info) == 0 else { return nil }
+        if info.st_size > 0 { return UInt64(info.st_size) }
+        // Older kernels: count the entries ("." and ".." aside).
+        guard let listing = opendir("/proc/\(pid)/fd") else { return nil }
+        defer { closedir(listing) }
+        var entries: UInt64 = 0
+        while let entry = readdir(listing) {
+            if withUnsafeBytes(of: entry.pointee.d_name, { $0[0] }) != UInt8(ascii: ".") { entries += 1 }
+        }
+        // The listing's own descriptor is one of them.
+        return entries > 0 ? entries - 1 : 0
+    }
+
+    /// Lists `/proc/PID/task` and opens the `schedstat` of threads not seen before.
+    private func listThreads(now: UInt64, buffer: UnsafeMutableRawBufferPointer) {
+        relistNeeded = false
+        listedAt = now
+        guard let directory = opendir(taskPath) else {
+            if threads.isEmpty { threadsReadable = false }
+            return
+        }
+        defer { closedir(directory) }
+        var listed: [Int32] = []
+        while let entry = readdir(directory) {
+            let tid = withUnsafeBytes(of: entry.pointee.d_name) { raw -> Int32 in
+                var value: Int32 = 0
+                for byte in raw {
+                    if byte == 0 { break }
+                    guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return 0 }
+                    value = value &* 10 &+ Int32(byte &- UInt8(ascii: "0"))
+                }
+                return value
+            }
+            if tid > 0 { listed.append(tid) }
+        }
+        listed.sort()
+        var kept: [ThreadFiles] = []
+        kept.reserveCapacity(listed.count)
+        var old = 0
+        for tid in listed {
+            while old < threads.count && threads[old].tid < tid { threads[old].schedstat.close(); threads[old].status?.close(); old += 1 }
+            if old < threads.count && threads[old].tid == tid { kept.append(threads[old]); old += 1; continue }
+            guard case .success(let file) = KeptOpenFile.open(taskPath + "/\(tid)/schedstat") else { continue }
+            var times: (runNanoseconds: UInt64, waitNanoseconds: UInt64) = (0, 0)
+            // Threads of the first listing: what they did before perfhud came is not counted.
+            if !listedOnce, case .success(let count) = file.read(into: buffer),
+               let read = ProcParser.schedstat(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
+                times = read
+            }
+            kept.append(ThreadFiles(tid: tid, schedstat: file, status: nil, run: times.runNanoseconds, wait: times.waitNanoseconds,
+                                    runAtLastSecond: times.runNanoseconds, voluntary: 0, involuntary: 0, switchesKnown: false,
+                                    countsFromStart: listedOnce))
+        }
+        while old < threads.count { threads[old].schedstat.close(); threads[old].status?.close(); old += 1 }
+        threads = kept
+        if !listed.isEmpty { threadsReadable = true }
+        listedOnce = true
+    }
+}

@@ -1,0 +1,69 @@
+import XCTest
+@testable import PerfHUDCore
+
+/// The parsers of the "why" files, on text as the kernel writes it, and the leak fit.
+final class ActivityTests: XCTestCase {
+    private func parse<T>(_ text: String, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        Array(text.utf8).withUnsafeBytes(body)
+    }
+
+    func testStatusGivesMemoryByKindAndSwitches() {
+        let status = "Name:\tworker\nVmRSS:\t   3968 kB\nRssAnon:\t     972 kB\nRssFile:\t    2996 kB\nRssShmem:\t       4 kB\n"
+            + "VmSwap:\t      12 kB\nvoluntary_ctxt_switches:\t135\nnonvoluntary_ctxt_switches:\t76\n"
+        XCTAssertEqual(parse(status, ProcParser.memoryKinds),
+                       ProcMemoryKinds(anonBytes: 972 * 1024, fileBytes: 2996 * 1024, shmemBytes: 4096, swapBytes: 12 * 1024))
+        let switches = parse(status, ProcParser.contextSwitches)
+        XCTAssertEqual(switches?.voluntary, 135)
+        XCTAssertEqual(switches?.involuntary, 76)
+        XCTAssertNil(parse("Name:\tkthreadd\nState:\tS (sleeping)\n", ProcParser.memoryKinds), "a kernel thread has none")
+    }
+
+    func testIOSchedstatLimitsAndPressure() {
+        let io = "rchar: 6976\nwchar: 10\nsyscr: 10\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 4096\n"
+        XCTAssertEqual(parse(io, ProcParser.io), ProcIO(readChars: 6976, writeChars: 10, readBytes: 4096, writeBytes: 8192))
+        let times = parse("11125202 21462900 4\n", ProcParser.schedstat)
+        XCTAssertEqual(times?.runNanoseconds, 11125202)
+        XCTAssertEqual(times?.waitNanoseconds, 21462900)
+        XCTAssertNil(parse("garbage", ProcParser.schedstat))
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n"
+            + "Max processes             127557               127557               processes \nMax open files            1024                 524288               files     \n"
+        XCTAssertEqual(parse(limits, ProcParser.openFilesLimit), 1024)
+        XCTAssertNil(parse("Max open files            unlimited            unlimited            files\n", ProcParser.openFilesLimit))
+        let pressure = parse("some avg10=37.28 avg60=17.76 avg300=23.55 total=2704576211\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=42\n",
+                             ProcParser.pressure)
+        XCTAssertEqual(pressure?.some, 2704576211)
+        XCTAssertEqual(pressure?.full, 42)
+        XCTAssertEqual(parse("usage_usec 10\nnr_throttled 3\nthrottled_usec 2500\n", ProcParser.throttledNanoseconds), 2_500_000)
+        XCTAssertEqual(parse("nr_periods 4\nnr_throttled 3\nthrottled_time 123456\n", ProcParser.throttledNanoseconds), 123456)
+    }
+
+    func testTheGroupsOfAProcessAreFoundThroughTheMountsOfAHybridHost() {
+        let groups = "4:memory:/a\n2:cpuacct:/\n1:cpu:/batch\n0::/system.slice/x.service\n"
+        let mounts = "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+            + "31 25 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+            + "32 25 0:28 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+        let found = ControlGroupActivity.directories(groups: groups, mountInfo: mounts)
+        XCTAssertEqual(found.unified, "/sys/fs/cgroup/unified/system.slice/x.service")
+        XCTAssertEqual(found.cpu, "/sys/fs/cgroup/cpu/batch")
+    }
+
+    func testTheLeakFitFlagsASteadyClimbOnlyOverAFullWindow() {
+        var trend = LeakTrend(settings: .init(windowSeconds: 60, thresholdBytesPerHour: 50 * 1024 * 1024))
+        var last: LeakTrend.Fit?
+        for tick in 0...1200 {   // 120 s at 100 ms, 100 MiB/h with noise of ±64 KiB
+            let t = Double(tick) / 10
+            let fit = trend.add(time: t, bytes: 1e8 + t * 100 * 1048576 / 3600 + Double((tick * 7919) % 128 - 64) * 1024)
+            if t < 60 { XCTAssertFalse(fit?.suspected ?? false, "not before the window is full (t = \(t))") }
+            last = fit
+        }
+        XCTAssertEqual(last?.suspected, true)
+        XCTAssertEqual(last!.bytesPerHour, 100 * 1048576, accuracy: 5 * 1048576)
+        var plateau = LeakTrend(settings: .init(windowSeconds: 60))
+        for tick in 0...1200 {
+            let t = Double(tick) / 10
+            last = plateau.add(time: t, bytes: 1e8 + min(t, 30) * 1e6)
+        }
+        XCTAssertEqual(last?.suspected, false, "grew, then stopped: the window holds only the plateau")
+        XCTAssertEqual(last?.r2, 0)
+    }
+}
