@@ -44,7 +44,9 @@ public struct RecordingSummary {
     public var aggregates: RunAggregates
     public var cpuPercentAvg: Double? { aggregates["cpu_percent_avg"] }
     public var cpuPercentMax: Double? { aggregates["cpu_percent_max"] }
+    public var rssStartBytes: UInt64? { aggregates["rss_start_bytes"].map { UInt64($0) } }
     public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
+    public var pssPeakBytes: UInt64? { aggregates["pss_peak_bytes"].map { UInt64($0) } }
     public var rssEndBytes: UInt64? { aggregates["rss_end_bytes"].map { UInt64($0) } }
     public var frames = 0
     public var fpsAvg: Double?
