@@ -20,6 +20,8 @@ enum Accepted {
         "--frame-window": "a duration such as 10s, longer than 0",
         "--max-action-labels": "a whole number from 1 to 10000",
         "--statsd-udp": "HOST:PORT, such as 127.0.0.1:8125",
+        "--leak-window": "a duration such as 5m, at least 1s",
+        "--leak-threshold": "a size per hour such as 50MiB/h",
         // HUDOptions, ScreenOptions: attach, run, demo (and replay)
         "--duration": "a duration such as 30s or 1m30s, longer than 0",
         "--count": "a whole number of reports, at least 1",

@@ -50,8 +50,8 @@ struct WatchOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard leakWindow.nanoseconds >= 1_000_000_000 else { throw ValidationError("--leak-window must be at least 1s") }
-        guard leakThresholdBytesPerHour != nil else { throw ValidationError("--leak-threshold wants a size per hour, e.g. 50MiB/h") }
+        guard leakWindow.nanoseconds >= 1_000_000_000 else { throw ValidationError(Accepted.complaint("--leak-window", got: leakWindow.text)) }
+        guard leakThresholdBytesPerHour != nil else { throw ValidationError(Accepted.complaint("--leak-threshold", got: leakThreshold)) }
         if let tick, !(1_000_000...10_000_000_000).contains(tick.nanoseconds) {
             throw ValidationError(Accepted.complaint("--tick", got: tick.text))
         }
