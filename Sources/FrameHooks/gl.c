@@ -43,13 +43,6 @@ typedef any_function (*get_proc_address)(const char *name);
 static __thread struct perfhud_clock thread_clock __attribute__((tls_model("initial-exec")));
 __thread int perfhud_present_depth __attribute__((tls_model("initial-exec")));
 
-/* A wrapped function: its name, our wrapper, the real one once found. */
-struct hook {
-    const char *name;
-    any_function wrapper;
-    _Atomic(any_function) real;
-};
-
 EXPORT void glXSwapBuffers(void *display, glx_drawable drawable);
 EXPORT egl_boolean eglSwapBuffers(void *display, void *surface);
 EXPORT egl_boolean eglSwapBuffersWithDamageEXT(void *display, void *surface, const egl_int *rects, egl_int count);
@@ -59,7 +52,7 @@ EXPORT any_function glXGetProcAddressARB(const unsigned char *name);
 EXPORT any_function eglGetProcAddress(const char *name);
 
 enum { GLX_SWAP, EGL_SWAP, EGL_DAMAGE_EXT, EGL_DAMAGE_KHR, GLX_GPA, GLX_GPA_ARB, EGL_GPA, HOOKS };
-static struct hook hooks[HOOKS] = {
+static struct perfhud_hook hooks[HOOKS] = {
     [GLX_SWAP] = {"glXSwapBuffers", (any_function)glXSwapBuffers},
     [EGL_SWAP] = {"eglSwapBuffers", (any_function)eglSwapBuffers},
     [EGL_DAMAGE_EXT] = {"eglSwapBuffersWithDamageEXT", (any_function)eglSwapBuffersWithDamageEXT},
@@ -69,16 +62,9 @@ static struct hook hooks[HOOKS] = {
     [EGL_GPA] = {"eglGetProcAddress", (any_function)eglGetProcAddress},
 };
 
-static int is_ours(any_function f) {
-    for (int i = 0; i < HOOKS; i++)
-        if (hooks[i].wrapper == f) return 1;
-    return 0;
-}
+static int is_ours(any_function f) { return perfhud_hook_is_ours(hooks, HOOKS, f); }
 
-static void remember(int index, any_function real) {
-    any_function none = NULL;
-    if (real && !is_ours(real)) atomic_compare_exchange_strong(&hooks[index].real, &none, real);
-}
+static void remember(int index, any_function real) { perfhud_hook_remember(hooks, HOOKS, index, real); }
 
 static any_function real_function(int index);
 
@@ -93,22 +79,10 @@ static any_function find_real(int index) {
     }
     /* Loaded privately (RTLD_LOCAL, e.g. by a plugin): look in the libraries by name. */
     static const char *const libraries[] = {"libEGL.so.1", "libGLX.so.0", "libGL.so.1"};
-    for (unsigned i = 0; i < sizeof libraries / sizeof *libraries; i++) {
-        void *handle = dlopen(libraries[i], RTLD_LAZY | RTLD_NOLOAD);
-        if (!handle) continue;
-        f = (any_function)perfhud_real_dlsym(handle, name);
-        dlclose(handle); /* RTLD_NOLOAD took a reference; the library stays loaded */
-        if (f && !is_ours(f)) return f;
-    }
-    return NULL;
+    return perfhud_real_in_libraries(hooks, HOOKS, libraries, sizeof libraries / sizeof *libraries, name);
 }
 
-static any_function real_function(int index) {
-    any_function f = atomic_load_explicit(&hooks[index].real, memory_order_acquire);
-    if (f) return f;
-    remember(index, find_real(index));
-    return atomic_load_explicit(&hooks[index].real, memory_order_acquire);
-}
+static any_function real_function(int index) { return perfhud_hook_real(hooks, HOOKS, index, find_real); }
 
 /* The outermost present of this thread is a frame; one inside another wrapped present (an SDL
  * present's swap) is part of that one. */

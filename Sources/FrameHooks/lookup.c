@@ -48,6 +48,36 @@ void *perfhud_real_dlsym(void *handle, const char *name) {
     return real ? real(handle, name) : NULL;
 }
 
+int perfhud_hook_is_ours(const struct perfhud_hook *hooks, int count, any_function f) {
+    for (int i = 0; i < count; i++)
+        if (hooks[i].wrapper == f) return 1;
+    return 0;
+}
+
+void perfhud_hook_remember(struct perfhud_hook *hooks, int count, int index, any_function real) {
+    any_function none = NULL;
+    if (real && !perfhud_hook_is_ours(hooks, count, real)) atomic_compare_exchange_strong(&hooks[index].real, &none, real);
+}
+
+any_function perfhud_hook_real(struct perfhud_hook *hooks, int count, int index, any_function (*find)(int index)) {
+    any_function f = atomic_load_explicit(&hooks[index].real, memory_order_acquire);
+    if (f) return f;
+    perfhud_hook_remember(hooks, count, index, find(index));
+    return atomic_load_explicit(&hooks[index].real, memory_order_acquire);
+}
+
+any_function perfhud_real_in_libraries(const struct perfhud_hook *hooks, int count, const char *const *paths, unsigned n,
+                                       const char *name) {
+    for (unsigned i = 0; i < n; i++) {
+        void *handle = dlopen(paths[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!handle) continue;
+        any_function f = (any_function)perfhud_real_dlsym(handle, name);
+        dlclose(handle); /* RTLD_NOLOAD took a reference; the library stays loaded */
+        if (f && !perfhud_hook_is_ours(hooks, count, f)) return f;
+    }
+    return NULL;
+}
+
 /* Could `name` be one we wrap? Two or three bytes compared: the test every other dlsym call pays. */
 static inline int maybe_wrapped(const char *name) {
     return (name[0] == 'g' && name[1] == 'l' && name[2] == 'X') || (name[0] == 'e' && name[1] == 'g' && name[2] == 'l') ||

@@ -36,30 +36,17 @@ EXPORT intptr_t SDL_RenderPresent(void *renderer);
 EXPORT intptr_t SDL_UpdateWindowSurface(void *window);
 EXPORT intptr_t SDL_UpdateWindowSurfaceRects(void *window, const void *rects, int count);
 
-struct hook {
-    const char *name;
-    any_function wrapper;
-    _Atomic(any_function) real;
-};
-
 enum { GL_SWAP, RENDER_PRESENT, UPDATE_SURFACE, UPDATE_SURFACE_RECTS, HOOKS };
-static struct hook hooks[HOOKS] = {
+static struct perfhud_hook hooks[HOOKS] = {
     [GL_SWAP] = {"SDL_GL_SwapWindow", (any_function)SDL_GL_SwapWindow},
     [RENDER_PRESENT] = {"SDL_RenderPresent", (any_function)SDL_RenderPresent},
     [UPDATE_SURFACE] = {"SDL_UpdateWindowSurface", (any_function)SDL_UpdateWindowSurface},
     [UPDATE_SURFACE_RECTS] = {"SDL_UpdateWindowSurfaceRects", (any_function)SDL_UpdateWindowSurfaceRects},
 };
 
-static int is_ours(any_function f) {
-    for (int i = 0; i < HOOKS; i++)
-        if (hooks[i].wrapper == f) return 1;
-    return 0;
-}
+static int is_ours(any_function f) { return perfhud_hook_is_ours(hooks, HOOKS, f); }
 
-static void remember(int index, any_function real) {
-    any_function none = NULL;
-    if (real && !is_ours(real)) atomic_compare_exchange_strong(&hooks[index].real, &none, real);
-}
+static void remember(int index, any_function real) { perfhud_hook_remember(hooks, HOOKS, index, real); }
 
 /* The paths of the loaded libraries named libSDL2…/libSDL3… (collected first: dlopen is not called
  * while dl_iterate_phdr holds the loader's list). */
@@ -90,22 +77,12 @@ static any_function find_real(int index) {
     struct sdl_libraries found;
     found.count = 0;
     dl_iterate_phdr(collect_sdl, &found);
-    for (unsigned i = 0; i < found.count; i++) {
-        void *handle = dlopen(found.paths[i], RTLD_LAZY | RTLD_NOLOAD);
-        if (!handle) continue;
-        f = (any_function)perfhud_real_dlsym(handle, name);
-        dlclose(handle); /* RTLD_NOLOAD took a reference; the library stays loaded */
-        if (f && !is_ours(f)) return f;
-    }
-    return NULL;
+    const char *paths[MAX_SDL_LIBRARIES];
+    for (unsigned i = 0; i < found.count; i++) paths[i] = found.paths[i];
+    return perfhud_real_in_libraries(hooks, HOOKS, paths, found.count, name);
 }
 
-static any_function real_function(int index) {
-    any_function f = atomic_load_explicit(&hooks[index].real, memory_order_acquire);
-    if (f) return f;
-    remember(index, find_real(index));
-    return atomic_load_explicit(&hooks[index].real, memory_order_acquire);
-}
+static any_function real_function(int index) { return perfhud_hook_real(hooks, HOOKS, index, find_real); }
 
 /* As gl.c's: the outermost present counts. */
 static inline void enter_present(void) {
