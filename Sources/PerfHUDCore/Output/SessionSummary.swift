@@ -69,8 +69,7 @@ struct SessionSummary {
         // `report`'s duration: from the first row to the last.
         let seconds = max(0, last.elapsedSeconds - first.elapsedSeconds)
         var parts = ["\(DurationText.clock(seconds: last.elapsedSeconds)) of \(TerminalText.escaped(commandName)) (PID \(last.pid))"]
-        let figures = aggregates.values, keys = RunAggregates.keys
-        func figure(_ key: String) -> Double? { keys.firstIndex(of: key).flatMap { figures[$0] } }
+        let figure = { (key: String) in aggregates[key] }
         if let average = figure("cpu_percent_avg") {
             parts.append("CPU avg " + Units.percent(average) + (figure("cpu_percent_max").map { " (peak " + Units.percent($0) + ")" } ?? ""))
         }

@@ -96,6 +96,14 @@ public final class Figure {
 
     public var name: String { String(describing: key) }
 
+    /// The figure's value in a row: nil for an event figure of a session without an event socket
+    /// (null in the live row, empty in CSV, no sample in OpenMetrics, skipped by a run summary).
+    public func value(in report: Report, events: EventSnapshot?) -> Double? {
+        if source == .events && events == nil { return nil }
+        return read(report, events ?? Self.noEvents)
+    }
+    private static let noEvents = EventSnapshot()
+
     /// The figure's value in a tick's report and event figures; nil for a report figure without a report.
     public func value(in report: Report?, _ events: EventSnapshot) -> Double? {
         guard let report = report ?? (source == .events ? Self.noReport : nil) else { return nil }

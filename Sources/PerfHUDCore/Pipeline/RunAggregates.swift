@@ -43,8 +43,8 @@ public struct RunAggregates {
     public mutating func add(_ report: Report, _ events: EventSnapshot?, execs: Int = 0) {
         for index in Self.summarised.indices {
             let figure = Self.summarised[index].figure
-            if figure.source == .events && events == nil { continue }
-            let value = figure.value(in: report, events ?? EventSnapshot()).flatMap { $0.isFinite ? $0 : nil }
+            if figure.source == .events && events == nil { continue }   // not a row of it: nothing to count
+            let value = figure.value(in: report, events: events).flatMap { $0.isFinite ? $0 : nil }
             running[index].atStart.add(t: report.elapsedSeconds, execs: execs, bytes: value)
             guard let value else { continue }
             running[index].sum += value
@@ -55,26 +55,26 @@ public struct RunAggregates {
         }
     }
 
-    /// The summary figures, in the order of `keys`; nil where no row had the figure.
-    public var values: [Double?] {
-        var out: [Double?] = []
-        for (index, entry) in Self.summarised.enumerated() {
-            let figure = running[index]
-            for summary in entry.summaries {
-                switch summary.rule {
-                case .mean: out.append(figure.count > 0 ? figure.sum / Double(figure.count) : nil)
-                case .max: out.append(figure.peak)
-                case .first: out.append(figure.first)
-                case .last: out.append(figure.last)
-                case .atStart: out.append(figure.atStart.value)
-                }
-            }
+    /// Where each key's figure is kept and how it is taken, in the order of `keys`.
+    private static let places: [(running: Int, rule: Rule)] =
+        summarised.enumerated().flatMap { index, entry in entry.summaries.map { (index, $0.rule) } }
+
+    private func value(_ place: (running: Int, rule: Rule)) -> Double? {
+        let figure = running[place.running]
+        switch place.rule {
+        case .mean: return figure.count > 0 ? figure.sum / Double(figure.count) : nil
+        case .max: return figure.peak
+        case .first: return figure.first
+        case .last: return figure.last
+        case .atStart: return figure.atStart.value
         }
-        return out
     }
+
+    /// The summary figures, in the order of `keys`; nil where no row had the figure.
+    public var values: [Double?] { Self.places.map(value) }
 
     /// The summary figure named `key` (nil where no row had it or no such key).
     public subscript(key: String) -> Double? {
-        Self.keys.firstIndex(of: key).flatMap { values[$0] }
+        Self.keys.firstIndex(of: key).flatMap { value(Self.places[$0]) }
     }
 }

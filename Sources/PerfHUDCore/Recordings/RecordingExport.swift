@@ -24,11 +24,8 @@ public enum RecordingExport {
                 switch figure.kind {
                 case .special(.phase): fields.append(csvField(sample.phase ?? ""))
                 case .special: fields.append("")
-                case .boolean: fields.append(n(figure.value(in: report, sample.events ?? EventSnapshot()), 0))
-                case .number(let decimals):
-                    // An event figure of a session without an event socket is empty, as null live.
-                    let value = figure.source == .events && sample.events == nil ? nil : figure.value(in: report, sample.events ?? EventSnapshot())
-                    fields.append(n(value, decimals))
+                case .boolean: fields.append(n(figure.value(in: report, events: sample.events), 0))
+                case .number(let decimals): fields.append(n(figure.value(in: report, events: sample.events), decimals))
                 }
             }
             write(fields.joined(separator: ",") + "\n")
@@ -73,7 +70,7 @@ extension RecordingExport {
         // The gauges of the table of figures, as the daemon exports them.
         let rows = RecordingRows(recording)
         func value(_ figure: Figure, _ row: Recording.SampleRow) -> Double? {
-            figure.source == .events && row.events == nil ? nil : figure.value(in: rows.report(row), row.events ?? EventSnapshot())
+            figure.value(in: rows.report(row), events: row.events)
         }
         for figure in Figure.all {
             guard let metric = figure.metric, metric.kind == .gauge else { continue }
