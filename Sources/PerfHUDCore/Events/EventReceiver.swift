@@ -167,6 +167,9 @@ public final class EventReceiver {
     public func setTarget(pid: Int32) { filter.setTarget(pid: pid) }
     /// Several targets (a daemon's `--match` or `--unit` group).
     public func setTargets(_ pids: [Int32]) { filter.setTargets(pids) }
+    /// The processes of the daemon's other targets: their datagrams are refused here whatever
+    /// `--accept-from` says (`other_target`), so one target cannot speak for another.
+    public func setOtherTargets(_ pids: [Int32]) { filter.setOtherTargets(pids) }
 
     /// Starts the receiving thread.
     public func start() {
@@ -233,8 +236,9 @@ public final class EventReceiver {
                         var pid: Int32 = 0
                         var uid: UInt32 = 0
                         let known = perfhud_batch_sender(batch, UInt32(message), &pid, &uid) == 1
-                        accepted[message] = known && filter.accepts(pid: pid, uid: uid)
-                        if !accepted[message] { reasons[message] = known ? "peer" : "no_credentials" }
+                        let refusal = known ? filter.refusal(pid: pid, uid: uid) : "no_credentials"
+                        accepted[message] = refusal == nil
+                        reasons[message] = refusal
                     }
                     let now = monotonicNanoseconds()
                     aggregator.withLock { ingest in
@@ -261,7 +265,10 @@ final class PeerFilter {
     private let policy: AcceptPolicy?
     private var mutex = pthread_mutex_t()
     private var targetPIDs: Set<Int32>
-    private var cache: [Int32: (allowed: Bool, at: UInt64)] = [:]
+    private var otherPIDs: Set<Int32> = []
+    private var cache: [Int32: (family: Family, at: UInt64)] = [:]
+    /// Whose family a sender belongs to: the nearest watched ancestor (itself included) decides.
+    enum Family { case target, otherTarget, none }
     private let ourUID = geteuid()
 
     init(policy: AcceptPolicy?, targetPID: Int32) {
@@ -279,30 +286,45 @@ final class PeerFilter {
         pthread_mutex_unlock(&mutex)
     }
 
-    func accepts(pid: Int32, uid: UInt32) -> Bool {
-        switch policy {
-        case .any: return true
-        case .sameUser: return uid == ourUID
-        case .target: return isInTargetFamily(pid)
-        case nil: return uid == ourUID || isInTargetFamily(pid)
-        }
+    func setOtherTargets(_ pids: [Int32]) {
+        pthread_mutex_lock(&mutex)
+        otherPIDs = Set(pids)
+        cache.removeAll()
+        pthread_mutex_unlock(&mutex)
     }
 
-    private func isInTargetFamily(_ pid: Int32) -> Bool {
+    func accepts(pid: Int32, uid: UInt32) -> Bool { refusal(pid: pid, uid: uid) == nil }
+
+    /// Why a datagram from `pid` is refused (the `reason` label), or nil when it is accepted.
+    func refusal(pid: Int32, uid: UInt32) -> String? {
+        let family = self.family(of: pid)
+        if family == .otherTarget { return "other_target" }
+        let allowed: Bool
+        switch policy {
+        case .any: allowed = true
+        case .sameUser: allowed = uid == ourUID
+        case .target: allowed = family == .target
+        case nil: allowed = uid == ourUID || family == .target
+        }
+        return allowed ? nil : "peer"
+    }
+
+    private func family(of pid: Int32) -> Family {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         let now = monotonicNanoseconds()
-        if let cached = cache[pid], now &- cached.at < 1_000_000_000 { return cached.allowed }
+        if let cached = cache[pid], now &- cached.at < 1_000_000_000 { return cached.family }
         var current = pid
-        var allowed = false
+        var family = Family.none
         for _ in 0..<64 {
-            if targetPIDs.contains(current) { allowed = true; break }
+            if targetPIDs.contains(current) { family = .target; break }
+            if otherPIDs.contains(current) { family = .otherTarget; break }
             guard current > 1, let parent = Self.parent(of: current) else { break }
             current = parent
         }
         if cache.count > 1024 { cache.removeAll() }
-        cache[pid] = (allowed, now)
-        return allowed
+        cache[pid] = (family, now)
+        return family
     }
 
     static func parent(of pid: Int32) -> Int32? {
