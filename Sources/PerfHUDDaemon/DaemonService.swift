@@ -7,7 +7,8 @@ import Glibc
 /// logs to the journal, pings systemd's watchdog.
 ///
 /// One poll loop on a thread of its own (ticks and the watchdog) samples every target in turn, as
-/// the HUD does one; each target's event socket has its receiving thread; HTTP is SwiftNIO's. A
+/// the HUD does one; one thread receives on every target's event socket (`EventReceiverPool`; a
+/// single target keeps the receiver's own thread, as before); HTTP is SwiftNIO's. A
 /// missing target is normal: its `perfhud_target_up` is 0 and it is looked for again every
 /// `discoveryNanoseconds`.
 ///
@@ -27,6 +28,8 @@ public final class DaemonService: @unchecked Sendable {
     /// Targets and units refused past `--max-targets`, by label: each logged and counted once.
     private var refused = Set<String>()
     private let unitGroups = UnitControlGroup()
+    /// One receiving thread for the event sockets of several targets.
+    private let receivers = EventReceiverPool()
     /// Written to by `stop()` and the signal handlers: 1 stops the loop, 2 (SIGHUP) reloads.
     private let wake: (read: Int32, write: Int32)
     /// `--record`: the recording, and the PID its metadata names.
@@ -157,7 +160,7 @@ public final class DaemonService: @unchecked Sendable {
         watch.statsdUDP = nil
         do {
             try target.events.open(pathPID: getpid(), targetPID: 0, configuration: watch, defaultPolicy: .target, mode: 0o666,
-                                   required: true) { [log] in log.warning($0) }
+                                   required: true, pool: receivers) { [log] in log.warning($0) }
         } catch let error as PerfHUDError {
             if required { throw error }
             log(.warning, target, "no event socket (\(error.message)); CPU and memory only")
@@ -195,7 +198,10 @@ public final class DaemonService: @unchecked Sendable {
     }
 
     /// Removes the event sockets again (when the daemon cannot start after all).
-    public func closeEventSockets() { for target in targets { target.events.stop() } }
+    public func closeEventSockets() {
+        for target in targets { target.events.stop() }
+        receivers.stop()
+    }
 
     /// Says so in the log and to systemd once the HTTP port and the event sockets are bound.
     public func announceReady(metricsAddress: String) {
@@ -204,7 +210,7 @@ public final class DaemonService: @unchecked Sendable {
         } else {
             let names = targets.prefix(8).map(\.label).joined(separator: ", ") + (targets.count > 8 ? ", …" : "")
             let patterns = unitPatterns.isEmpty ? "" : "; units \(unitPatterns.joined(separator: ", "))"
-            log.notice("watching \(targets.count) targets (\(names))\(patterns); metrics on http://\(metricsAddress)/metrics; "
+            log.notice("watching \(Self.count(targets.count)) (\(names))\(patterns); metrics on http://\(metricsAddress)/metrics; "
                        + "events in \(eventsDirectory?.path ?? "-")")
         }
         notifier.notify("READY=1\nSTATUS=\(status())")
@@ -251,6 +257,7 @@ public final class DaemonService: @unchecked Sendable {
         }
         // The last interval is not lost: one more tick, with what the event sockets still held, then the final line.
         tick(final: true)
+        receivers.stop()
         recorder?.close()
         if single { log.notice("stopping: " + summary(of: targets.first)) } else { log.notice("stopping: " + status()) }
     }
@@ -454,11 +461,13 @@ public final class DaemonService: @unchecked Sendable {
         }
         scanUnits(now: now)
         shareTargets()
-        log.notice("reloaded \(path): \(targets.count) targets")
+        log.notice("reloaded \(path): \(Self.count(targets.count))")
         notifier.notify("STATUS=\(status())")
     }
 
     // MARK: log and status
+
+    static func count(_ targets: Int) -> String { targets == 1 ? "1 target" : "\(targets) targets" }
 
     /// A line about one target: with several, it says which (`web: …`) and carries its fields.
     private func log(_ level: DaemonLog.Level, _ target: DaemonTarget, _ message: String) {

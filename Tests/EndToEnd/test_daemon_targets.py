@@ -328,3 +328,16 @@ def test_a_datagram_from_another_targets_process_is_refused(daemons, spawn, tmp_
             daemon.communicate(timeout=30)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_one_receiving_thread_serves_every_targets_socket(daemons, spawn):
+    """A thread per target would grow with the targets; the sockets share one."""
+    processes = [spawn("sleep", "300") for _ in range(6)]
+
+    def threads(count):
+        daemon = daemons(*[arg for i, p in enumerate(processes[:count]) for arg in ("--pid", f"t{i}={p.pid}")])
+        assert wait_until(lambda: len(daemon.targets()) == count, timeout=10)
+        assert all(os.path.exists(os.path.join(daemon.directory, f"t{i}.sock")) for i in range(count))
+        return len(os.listdir(f"/proc/{daemon.process.pid}/task"))
+
+    assert threads(6) == threads(2)
