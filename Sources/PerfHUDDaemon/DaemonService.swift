@@ -211,9 +211,9 @@ public final class DaemonService: @unchecked Sendable {
         if single, let only = targets.first {
             log.notice("watching \(only.spec.selector.description); metrics on http://\(metricsAddress)/metrics; events on \(only.events.receiver?.path ?? "-")")
         } else {
-            let names = targets.prefix(8).map(\.label).joined(separator: ", ") + (targets.count > 8 ? ", …" : "")
+            let names = targets.isEmpty ? "" : " (" + targets.prefix(8).map(\.label).joined(separator: ", ") + (targets.count > 8 ? ", …" : "") + ")"
             let patterns = unitPatterns.isEmpty ? "" : "; units \(unitPatterns.joined(separator: ", "))"
-            log.notice("watching \(Self.count(targets.count)) (\(names))\(patterns); metrics on http://\(metricsAddress)/metrics; "
+            log.notice("watching \(Self.count(targets.count))\(names)\(patterns); metrics on http://\(metricsAddress)/metrics; "
                        + "events in \(eventsDirectory?.path ?? "-")")
         }
         notifier.notify("READY=1\nSTATUS=\(status())")
