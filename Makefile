@@ -102,7 +102,7 @@ clean:
 # Installs the binaries, the units (pointing at $(PREFIX)/bin/perfhud), an example environment
 # file, perfhud(1), bash/zsh/fish completions, the dashboard and the alert rules. The units in
 # Systemd/ name /usr/bin/perfhud and /usr/share/doc/perfhud (as the Debian package installs them):
-# sed rewrites those for another PREFIX. /etc/default/perfhud is never overwritten.
+# sed rewrites those for another PREFIX. /etc/default/perfhud and /etc/perfhud/targets.conf are never overwritten.
 PREFIX ?= /usr/local
 UNITDIR ?= /etc/systemd/system
 MANDIR ?= $(PREFIX)/share/man
@@ -125,6 +125,7 @@ install-files:
 	    Systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
 	[ -e $(DESTDIR)/etc/default/perfhud ] || install -D -m 0644 Systemd/perfhud.env $(DESTDIR)/etc/default/perfhud
+	[ -e $(DESTDIR)/etc/perfhud/targets.conf ] || install -D -m 0644 Systemd/targets.conf $(DESTDIR)/etc/perfhud/targets.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/perfhud/README.md
 	install -d $(DESTDIR)$(PREFIX)/share/doc/perfhud/docs
 	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/perfhud/docs/

@@ -10,6 +10,8 @@ public struct DaemonConfiguration {
         case match(String)
         /// A systemd unit: every process of its control group, followed across restarts.
         case unit(String)
+        /// Every unit under `system.slice` whose name matches a glob, each a target of its own.
+        case units(String)
 
         public var description: String {
             switch self {
@@ -17,11 +19,25 @@ public struct DaemonConfiguration {
             case .pidfile(let path): return "the PID in \(path)"
             case .match(let pattern): return "processes matching /\(pattern)/"
             case .unit(let unit): return "unit \(unit)"
+            case .units(let pattern): return "units \(pattern)"
             }
         }
     }
 
-    public var selector: Selector
+    /// What the command line names (`--config` adds the file's targets to these).
+    public var targets: [TargetSpec]
+    /// `--config FILE`: read at the start and on SIGHUP.
+    public var configPath: String?
+    /// `--max-targets`: past it, targets are refused (logged, counted).
+    public var maxTargets = 256
+    /// Where the event sockets of several targets go (`LABEL.sock`): `--events DIR`, or systemd's
+    /// RuntimeDirectory; nil: /run/perfhud for root, else the default private directory.
+    public var eventsDirectory: String?
+    /// Also a name of the one command-line target's socket, where it was before `--config`
+    /// (`/run/perfhud/events.sock` under perfhud.service).
+    public var legacyEventsLink: String?
+    /// `--forget-after`: a target gone this long loses its series.
+    public var forgetAfterNanoseconds: UInt64 = 600_000_000_000
     /// What the HUD commands share: tick, history, children, the event stream.
     public var watch: WatchConfiguration
     /// `--metrics-listen`.
@@ -40,8 +56,16 @@ public struct DaemonConfiguration {
     public var recordMaxBytes: UInt64?
     public var version = ""
 
-    public init(selector: Selector, watch: WatchConfiguration) {
-        self.selector = selector
+    public init(targets: [TargetSpec], watch: WatchConfiguration) {
+        self.targets = targets
         self.watch = watch
+    }
+
+    /// Exactly one target named on the command line (no `--units`, no `--config`): the daemon of
+    /// before issue 21, whose event socket is where it always was.
+    public var isSingleTarget: Bool {
+        guard configPath == nil, targets.count == 1 else { return false }
+        if case .units = targets[0].selector { return false }
+        return true
     }
 }

@@ -38,11 +38,13 @@ public final class DaemonLog: @unchecked Sendable {
         mutex.withLock { context = fields }
     }
 
-    public func log(_ level: Level, _ message: String) {
+    /// - Parameter fields: the structured fields of this entry's target, in place of the context
+    ///   (a daemon of several targets: `PERFHUD_TARGET` says which one a line is about).
+    public func log(_ level: Level, _ message: String, fields: [(name: String, value: String)]? = nil) {
         let text = TerminalText.escaped(message, maxLength: 2000)
         let handled: Bool = mutex.withLock {
             guard let socket = journal else { return false }
-            let fields = [("PRIORITY", String(level.rawValue)), ("SYSLOG_IDENTIFIER", "perfhud"), ("MESSAGE", text)] + context
+            let fields = [("PRIORITY", String(level.rawValue)), ("SYSLOG_IDENTIFIER", "perfhud"), ("MESSAGE", text)] + (fields ?? context)
             switch socket.send(fields) {
             case .sent: return true
             case .full: journalDrops += 1; return true

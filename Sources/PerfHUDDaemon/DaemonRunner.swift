@@ -5,8 +5,9 @@ import Glibc
 #endif
 
 /// Runs `perfhud daemon`: the sampling loop on the calling thread, the HTTP server on SwiftNIO's
-/// event loop. SIGTERM, SIGINT and SIGHUP end the loop after one last sample (see `StopSignals`);
-/// then the HTTP server closes, and the exit status is 0.
+/// event loop. SIGTERM and SIGINT end the loop after one last sample (see `StopSignals`), and so
+/// does SIGHUP unless `--config` names a file to re-read; then the HTTP server closes, and the exit
+/// status is 0.
 ///
 /// No Swift concurrency and no Dispatch here, on purpose: libdispatch's worker pool on Linux
 /// starts a manager thread that asks for nice -4 (its monitor timer runs at the highest QoS).
@@ -16,12 +17,15 @@ import Glibc
 public enum DaemonRunner {
     /// - Returns: the exit code: 0 after a graceful stop, 69 when the port cannot be had, 73 when
     ///   the event socket cannot.
-    public static func run(configuration: DaemonConfiguration, resolver: TargetResolver) -> ExitStatus {
-        let service = DaemonService(configuration: configuration, resolver: resolver)
+    /// - Throws: `PerfHUDError` for targets that cannot be planned (a configuration file with an
+    ///   error: 78; labels two unnamed targets would share: 64).
+    public static func run(configuration: DaemonConfiguration) throws -> ExitStatus {
+        let service = try DaemonService(configuration: configuration)
         do {
-            try service.openEventSocket()
+            try service.openEventSockets()
             try service.openRecording()
         } catch {
+            service.closeEventSockets()
             service.logError("\(error)")
             return ExitStatus.cannotCreate
         }
@@ -29,7 +33,7 @@ public enum DaemonRunner {
         do {
             channel = try MetricsHTTPServer.bind(host: configuration.listenHost, port: Int(configuration.listenPort), metrics: service.metrics).wait()
         } catch {
-            service.closeEventSocket()
+            service.closeEventSockets()
             service.logError("cannot listen on \(configuration.listenAddress): \(Self.reason(error))")
             return ExitStatus.unavailable
         }
@@ -51,9 +55,9 @@ public enum DaemonRunner {
     }
 }
 
-/// SIGTERM, SIGINT and SIGHUP as a byte on the sampling loop's wake-up pipe, written by a plain
-/// signal handler (write(2) is async-signal-safe; the pipe is non-blocking), whichever thread the
-/// kernel picks to run it.
+/// SIGTERM, SIGINT and SIGHUP as a byte on the sampling loop's wake-up pipe (1: stop, 2: SIGHUP),
+/// written by a plain signal handler (write(2) is async-signal-safe; the pipe is non-blocking),
+/// whichever thread the kernel picks to run it.
 enum StopSignals {
     nonisolated(unsafe) static var descriptor: Int32 = -1
 
@@ -61,8 +65,8 @@ enum StopSignals {
         descriptor = service.wakeDescriptor
         for signal in [SIGTERM, SIGINT, SIGHUP] {
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = { _ in
-                var byte: UInt8 = 1
+            action.__sigaction_handler.sa_handler = { number in
+                var byte: UInt8 = number == SIGHUP ? 2 : 1
                 _ = write(StopSignals.descriptor, &byte, 1)
             }
             sigemptyset(&action.sa_mask)

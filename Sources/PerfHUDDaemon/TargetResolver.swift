@@ -32,6 +32,19 @@ public final class TargetResolver {
 
     deinit { if compiled { regfree(&pattern) } }
 
+    /// - Throws: `PerfHUDError` `.usage` when `expression` is not a valid extended regular
+    ///   expression (a line of `--config` then says which).
+    static func checkPattern(_ expression: String) throws {
+        var compiled = regex_t()
+        let status = regcomp(&compiled, expression, REG_EXTENDED | REG_NOSUB)
+        defer { if status == 0 { regfree(&compiled) } }
+        guard status == 0 else {
+            var message = [CChar](repeating: 0, count: 256)
+            regerror(status, &compiled, &message, message.count)
+            throw PerfHUDError(.usage, "invalid --match pattern /\(expression)/: \(String(cString: message))")
+        }
+    }
+
     /// The target's root PIDs, or why there are none now.
     public func resolve() -> Result<[Int32], PerfHUDError> {
         switch selector {
@@ -56,6 +69,9 @@ public final class TargetResolver {
             return matches.isEmpty ? .failure(PerfHUDError(.noInput, "no process matches")) : .success(matches)
         case .unit(let unit):
             return unitProcesses(unit)
+        case .units(let pattern):
+            // Not a target itself: the daemon makes one `.unit` target per unit it finds.
+            return .failure(PerfHUDError(.noInput, "units \(pattern) are targets each"))
         }
     }
 

@@ -68,6 +68,14 @@ public struct UnitControlGroup {
         return seenGroup ? pids : nil
     }
 
+    /// The units under `system.slice` whose names match the glob `pattern` (fnmatch(3): `*`,
+    /// `?`, `[…]`): one directory read, cheap enough to repeat every discovery interval.
+    public func units(matching pattern: String) -> [String] {
+        Self.subdirectories(root + "/system.slice").filter { name in
+            !name.hasSuffix(".slice") && fnmatch(pattern, name, 0) == 0
+        }.sorted()
+    }
+
     /// Whether systemd knows the unit: it has a control group now, or a unit file (or a template
     /// for an instance) in one of the system manager's unit directories.
     public func isKnown(_ unit: String) -> Bool {

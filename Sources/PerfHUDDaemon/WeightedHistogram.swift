@@ -14,15 +14,18 @@ final class WeightedHistogram: @unchecked Sendable {
     let name: String
     let help: String
     let bounds: [Double]
+    /// The series' own labels, written before `le` (`target="web",`).
+    let labelText: String
     private var counts: [Double]
     private var sum = 0.0
     private var total = 0.0
     private let mutex = Mutex()
 
-    init(name: String, help: String, bounds: [Double]) {
+    init(name: String, help: String, bounds: [Double], labels: [(String, String)] = []) {
         self.name = name
         self.help = help
         self.bounds = bounds
+        labelText = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"," }.joined()
         counts = [Double](repeating: 0, count: bounds.count)
     }
 
@@ -39,16 +42,41 @@ final class WeightedHistogram: @unchecked Sendable {
 
     /// Appends the histogram in the text exposition format.
     func emit(into buffer: inout [UInt8]) {
+        emitHeader(into: &buffer)
+        emitSamples(into: &buffer)
+    }
+
+    /// `# HELP` and `# TYPE`: once for all the series of the name.
+    func emitHeader(into buffer: inout [UInt8]) {
+        buffer += Array("# HELP \(name) \(help)\n# TYPE \(name) histogram\n".utf8)
+    }
+
+    func emitSamples(into buffer: inout [UInt8]) {
         let (snapshot, sum, total) = mutex.withLock { (counts, self.sum, self.total) }
-        var text = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        var text = ""
         var cumulative = 0.0
         for (bound, count) in zip(bounds, snapshot) {
             cumulative += count
-            text += "\(name)_bucket{le=\"\(Self.format(bound))\"} \(Self.format(cumulative))\n"
+            text += "\(name)_bucket{\(labelText)le=\"\(Self.format(bound))\"} \(Self.format(cumulative))\n"
         }
-        text += "\(name)_bucket{le=\"+Inf\"} \(Self.format(total))\n"
-        text += "\(name)_sum \(Self.format(sum))\n\(name)_count \(Self.format(total))\n"
+        text += "\(name)_bucket{\(labelText)le=\"+Inf\"} \(Self.format(total))\n"
+        let plain = labelText.isEmpty ? "" : "{" + labelText.dropLast() + "}"
+        text += "\(name)_sum\(plain) \(Self.format(sum))\n\(name)_count\(plain) \(Self.format(total))\n"
         buffer += Array(text.utf8)
+    }
+
+    /// A label value as the exposition format wants it: backslash, quote and line feed escaped.
+    static func escaped(_ value: String) -> String {
+        var result = ""
+        for character in value {
+            switch character {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case "\n": result += "\\n"
+            default: result.append(character)
+            }
+        }
+        return result
     }
 
     /// Whole numbers without a fraction (`12`, not `12.0`), others as Swift prints doubles.

@@ -11,10 +11,18 @@ extension Perfhud {
         static let configuration = CommandConfiguration(
             abstract: "Watch a target headless: Prometheus metrics, journal logs, systemd notify.")
 
-        @Option(help: "Watch this PID.") var pid: Int32?
-        @Option(help: "Watch the PID in this file; re-read when the process ends.") var pidfile: String?
-        @Option(help: "Watch every process whose command line matches this extended regular expression, summed.") var match: String?
-        @Option(help: "Watch the processes of this systemd unit, across restarts.") var unit: String?
+        // Any number of targets, each optionally NAME=… (its `target` label).
+        @Option(help: ArgumentHelp("Watch this PID.", valueName: "[NAME=]PID")) var pid: [String] = []
+        @Option(help: ArgumentHelp("Watch the PID in this file; re-read when the process ends.", valueName: "[NAME=]FILE")) var pidfile: [String] = []
+        @Option(help: ArgumentHelp("Watch every process whose command line matches this extended regular expression, summed.",
+                                   valueName: "[NAME=]REGEX")) var match: [String] = []
+        @Option(help: ArgumentHelp("Watch the processes of this systemd unit, across restarts.", valueName: "[NAME=]UNIT")) var unit: [String] = []
+        @Option(help: ArgumentHelp("Watch every unit under system.slice whose name matches this glob, each a target.", valueName: "PATTERN"))
+        var units: [String] = []
+        @Option(help: ArgumentHelp("Also watch the targets this file names, one a line (--unit web.service); re-read on SIGHUP.", valueName: "FILE"))
+        var config: String?
+        @Option(help: "Watch at most this many targets; the rest are refused and counted.") var maxTargets = 256
+        @Option(help: "A target gone this long loses its series.") var forgetAfter = DurationArgument(nanoseconds: 600_000_000_000)
 
         @Option(name: [.customLong("metrics-listen"), .customLong("listen")],
                 help: ArgumentHelp("Where to serve /metrics: HOST:PORT (loopback unless you say otherwise).", valueName: "HOST:PORT"))
@@ -27,12 +35,31 @@ extension Perfhud {
 
         @OptionGroup var watch: WatchOptions
 
+        /// The targets of the command line, in the order of the options.
+        func targets() throws -> [TargetSpec] {
+            try [("--pid", pid), ("--pidfile", pidfile), ("--match", match), ("--unit", unit), ("--units", units)].flatMap { option, values in
+                try values.map { value in
+                    do { return try TargetSpec.parse(option: option, value: value) } catch let error as PerfHUDError {
+                        // Said in the words of every usage message (Accepted), with why when it adds to them.
+                        let why = error.message.hasPrefix("\(option) wants") ? "" : " (\(error.message))"
+                        throw PerfHUDError(.usage, Accepted.complaint(option, got: value) + why)
+                    }
+                }
+            }
+        }
+
         func validate() throws {
-            let chosen = [pid != nil, pidfile != nil, match != nil, unit != nil].filter { $0 }.count
-            guard chosen == 1 else { throw ValidationError("choose exactly one of --pid, --pidfile, --match, --unit") }
-            if let pid, pid <= 0 { throw ValidationError(Accepted.complaint("--pid", got: String(pid))) }
-            if let unit, unit.isEmpty { throw ValidationError(Accepted.complaint("--unit", got: unit)) }
+            let named: [TargetSpec]
+            do { named = try targets() } catch let error as PerfHUDError { throw ValidationError(error.message) }
+            guard !named.isEmpty || config != nil else {
+                throw ValidationError("name a target: --pid, --pidfile, --match, --unit, --units or --config FILE")
+            }
+            guard maxTargets >= 1 else { throw ValidationError(Accepted.complaint("--max-targets", got: String(maxTargets))) }
+            if forgetAfter.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--forget-after", got: forgetAfter.text)) }
             if logInterval.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--log-interval", got: logInterval.text)) }
+            let oneTarget = named.count == 1 && config == nil && units.isEmpty
+            if record != nil && !oneTarget { throw ValidationError("--record records one target: name exactly one") }
+            if watch.statsdUdp != nil && !oneTarget { throw ValidationError("--statsd-udp feeds one target: name exactly one") }
             if let recordMaxSize {
                 guard let bytes = FailCondition.bytes(recordMaxSize), bytes >= 1024 * 1024 else {
                     throw ValidationError(Accepted.complaint("--record-max-size", got: recordMaxSize))
@@ -42,28 +69,35 @@ extension Perfhud {
         }
 
         func run() throws {
-            let selector: DaemonConfiguration.Selector
-            if let pid { selector = .pid(pid) }
-            else if let pidfile { selector = .pidfile(pidfile) }
-            else if let match { selector = .match(match) }
-            else { selector = .unit(unit!.contains(".") ? unit! : unit! + ".service") }
-            var configuration = DaemonConfiguration(selector: selector, watch: watch.configuration(defaultTick: WatchOptions.daemonTick))
+            let named = try targets()
+            var configuration = DaemonConfiguration(targets: named, watch: watch.configuration(defaultTick: WatchOptions.daemonTick))
+            configuration.configPath = config
+            configuration.maxTargets = maxTargets
+            configuration.forgetAfterNanoseconds = forgetAfter.nanoseconds
             configuration.listenHost = listen.host
             configuration.listenPort = listen.port
             configuration.logIntervalNanoseconds = logInterval.nanoseconds
             configuration.recordPath = record
             configuration.recordMaxBytes = recordMaxSize.flatMap(FailCondition.bytes).map { UInt64($0) }
             configuration.version = perfhudVersion
-            if configuration.watch.eventsPath == nil, let runtime = getenv("RUNTIME_DIRECTORY") {
-                configuration.watch.eventsPath = String(cString: runtime).split(separator: ":").first.map { $0 + "/events.sock" }
+            let runtime = getenv("RUNTIME_DIRECTORY").flatMap { String(cString: $0).split(separator: ":").first.map(String.init) }
+            if configuration.isSingleTarget {
+                if configuration.watch.eventsPath == nil, let runtime { configuration.watch.eventsPath = runtime + "/events.sock" }
+            } else {
+                // Several targets: --events names the directory of their sockets (LABEL.sock).
+                configuration.eventsDirectory = configuration.watch.eventsPath ?? runtime
+                configuration.watch.eventsPath = nil
+                // perfhud.service's one target of /etc/default/perfhud keeps its socket's old name too.
+                if named.count == 1, units.isEmpty, let runtime { configuration.legacyEventsLink = runtime + "/events.sock" }
             }
-            let resolver = try TargetResolver(selector: selector)
-            if case .unit(let name) = selector, !UnitControlGroup().isKnown(name) {
-                throw PerfHUDError(.noInput, "unknown unit \(name)")
+            for spec in named {
+                if case .unit(let name) = spec.selector, !UnitControlGroup().isKnown(name) {
+                    throw PerfHUDError(.noInput, "unknown unit \(name)")
+                }
             }
             // A reader that goes away (a closed pipe on stderr) is a dropped line, not our end.
             signal(SIGPIPE, SIG_IGN)
-            try Perfhud.exit(with: DaemonRunner.run(configuration: configuration, resolver: resolver))
+            try Perfhud.exit(with: DaemonRunner.run(configuration: configuration))
         }
     }
 }

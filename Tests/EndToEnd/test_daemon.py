@@ -61,6 +61,8 @@ class Daemon:
         if sender_seconds is not None:
             self.sender = subprocess.Popen([sys.executable, "-c", SENDER, self.events, str(sender_seconds)])
             args = ("--pid", str(self.sender.pid), *args)
+        # The `target` label of an unnamed --pid target: its command name when the daemon starts.
+        self.label = pathlib.Path(f"/proc/{self.sender.pid}/comm").read_text().strip() if self.sender else None
         self.process = subprocess.Popen([PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{self.port}",
                                          "--events", self.events, "--tick", "250ms"],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -153,12 +155,13 @@ def test_live_metrics_are_clean_and_count_what_was_sent(daemons):
     assert frames and frames > 50
     assert daemon.value("perfhud_frame_duration_seconds_count") == frames
     # Frame budgets as bucket bounds; the 40 ms frames are the janky ones (over 1.5 × 16.7 ms).
-    bounds = re.findall(r'perfhud_frame_duration_seconds_bucket\{le="([^"]+)"\}', daemon.metrics())
+    t = f'target="{daemon.label}"'
+    bounds = re.findall(r'perfhud_frame_duration_seconds_bucket\{' + t + r',le="([^"]+)"\}', daemon.metrics())
     assert [float(b) for b in bounds[:-1]] == pytest.approx([1 / 240, 1 / 144, 1 / 120, 1 / 60, 1 / 30, 0.1, 0.7]) and bounds[-1] == "+Inf"
-    assert daemon.value("perfhud_janky_frames_total") == daemon.value("perfhud_frame_duration_seconds_bucket", '{le="+Inf"}') - daemon.value("perfhud_frame_duration_seconds_bucket", f'{{le="{bounds[4]}"}}')
-    assert daemon.value("perfhud_actions_total", '{action="Slider.changed"}') == 3 * frames
-    assert daemon.value("perfhud_phase_info", '{phase="Editor"}') == 1
-    assert daemon.value("perfhud_frame_source_info", '{source="events"}') == 1
+    assert daemon.value("perfhud_janky_frames_total") == daemon.value("perfhud_frame_duration_seconds_bucket", f'{{{t},le="+Inf"}}') - daemon.value("perfhud_frame_duration_seconds_bucket", f'{{{t},le="{bounds[4]}"}}')
+    assert daemon.value("perfhud_actions_total", f'{{{t},action="Slider.changed"}}') == 3 * frames
+    assert daemon.value("perfhud_phase_info", f'{{{t},phase="Editor"}}') == 1
+    assert daemon.value("perfhud_frame_source_info", f'{{{t},source="events"}}') == 1
     assert daemon.value("perfhud_target_resident_memory_bytes") > 0
     assert daemon.value("process_resident_memory_bytes") > 0
 
@@ -285,8 +288,8 @@ def test_bad_input_gets_one_line_and_the_right_code(daemons, tmp_path):
     assert taken.returncode == 69 and "cannot listen" in taken.stderr and len(taken.stderr.strip().splitlines()) == 1, taken.stderr
     regex = perfhud("daemon", "--match", "([unclosed", "--metrics-listen", "127.0.0.1:1")
     assert regex.returncode == 64 and "invalid --match pattern" in regex.stderr
-    both = perfhud("daemon", "--pid", "1", "--match", "x")
-    assert both.returncode == 64 and "exactly one" in both.stderr
+    none = perfhud("daemon", "--metrics-listen", "127.0.0.1:1")
+    assert none.returncode == 64 and "name a target" in none.stderr
     bad_listen = perfhud("daemon", "--pid", "1", "--metrics-listen", "nowhere")
     assert bad_listen.returncode == 64
 
@@ -299,14 +302,15 @@ def test_pidfile_waits_logs_the_reason_and_follows_a_restart(daemons, tmp_path):
     first = subprocess.Popen(["sleep", "60"])
     pidfile.write_text(f"{first.pid}\n")
     assert wait_until(lambda: daemon.value("perfhud_target_up") == 1, timeout=10)
-    assert daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{first.pid}"}}') == 1
+    # Not running when the daemon started: the target is labelled after its pidfile.
+    assert daemon.value("perfhud_target_info", f'{{target="app",comm="sleep",pid="{first.pid}"}}') == 1
     first.kill()
     first.wait()
     assert wait_until(lambda: daemon.value("perfhud_target_up") == 0, timeout=10)
     second = subprocess.Popen(["sleep", "60"])
     pidfile.write_text(f"{second.pid}\n")
     assert wait_until(lambda: daemon.value("perfhud_target_up") == 1, timeout=10)
-    assert daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{second.pid}"}}') == 1
+    assert daemon.value("perfhud_target_info", f'{{target="app",comm="sleep",pid="{second.pid}"}}') == 1
     second.kill()
     code, err = daemon.stop()
     assert code == 0
@@ -395,7 +399,7 @@ def test_unit_is_found_in_the_control_group_tree_and_followed_across_restarts():
         worker.mkdir()
         started += [start_in(group), start_in(worker)]
         first = started[0]
-        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{first.pid}"}}') == 1, timeout=10)
+        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{first.pid}"}}') == 1, timeout=10)
         assert wait_until(lambda: daemon.value("perfhud_target_processes") == 2, timeout=10)
         for process in started:
             process.kill(); process.wait()
@@ -404,7 +408,7 @@ def test_unit_is_found_in_the_control_group_tree_and_followed_across_restarts():
         group.mkdir()                            # and starts again
         started.append(start_in(group))
         second = started[-1]
-        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{comm="sleep",pid="{second.pid}"}}') == 1, timeout=10)
+        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{second.pid}"}}') == 1, timeout=10)
     finally:
         for process in started:
             process.kill(); process.wait()

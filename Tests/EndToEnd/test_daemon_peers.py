@@ -131,7 +131,7 @@ def test_the_event_socket_is_also_named_after_the_target(tmp_path):
         assert wait_until(by_target.exists, timeout=5), sorted(os.listdir(runtime / "perfhud"))
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as client:
             client.sendto(b"perfhud.action:1|c|#action:Found.byPID", str(by_target))
-        assert wait_until(lambda: value(port, "perfhud_actions_total", '{action="Found.byPID"}') == 1, timeout=5)
+        assert wait_until(lambda: value(port, "perfhud_actions_total", '{target="sleep",action="Found.byPID"}') == 1, timeout=5)
         target.kill()
         target.wait()
         assert wait_until(lambda: not by_target.exists(), timeout=5), "the name of a target that went away is removed"

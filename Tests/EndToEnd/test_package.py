@@ -59,6 +59,7 @@ EXPECTED_FILES = [
     "lib/systemd/system/perfhud.service",
     "lib/systemd/system/perfhud@.service",
     "etc/default/perfhud",
+    "etc/perfhud/targets.conf",
     "usr/share/man/man1/perfhud.1.gz",
     "usr/share/man/man1/perfhud-demo.1.gz",
     "usr/share/bash-completion/completions/perfhud",
@@ -105,7 +106,8 @@ def test_the_package_lists_every_file_a_user_needs(deb):
 def test_etc_default_perfhud_is_a_conffile_so_upgrades_keep_the_administrators_edits(deb, tmp_path):
     result = run("dpkg-deb", "-e", str(deb), str(tmp_path / "control"))
     assert result.returncode == 0, result.stderr
-    assert "/etc/default/perfhud" in (tmp_path / "control" / "conffiles").read_text().split()
+    conffiles = (tmp_path / "control" / "conffiles").read_text().split()
+    assert "/etc/default/perfhud" in conffiles and "/etc/perfhud/targets.conf" in conffiles
 
 
 def test_depends_is_computed_from_the_shared_libraries_and_needs_no_swift_toolchain(deb):
@@ -187,6 +189,8 @@ def test_units_start_the_packaged_binary_and_name_documentation_the_package_has(
                 assert page and (tree / f"usr/share/man/man{page[2]}/{page[1]}.{page[2]}.gz").is_file(), (unit, link)
         if "EnvironmentFile=/etc/default/perfhud" in text:
             assert (tree / "etc/default/perfhud").is_file()
+        if "/etc/perfhud/targets.conf" in text:
+            assert (tree / "etc/perfhud/targets.conf").is_file()
 
 
 def test_lintian_reports_no_errors(deb):

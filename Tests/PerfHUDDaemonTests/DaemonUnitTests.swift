@@ -117,9 +117,10 @@ final class DaemonUnitTests: XCTestCase {
         var report = store.record(read)
         report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
         report.leakSuspected = false
-        metrics.update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,
-                                                    startTimeSeconds: 1, ticksPerSecond: 100),
-                       events: EventSnapshot(), actionTotals: [("A", 1)], sampleSeconds: 0.001)
+        metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,
+                                                                           startTimeSeconds: 1, ticksPerSecond: 100),
+                                              events: EventSnapshot(), actionTotals: [("A", 1)])
+        metrics.update(sampleSeconds: 0.001)
         let text = exposition(metrics)
         for figure in Figure.all {
             guard let metric = figure.metric else { continue }
@@ -128,47 +129,53 @@ final class DaemonUnitTests: XCTestCase {
     }
 
     func testMetricsFollowTheTargetAndCountersNeverGoBack() {
-        let metrics = DaemonMetrics()
+        let registry = DaemonMetrics()
+        let metrics = registry.makeTarget(label: "web")
         var events = EventSnapshot()
         events.framesTotal = 10
         let read = sample(cpu: 0, user: 300, rss: 4096, pss: nil, threads: 4)
         var store = MetricsStore(pid: 42, capacity: 4, startNanoseconds: 0)
         let target = DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "web",
                                           pid: 42, startTimeSeconds: 1000, ticksPerSecond: 100)
-        metrics.update(target: target, events: events, actionTotals: [("A", 3)], sampleSeconds: 0.0002)
-        var text = exposition(metrics)
-        XCTAssertEqual(value(text, "perfhud_target_up"), 1)
-        XCTAssertEqual(value(text, "perfhud_target_resident_memory_bytes"), 4096)
-        XCTAssertEqual(value(text, "perfhud_target_cpu_seconds_total{mode=\"user\"}"), 3)
-        XCTAssertEqual(value(text, "perfhud_frames_total"), 10)
-        XCTAssertEqual(value(text, "perfhud_actions_total{action=\"A\"}"), 3)
-        XCTAssertEqual(value(text, "perfhud_target_info{comm=\"web\",pid=\"42\"}"), 1)
-        XCTAssertFalse(text.contains("perfhud_target_proportional_memory_bytes "), "unknown PSS is absent, not 0")
+        metrics.update(target: target, events: events, actionTotals: [("A", 3)])
+        var text = exposition(registry)
+        XCTAssertEqual(value(text, "perfhud_target_up{target=\"web\"}"), 1)
+        XCTAssertEqual(value(text, "perfhud_target_resident_memory_bytes{target=\"web\"}"), 4096)
+        XCTAssertEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"user\"}"), 3)
+        XCTAssertEqual(value(text, "perfhud_frames_total{target=\"web\"}"), 10)
+        XCTAssertEqual(value(text, "perfhud_actions_total{target=\"web\",action=\"A\"}"), 3)
+        XCTAssertEqual(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"42\"}"), 1)
+        XCTAssertFalse(text.contains("perfhud_target_proportional_memory_bytes{"), "unknown PSS is absent, not 0")
 
         // A restarted target's CPU starts again from 0: the counter holds, then grows again.
         var restarted = target
         restarted.sample.userTicks = 100
         restarted.pid = 43
-        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)], sampleSeconds: 0.0002)
-        text = exposition(metrics)
-        XCTAssertGreaterThanOrEqual(value(text, "perfhud_target_cpu_seconds_total{mode=\"user\"}")!, 3)
-        XCTAssertEqual(value(text, "perfhud_actions_total{action=\"A\"}"), 5)
-        XCTAssertNil(value(text, "perfhud_target_info{comm=\"web\",pid=\"42\"}"), "the old PID's info is gone")
-        XCTAssertEqual(value(text, "perfhud_target_info{comm=\"web\",pid=\"43\"}"), 1)
+        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
+        text = exposition(registry)
+        XCTAssertGreaterThanOrEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"user\"}")!, 3)
+        XCTAssertEqual(value(text, "perfhud_actions_total{target=\"web\",action=\"A\"}"), 5)
+        XCTAssertNil(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"42\"}"), "the old PID's info is gone")
+        XCTAssertEqual(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"43\"}"), 1)
 
         events.frameSource = .gl
-        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)], sampleSeconds: 0.0002)
+        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
         events.frameSource = .events
-        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)], sampleSeconds: 0.0002)
-        text = exposition(metrics)
-        XCTAssertEqual(value(text, "perfhud_frame_source_info{source=\"events\"}"), 1)
-        XCTAssertNil(value(text, "perfhud_frame_source_info{source=\"gl\"}"), "one source at a time")
+        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
+        text = exposition(registry)
+        XCTAssertEqual(value(text, "perfhud_frame_source_info{target=\"web\",source=\"events\"}"), 1)
+        XCTAssertNil(value(text, "perfhud_frame_source_info{target=\"web\",source=\"gl\"}"), "one source at a time")
 
-        metrics.update(target: nil, events: events, actionTotals: [], sampleSeconds: 0.0002)
-        text = exposition(metrics)
-        XCTAssertEqual(value(text, "perfhud_target_up"), 0)
-        XCTAssertNil(value(text, "perfhud_target_resident_memory_bytes"), "no stale figures for a target that is gone")
-        XCTAssertEqual(value(text, "perfhud_frames_total"), 10, "counters stay")
+        metrics.update(target: nil, events: events, actionTotals: [])
+        text = exposition(registry)
+        XCTAssertEqual(value(text, "perfhud_target_up{target=\"web\"}"), 0)
+        XCTAssertNil(value(text, "perfhud_target_resident_memory_bytes{target=\"web\"}"), "no stale figures for a target that is gone")
+        XCTAssertEqual(value(text, "perfhud_frames_total{target=\"web\"}"), 10, "counters stay")
+
+        // Forgotten (gone for --forget-after): every series of the target leaves the exposition.
+        registry.remove(metrics)
+        text = exposition(registry)
+        XCTAssertFalse(text.contains("target=\"web\""), text)
     }
 
     // MARK: what is logged, how often

@@ -26,6 +26,11 @@ public final class EventReceiver {
     private var thread: pthread_t?
     private var links: [String] = []
     private let filter: PeerFilter
+    /// With a pool: whose thread receives, and the lock that keeps its receiving and `stop()`'s
+    /// last drain and close apart.
+    private var pool: EventReceiverPool?
+    private let drainMutex = Mutex()
+    private var closed = false
 
     /// The default path: `$XDG_RUNTIME_DIR/perfhud/PID.sock`, else `/tmp/perfhud-UID/PID.sock`.
     /// The directory is created 0700 and must be ours and private.
@@ -170,6 +175,9 @@ public final class EventReceiver {
     public func setTarget(pid: Int32) { filter.setTarget(pid: pid) }
     /// Several targets (a daemon's `--match` or `--unit` group).
     public func setTargets(_ pids: [Int32]) { filter.setTargets(pids) }
+    /// The processes of the daemon's other targets: their datagrams are refused here whatever
+    /// `--accept-from` says (`other_target`), so one target cannot speak for another.
+    public func setOtherTargets(_ pids: [Int32]) { filter.setOtherTargets(pids) }
 
     /// Starts the receiving thread.
     public func start() {
@@ -188,8 +196,22 @@ public final class EventReceiver {
         if created == 0 { thread = handle } else { Unmanaged<EventReceiver>.fromOpaque(context).release() }
     }
 
-    /// Stops the thread and removes the socket's names.
+    /// Stops the thread (or leaves the pool, after draining what is queued) and removes the
+    /// socket's names.
     public func stop() {
+        if let pool {
+            self.pool = nil
+            pool.remove(self)
+            drainMutex.withLock {
+                guard !closed else { return }
+                if let batch = perfhud_batch_create(Self.batchCapacity, 65536) {
+                    receive(from: socket, checksCredentials: true, batch: batch)
+                    perfhud_batch_destroy(batch)
+                }
+                closed = true
+                close(socket)
+            }
+        }
         if let thread {
             var byte: UInt8 = 1
             _ = write(wakeWrite, &byte, 1)
@@ -205,18 +227,19 @@ public final class EventReceiver {
         if udpSocket >= 0 { close(udpSocket); udpSocket = -1 }
     }
 
+    /// Datagrams taken from the socket in one recvmmsg(2).
+    static let batchCapacity: UInt32 = 64
+
     private func receiveLoop() {
         // A phase's memory is read when its event is parsed here: a receiver that waits for a CPU
         // while the program goes on allocating books that memory on the phase before. Ask to run
         // promptly when woken (a 0.1 ms slice; nice -10 where allowed).
         _ = perfhud_prefer_prompt_wakeups(100_000, -10)
-        let capacity: UInt32 = 64
-        guard let batch = perfhud_batch_create(capacity, 65536) else { return }
+        guard let batch = perfhud_batch_create(Self.batchCapacity, 65536) else { return }
         defer { perfhud_batch_destroy(batch) }
         var descriptors = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: udpSocket, events: Int16(POLLIN), revents: 0)]
-        var accepted = [Bool](repeating: true, count: Int(capacity))
         while true {
             for index in descriptors.indices { descriptors[index].revents = 0 }
             guard case .success = SystemCall.poll(&descriptors) else { return }
@@ -225,35 +248,131 @@ public final class EventReceiver {
             let stopping = descriptors[0].revents != 0
             for (index, checksCredentials) in [(1, true), (2, false)] where stopping || descriptors[index].revents != 0 {
                 guard descriptors[index].fd >= 0 else { continue }
-                while true {
-                    let received = perfhud_batch_receive(descriptors[index].fd, batch)
-                    if received <= 0 { break }
-                    let count = Int(received)
-                    var reasons = [String?](repeating: nil, count: count)
-                    for message in 0..<count {
-                        if perfhud_batch_truncated(batch, UInt32(message)) != 0 { reasons[message] = "truncated"; continue }
-                        guard checksCredentials else { continue }
-                        var pid: Int32 = 0
-                        var uid: UInt32 = 0
-                        let known = perfhud_batch_sender(batch, UInt32(message), &pid, &uid) == 1
-                        accepted[message] = known && filter.accepts(pid: pid, uid: uid)
-                        if !accepted[message] { reasons[message] = known ? "peer" : "no_credentials" }
-                    }
-                    let now = monotonicNanoseconds()
-                    aggregator.withLock { ingest in
-                        ingest.setTime(now)
-                        for message in 0..<count {
-                            if let reason = reasons[message] { ingest.reject(reason: reason); continue }
-                            var length = 0
-                            guard let data = perfhud_batch_data(batch, UInt32(message), &length) else { continue }
-                            let lines = EventLineParser.parse(UnsafeRawBufferPointer(start: data, count: length), into: &ingest)
-                            ingest.countLines(lines)
-                        }
-                    }
-                    if received < Int32(capacity) { break }
-                }
+                receive(from: descriptors[index].fd, checksCredentials: checksCredentials, batch: batch)
             }
             if stopping { return }
+        }
+    }
+
+    /// Takes what is queued on `descriptor`, batch by batch, into the aggregator.
+    private func receive(from descriptor: Int32, checksCredentials: Bool, batch: OpaquePointer) {
+        let capacity = Self.batchCapacity
+        while true {
+            let received = perfhud_batch_receive(descriptor, batch)
+            if received <= 0 { break }
+            let count = Int(received)
+            var reasons = [String?](repeating: nil, count: count)
+            for message in 0..<count {
+                if perfhud_batch_truncated(batch, UInt32(message)) != 0 { reasons[message] = "truncated"; continue }
+                guard checksCredentials else { continue }
+                var pid: Int32 = 0
+                var uid: UInt32 = 0
+                let known = perfhud_batch_sender(batch, UInt32(message), &pid, &uid) == 1
+                reasons[message] = known ? filter.refusal(pid: pid, uid: uid) : "no_credentials"
+            }
+            let now = monotonicNanoseconds()
+            aggregator.withLock { ingest in
+                ingest.setTime(now)
+                for message in 0..<count {
+                    if let reason = reasons[message] { ingest.reject(reason: reason); continue }
+                    var length = 0
+                    guard let data = perfhud_batch_data(batch, UInt32(message), &length) else { continue }
+                    let lines = EventLineParser.parse(UnsafeRawBufferPointer(start: data, count: length), into: &ingest)
+                    ingest.countLines(lines)
+                }
+            }
+            if received < Int32(capacity) { break }
+        }
+    }
+
+    /// Called by the pool's thread when the socket is readable.
+    fileprivate func receivePooled(batch: OpaquePointer) {
+        drainMutex.withLock {
+            guard !closed else { return }
+            receive(from: socket, checksCredentials: true, batch: batch)
+        }
+    }
+
+    fileprivate var descriptor: Int32 { socket }
+
+    /// Received by `pool`'s one thread rather than a thread of its own (the daemon's targets:
+    /// one thread and one 4 MiB batch buffer for all of them). No UDP with a pool.
+    public func start(in pool: EventReceiverPool) {
+        self.pool = pool
+        pool.add(self)
+    }
+}
+
+/// One thread receiving for many event sockets: the daemon's targets each have a socket, and a
+/// thread with its own recvmmsg buffer (64 × 64 KiB) each would cost what the targets do not.
+/// It polls every member's socket and the wake-up pipe; members join and leave under its lock
+/// (a byte on the pipe makes it take the new list).
+public final class EventReceiverPool: @unchecked Sendable {
+    private let mutex = Mutex()
+    private var members: [EventReceiver] = []
+    private var wake: (read: Int32, write: Int32) = (-1, -1)
+    private var thread: pthread_t?
+    private var stopping = false
+
+    public init() {}
+
+    func add(_ receiver: EventReceiver) {
+        mutex.withLock { members.append(receiver) }
+        startIfNeeded()
+        poke()
+    }
+
+    func remove(_ receiver: EventReceiver) {
+        mutex.withLock { members.removeAll { $0 === receiver } }
+        poke()
+    }
+
+    /// Ends the thread (the members have left or are let go with it).
+    public func stop() {
+        guard let thread else { return }
+        mutex.withLock { stopping = true }
+        poke()
+        pthread_join(thread, nil)
+        self.thread = nil
+        close(wake.read); close(wake.write)
+    }
+
+    private func poke() {
+        var byte: UInt8 = 1
+        if wake.write >= 0 { _ = write(wake.write, &byte, 1) }
+    }
+
+    private func startIfNeeded() {
+        guard thread == nil else { return }
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC); _ = fcntl(end, F_SETFL, O_NONBLOCK) }
+        wake = (ends[0], ends[1])
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(&handle, nil, { context in
+            let pool = Unmanaged<EventReceiverPool>.fromOpaque(context!).takeRetainedValue()
+            pool.loop()
+            return nil
+        }, context)
+        if created == 0 { thread = handle } else { Unmanaged<EventReceiverPool>.fromOpaque(context).release() }
+    }
+
+    private func loop() {
+        _ = perfhud_prefer_prompt_wakeups(100_000, -10)
+        guard let batch = perfhud_batch_create(EventReceiver.batchCapacity, 65536) else { return }
+        defer { perfhud_batch_destroy(batch) }
+        var drained = [UInt8](repeating: 0, count: 64)
+        while true {
+            let (current, done) = mutex.withLock { (members, stopping) }
+            if done { return }
+            var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            descriptors += current.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+            guard case .success = SystemCall.poll(&descriptors) else { return }
+            if descriptors[0].revents != 0 { _ = read(wake.read, &drained, drained.count) }
+            for (index, member) in current.enumerated() where descriptors[index + 1].revents != 0 {
+                member.receivePooled(batch: batch)
+            }
         }
     }
 }
@@ -264,7 +383,10 @@ final class PeerFilter {
     private let policy: AcceptPolicy?
     private var mutex = pthread_mutex_t()
     private var targetPIDs: Set<Int32>
-    private var cache: [Int32: (allowed: Bool, at: UInt64)] = [:]
+    private var otherPIDs: Set<Int32> = []
+    private var cache: [Int32: (family: Family, at: UInt64)] = [:]
+    /// Whose family a sender belongs to: the nearest watched ancestor (itself included) decides.
+    enum Family { case target, otherTarget, none }
     private let ourUID = geteuid()
 
     init(policy: AcceptPolicy?, targetPID: Int32) {
@@ -282,30 +404,45 @@ final class PeerFilter {
         pthread_mutex_unlock(&mutex)
     }
 
-    func accepts(pid: Int32, uid: UInt32) -> Bool {
-        switch policy {
-        case .any: return true
-        case .sameUser: return uid == ourUID
-        case .target: return isInTargetFamily(pid)
-        case nil: return uid == ourUID || isInTargetFamily(pid)
-        }
+    func setOtherTargets(_ pids: [Int32]) {
+        pthread_mutex_lock(&mutex)
+        otherPIDs = Set(pids)
+        cache.removeAll()
+        pthread_mutex_unlock(&mutex)
     }
 
-    private func isInTargetFamily(_ pid: Int32) -> Bool {
+    func accepts(pid: Int32, uid: UInt32) -> Bool { refusal(pid: pid, uid: uid) == nil }
+
+    /// Why a datagram from `pid` is refused (the `reason` label), or nil when it is accepted.
+    func refusal(pid: Int32, uid: UInt32) -> String? {
+        let family = self.family(of: pid)
+        if family == .otherTarget { return "other_target" }
+        let allowed: Bool
+        switch policy {
+        case .any: allowed = true
+        case .sameUser: allowed = uid == ourUID
+        case .target: allowed = family == .target
+        case nil: allowed = uid == ourUID || family == .target
+        }
+        return allowed ? nil : "peer"
+    }
+
+    private func family(of pid: Int32) -> Family {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         let now = monotonicNanoseconds()
-        if let cached = cache[pid], now &- cached.at < 1_000_000_000 { return cached.allowed }
+        if let cached = cache[pid], now &- cached.at < 1_000_000_000 { return cached.family }
         var current = pid
-        var allowed = false
+        var family = Family.none
         for _ in 0..<64 {
-            if targetPIDs.contains(current) { allowed = true; break }
+            if targetPIDs.contains(current) { family = .target; break }
+            if otherPIDs.contains(current) { family = .otherTarget; break }
             guard current > 1, let parent = Self.parent(of: current) else { break }
             current = parent
         }
         if cache.count > 1024 { cache.removeAll() }
-        cache[pid] = (allowed, now)
-        return allowed
+        cache[pid] = (family, now)
+        return family
     }
 
     static func parent(of pid: Int32) -> Int32? {

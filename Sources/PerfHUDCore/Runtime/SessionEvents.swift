@@ -36,9 +36,10 @@ public final class SessionEvents {
     ///   - defaultPolicy: who may send when `--accept-from` is not given (nil: the receiver's default).
     ///   - mode: the socket file's mode (the daemon's target may run as another user).
     ///   - required: the daemon cannot do without it: trouble with the default path is an error too.
+    ///   - pool: whose thread receives (the daemon's targets share one); nil: a thread of its own.
     /// - Throws: `PerfHUDError` `.cannotCreate` (73).
     public func open(pathPID: Int32, targetPID: Int32, configuration: WatchConfiguration, defaultPolicy: AcceptPolicy? = nil,
-                     mode: mode_t = 0o600, required: Bool = false, warn: (String) -> Void) throws {
+                     mode: mode_t = 0o600, required: Bool = false, pool: EventReceiverPool? = nil, warn: (String) -> Void) throws {
         do {
             var path = configuration.eventsPath ?? ""
             if configuration.eventsPath == nil {
@@ -49,7 +50,7 @@ public final class SessionEvents {
             let opened = try EventReceiver(path: path, aggregator: aggregator, policy: configuration.acceptFrom ?? defaultPolicy,
                                            targetPID: targetPID, mode: mode)
             if let udp = configuration.statsdUDP { try opened.listenUDP(host: udp.host, port: udp.port) }
-            opened.start()
+            if let pool { opened.start(in: pool) } else { opened.start() }
             receiver = opened
             snapshot = EventSnapshot()
         } catch let error as PerfHUDError {

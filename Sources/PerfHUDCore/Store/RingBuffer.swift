@@ -10,11 +10,16 @@ public struct RingBuffer<Element> {
     public var count: Int { _count }
     public let capacity: Int
 
-    /// - Parameter filler: the value unused slots hold (never read back).
+    /// The room is reserved, not filled: memory the buffer has not reached yet is address space,
+    /// not resident pages (an event aggregator's 65,536-frame window is 1 MiB, and a daemon of
+    /// many targets has one per target, most of which never see a frame). Appends up to
+    /// `capacity` never reallocate.
+    /// - Parameter filler: kept for the callers' sake; unused slots are never read back.
     public init(capacity: Int, filler: Element) {
         precondition(capacity > 0, "a ring buffer needs room for one element")
         self.capacity = capacity
-        storage = Array(repeating: filler, count: capacity)
+        storage = []
+        storage.reserveCapacity(capacity)
     }
 
     /// Appends `element`, dropping the oldest one when full.
@@ -23,7 +28,7 @@ public struct RingBuffer<Element> {
         if count < capacity {
             var slot = start + count
             if slot >= capacity { slot -= capacity }
-            storage[slot] = element
+            if slot == storage.count { storage.append(element) } else { storage[slot] = element }
             _count += 1
         } else {
             storage[start] = element
@@ -51,6 +56,7 @@ public struct RingBuffer<Element> {
     /// had been appended and dropped before.
     init(capacity: Int, filler: Element, startingAt start: Int) {
         self.init(capacity: capacity, filler: filler)
+        storage = Array(repeating: filler, count: capacity)
         self.start = start % capacity
     }
 

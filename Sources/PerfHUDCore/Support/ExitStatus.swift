@@ -20,6 +20,8 @@ public struct ExitStatus: RawRepresentable, Equatable, Sendable, CustomStringCon
     public static let cannotCreate = ExitStatus(rawValue: 73)
     /// EX_NOPERM: not allowed to read the target or a file.
     public static let noPermission = ExitStatus(rawValue: 77)
+    /// EX_CONFIG: a configuration file that cannot be read as one (the daemon's `--config`).
+    public static let config = ExitStatus(rawValue: 78)
     /// The shell's convention for a command found but not executable.
     public static let cannotRun = ExitStatus(rawValue: 126)
     /// The shell's convention for a command not found.

@@ -16,6 +16,8 @@ public struct PerfHUDError: Error, Equatable, CustomStringConvertible {
         public static let cannotCreate = Kind(status: .cannotCreate)
         /// Not allowed to read the target or a file.
         public static let noPermission = Kind(status: .noPermission)
+        /// A configuration file has an error (the message names its line).
+        public static let config = Kind(status: .config)
         /// The command to run was found but cannot be run.
         public static let cannotRun = Kind(status: .cannotRun)
         /// The command to run was not found.

@@ -1,0 +1,108 @@
+import PerfHUDCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One target of the daemon: its processes (`TargetGroup`), its pipeline (`TargetWatcher`), its
+/// event socket, its series (`TargetMetrics`, labelled `target="label"`), its warnings.
+///
+/// A target that goes away keeps its series (`perfhud_target_up` 0, counters as they were) until
+/// it has been gone for `--forget-after`; then its series leave the registry. If it comes back,
+/// before or after, it continues: the group's totals never go back, and forgotten series are made
+/// again.
+final class DaemonTarget {
+    let spec: TargetSpec
+    /// The `target` label, fixed for the target's life.
+    let label: String
+    /// Found by `--units` (dropped once forgotten), not named by the operator.
+    let discovered: Bool
+    let resolver: TargetResolver
+    let group: TargetGroup
+    let watcher: TargetWatcher
+    private let registry: DaemonMetrics
+    /// Nil while forgotten.
+    private(set) var metrics: TargetMetrics?
+    /// Where frames go as they arrive (the event thread), swapped under its lock when forgotten.
+    private let frames = FrameSink()
+    var warned = DaemonWarnings()
+    var wasUp = false
+    /// When the target was last seen going away (CLOCK_MONOTONIC); nil while up or never seen.
+    var downSince: UInt64?
+    var lastDiscovery = UInt64(0)
+    var latest: Tick?
+    /// Where the socket is also linked as `PID.sock` (the default directory only).
+    var linkDirectory: String?
+    /// Names of the socket that stay (`/run/perfhud/UNIT.sock` for a unit labelled otherwise).
+    var fixedLinks: [String] = []
+
+    init(spec: TargetSpec, label: String, discovered: Bool, configuration: DaemonConfiguration, metrics registry: DaemonMetrics) throws {
+        self.spec = spec
+        self.label = label
+        self.discovered = discovered
+        self.registry = registry
+        resolver = try TargetResolver(selector: spec.selector)
+        group = TargetGroup(includeChildren: configuration.watch.includeChildren)
+        let events = SessionEvents(configuration: configuration.watch.events)
+        events.aggregator.frameObserver = { [frames] seconds, weight in frames.record(seconds: seconds, weight: weight) }
+        watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: configuration.watch.historyCapacity,
+                                recording: configuration.recordPath != nil, fallbackName: "", leak: configuration.watch.leak)
+        remember()
+    }
+
+    var events: SessionEvents { watcher.events }
+    var isUp: Bool { !group.isEmpty }
+
+    /// The structured fields of its journal entries.
+    var journalFields: [(name: String, value: String)] {
+        var fields = [(name: "PERFHUD_TARGET", value: label)]
+        if let first = group.pids.first { fields.append((name: "PERFHUD_TARGET_PID", value: String(first))) }
+        if case .unit(let unit) = spec.selector { fields.append((name: "PERFHUD_UNIT", value: unit)) }
+        return fields
+    }
+
+    /// A --pid or --pidfile target is looked for only while it is missing; a --match or --unit
+    /// group is rescanned every few seconds for members that come and go.
+    var rescans: Bool {
+        switch spec.selector {
+        case .pid, .pidfile: return false
+        case .match, .unit, .units: return true
+        }
+    }
+
+    /// Its series exist again (a forgotten target that came back).
+    func remember() {
+        guard metrics == nil else { return }
+        let made = registry.makeTarget(label: label)
+        metrics = made
+        frames.histogram = made.frameDuration
+    }
+
+    /// Its series leave the registry.
+    func forget() {
+        guard let metrics else { return }
+        frames.histogram = nil
+        registry.remove(metrics)
+        self.metrics = nil
+    }
+
+    /// Closes its socket and takes its series away (dropped from the configuration).
+    func close() {
+        forget()
+        events.stop()
+    }
+}
+
+/// The frame histogram the event thread writes to, swapped by the sampling thread.
+final class FrameSink: @unchecked Sendable {
+    private let mutex = Mutex()
+    private var current: WeightedHistogram?
+
+    var histogram: WeightedHistogram? {
+        get { mutex.withLock { current } }
+        set { mutex.withLock { current = newValue } }
+    }
+
+    func record(seconds: Double, weight: Double) {
+        mutex.withLock { current }?.record(seconds, weight: weight)
+    }
+}

@@ -1,0 +1,182 @@
+import PerfHUDCore
+import Prometheus
+
+/// One target's series in the daemon's registry, each labelled `target="NAME"`: its figures, its
+/// counters, its actions and phase, its frame histogram. Made by `DaemonMetrics.makeTarget`;
+/// `remove()` takes every series it made out of the registry (a target forgotten after
+/// `--forget-after`, or dropped from `--config`).
+///
+/// Counters that mirror a cumulative figure (CPU seconds, frames, events) are advanced by the
+/// difference since the last tick, so they only go up, across the target's restarts too.
+public final class TargetMetrics {
+    public let label: String
+    private let registry: PrometheusCollectorRegistry
+    private let labels: [(String, String)]
+    private let up: Gauge
+    private let cpuUser: Counter
+    private let cpuSystem: Counter
+    /// The gauges of `Figure.all`'s figures the daemon exports, by metric name (present while known).
+    private var figureGauges: [String: Gauge] = [:]
+    /// The counters of `Figure.all`'s cumulative figures, by metric name.
+    private var figureCounters: [String: Counter] = [:]
+    private var startTime: Gauge?
+    private var info: (gauge: Gauge, key: String)?
+    private var phase: InfoGauge
+    /// Which source the frame metrics count (`events`, `gl`, `vulkan`, `tty`): an info gauge, not a
+    /// label on the frame counters, which a change of source would split.
+    private var frameSource: InfoGauge
+    let frameDuration: WeightedHistogram
+    private var rejected: [String: Counter] = [:]
+    private var actions: [String: Counter] = [:]
+    private var highFrequency: [String: Gauge] = [:]
+    /// The cumulative values last mirrored into counters, by metric (sampling thread only).
+    private var mirrored: [String: Double] = [:]
+
+    /// Why the event socket refuses a datagram (`perfhud_events_rejected_total{reason}`).
+    public static let rejectionReasons = ["peer", "no_credentials", "truncated", "other_target"]
+
+    init(label: String, registry: PrometheusCollectorRegistry) {
+        self.label = label
+        self.registry = registry
+        labels = [("target", label)]
+        up = registry.makeGauge(name: "perfhud_target_up", labels: labels, help: "Whether the watched target is running and readable (1) or not (0).")
+        cpuUser = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: labels + [("mode", "user")],
+                                       help: "CPU time of the target (and its descendants with --include-children), by mode.")
+        cpuSystem = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: labels + [("mode", "system")],
+                                         help: "CPU time of the target (and its descendants with --include-children), by mode.")
+        for figure in Figure.all {
+            guard let metric = figure.metric, metric.kind == .counter else { continue }
+            figureCounters[metric.name] = registry.makeCounter(name: metric.name, labels: labels, help: metric.help)
+        }
+        for reason in Self.rejectionReasons {
+            rejected[reason] = registry.makeCounter(name: "perfhud_events_rejected_total", labels: labels + [("reason", reason)],
+                                                    help: "Datagrams rejected, by reason.")
+        }
+        phase = InfoGauge(name: "perfhud_phase_info", labels: labels, label: "phase", help: "The last phase the program reported.")
+        frameSource = InfoGauge(name: "perfhud_frame_source_info", labels: labels, label: "source",
+                                help: "Where the frames counted come from: events, gl, vulkan or tty.")
+        frameDuration = WeightedHistogram(name: "perfhud_frame_duration_seconds",
+                                          help: "Durations of the frames the program reported (weighted by 1 / sample rate).",
+                                          bounds: DaemonMetrics.frameBuckets, labels: labels)
+    }
+
+    /// One frame of `seconds`, weighted by its sample rate (`weight` = 1 / rate); any thread.
+    public func recordFrame(seconds: Double, weight: Double) {
+        frameDuration.record(seconds, weight: weight)
+    }
+
+    /// Mirrors one tick's figures into the registry. Called from the sampling thread only.
+    public func update(target: DaemonMetrics.Target?, events: EventSnapshot, actionTotals: [(label: String, total: Double)]) {
+        up.set(to: target == nil ? 0 : 1)
+        if let target {
+            advance(cpuUser, "cpu_user", to: Double(target.sample.userTicks ?? 0) / target.ticksPerSecond)
+            advance(cpuSystem, "cpu_system", to: Double(target.sample.systemTicks ?? 0) / target.ticksPerSecond)
+            for figure in Figure.all where figure.source == .report {
+                guard let metric = figure.metric, metric.kind == .gauge else { continue }
+                set(&figureGauges[metric.name], metric.name, metric.help, figure.value(in: target.report, events).map { $0 * metric.scale })
+            }
+            set(&startTime, "perfhud_target_start_time_seconds", "When the target started, seconds since the epoch.", target.startTimeSeconds)
+            let key = target.commandName + "\u{0}" + String(target.pid)
+            if info?.key != key {
+                if let old = info { registry.unregisterGauge(old.gauge) }
+                let gauge = registry.makeGauge(name: "perfhud_target_info",
+                                               labels: labels + [("comm", target.commandName), ("pid", String(target.pid))],
+                                               help: "The watched target: its command name and (first) PID.")
+                gauge.set(to: 1)
+                info = (gauge, key)
+            }
+        } else {
+            for gauge in Array(figureGauges.values) + [startTime].compactMap({ $0 }) { registry.unregisterGauge(gauge) }
+            figureGauges = [:]; startTime = nil
+            if let old = info { registry.unregisterGauge(old.gauge); info = nil }
+        }
+        for figure in Figure.all where figure.source == .events {
+            guard let metric = figure.metric, metric.kind == .counter, let counter = figureCounters[metric.name],
+                  let value = figure.value(in: target?.report, events) else { continue }
+            advance(counter, metric.name, to: value)
+        }
+        for (reason, counter) in rejected { advance(counter, "rejected:" + reason, to: Double(events.rejected[reason] ?? 0)) }
+        for (label, total) in actionTotals {
+            let counter = actions[label] ?? {
+                let made = registry.makeCounter(name: "perfhud_actions_total", labels: labels + [("action", label)],
+                                                help: "Actions the program dispatched, by label (at most --max-action-labels, then __other__).")
+                actions[label] = made
+                return made
+            }()
+            advance(counter, "action:" + label, to: total)
+        }
+        var listed = Set<String>()
+        for action in events.highFrequencyActions {
+            listed.insert(action.action)
+            let gauge = highFrequency[action.action] ?? {
+                let made = registry.makeGauge(name: "perfhud_high_frequency_action_rate", labels: labels + [("action", action.action)],
+                                              help: "Per-second rate of actions flagged high-frequency (listed 10 s after).")
+                highFrequency[action.action] = made
+                return made
+            }()
+            gauge.set(to: action.rate)
+        }
+        for (label, gauge) in highFrequency where !listed.contains(label) {
+            registry.unregisterGauge(gauge)
+            highFrequency[label] = nil
+        }
+        phase.follow(events.phase, in: registry)
+        frameSource.follow(events.frameSource?.rawValue, in: registry)
+    }
+
+    /// Takes every series of the target out of the registry (the histogram: see `DaemonMetrics`).
+    func remove() {
+        for gauge in Array(figureGauges.values) + Array(highFrequency.values) + [up] + [startTime, info?.gauge].compactMap({ $0 }) {
+            registry.unregisterGauge(gauge)
+        }
+        for counter in Array(figureCounters.values) + Array(rejected.values) + Array(actions.values) + [cpuUser, cpuSystem] {
+            registry.unregisterCounter(counter)
+        }
+        figureGauges = [:]; highFrequency = [:]; startTime = nil; info = nil
+        figureCounters = [:]; rejected = [:]; actions = [:]
+        phase.follow(nil, in: registry)
+        frameSource.follow(nil, in: registry)
+    }
+
+    private func advance(_ counter: Counter, _ key: String, to value: Double) {
+        let previous = mirrored[key] ?? 0
+        if value > previous { counter.increment(by: value - previous) }
+        mirrored[key] = max(previous, value)
+    }
+
+    /// A gauge that exists only while its value is known (absent, never 0, when unknown).
+    private func set(_ gauge: inout Gauge?, _ name: String, _ help: String, _ value: Double?) {
+        guard let value else {
+            if let existing = gauge { registry.unregisterGauge(existing); gauge = nil }
+            return
+        }
+        if gauge == nil { gauge = registry.makeGauge(name: name, labels: labels, help: help) }
+        gauge!.set(to: value)
+    }
+}
+
+/// A gauge of value 1 whose one label says the current value of something (`perfhud_phase_info`):
+/// a new value replaces the series, none removes it.
+struct InfoGauge {
+    let name: String
+    let labels: [(String, String)]
+    let label: String
+    let help: String
+    private var current: (gauge: Gauge, value: String)?
+
+    init(name: String, labels: [(String, String)], label: String, help: String) {
+        self.name = name
+        self.labels = labels
+        self.label = label
+        self.help = help
+    }
+
+    mutating func follow(_ value: String?, in registry: PrometheusCollectorRegistry) {
+        guard current?.value != value else { return }
+        if let old = current { registry.unregisterGauge(old.gauge); current = nil }
+        guard let value else { return }
+        let gauge = registry.makeGauge(name: name, labels: labels + [(label, value)], help: help)
+        gauge.set(to: 1)
+        current = (gauge, value)
+    }
+}

@@ -1,0 +1,345 @@
+"""One `perfhud daemon` for many targets (issue 21): real processes, a unit's control group laid out
+as systemd would, promtool, a configuration file re-read on SIGHUP, a NOTIFY_SOCKET played by the
+test as systemd would."""
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+
+import pytest
+
+from conftest import PERFHUD, perfhud, wait_until
+
+# Sends one datagram of one action every 50 ms to the socket named by argv[1], once it exists.
+SENDER = textwrap.dedent("""
+    import os, socket, sys, time
+    path = sys.argv[1]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    while True:
+        try: s.sendto(b"perfhud.action:1|c|#action:Tick", path)
+        except OSError: pass
+        time.sleep(0.05)
+""")
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Daemon:
+    def __init__(self, *args, env=None):
+        self.port = free_port()
+        self.directory = tempfile.mkdtemp()
+        self.process = subprocess.Popen([PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{self.port}",
+                                         "--events", self.directory, "--tick", "100ms"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        assert wait_until(self.listening, timeout=15), self.process.stderr.read() if self.process.poll() is not None else "not listening"
+
+    def listening(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def metrics(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as response:
+            return response.read().decode()
+
+    def value(self, name, labels):
+        """The value of the one series `name{labels}` (labels in the daemon's order), or None."""
+        found = re.search(r"^" + re.escape(name + labels) + r" (\S+)$", self.metrics(), re.M)
+        return float(found.group(1)) if found else None
+
+    def targets(self):
+        return set(re.findall(r'^perfhud_target_up\{target="([^"]+)"\}', self.metrics(), re.M))
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+        _, err = self.process.communicate(timeout=30)
+        shutil.rmtree(self.directory, ignore_errors=True)
+        return self.process.returncode, err
+
+
+@pytest.fixture
+def spawn():
+    """Processes started for a test, killed at its end."""
+    started = []
+
+    def start(*command):
+        started.append(subprocess.Popen(list(command)))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def daemons():
+    started = []
+
+    def make(*args, **kwargs):
+        started.append(Daemon(*args, **kwargs))
+        return started[-1]
+
+    yield make
+    for daemon in started:
+        if daemon.process.poll() is None:
+            daemon.stop()
+
+
+def cgroup_root():
+    for root in (pathlib.Path("/sys/fs/cgroup/systemd"), pathlib.Path("/sys/fs/cgroup/unified"), pathlib.Path("/sys/fs/cgroup")):
+        if (root / "cgroup.procs").exists() and os.access(root, os.W_OK):
+            return root
+    return None
+
+
+@pytest.fixture
+def system_slice():
+    """system.slice of the hierarchy perfhud reads (made if missing, and removed again then)."""
+    root = cgroup_root()
+    if root is None:
+        pytest.skip("needs a writable cgroup hierarchy to lay out units' groups")
+    # perfhud reads the v2 root where there is one, else the v1 name=systemd tree: the same choice.
+    if pathlib.Path("/sys/fs/cgroup/cgroup.controllers").exists():
+        root = pathlib.Path("/sys/fs/cgroup")
+    elif pathlib.Path("/sys/fs/cgroup/systemd/cgroup.procs").exists():
+        root = pathlib.Path("/sys/fs/cgroup/systemd")
+    slice_ = root / "system.slice"
+    made = not slice_.exists()
+    try:
+        slice_.mkdir(exist_ok=True)
+    except OSError:
+        pytest.skip("cannot make system.slice")
+    groups = []
+
+    def unit(name, *processes):
+        group = slice_ / name
+        group.mkdir()
+        groups.append(group)
+        for process in processes:
+            (group / "cgroup.procs").write_text(str(process.pid))
+        return group
+
+    yield unit
+    for group in groups:
+        for _ in range(50):
+            try:
+                if group.exists():
+                    group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+    if made:
+        try:
+            slice_.rmdir()
+        except OSError:
+            pass
+
+
+def comm(pid):
+    return pathlib.Path(f"/proc/{pid}/comm").read_text().strip()
+
+
+def test_three_targets_on_one_port_each_labelled_and_promtool_clean(daemons, system_slice, spawn, tmp_path):
+    marker = f"perfhud-targets-{os.getpid()}"
+    alone = spawn("sleep", "300")
+    matched = [spawn(sys.executable, "-c", "import time; time.sleep(300)", marker) for _ in range(2)]
+    unit = f"perfhud-test-{os.getpid()}.service"
+    in_unit = spawn("sleep", "301")
+    system_slice(unit, in_unit)
+    notify = str(tmp_path / "notify.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(notify)
+    listener.settimeout(0.2)
+    daemon = daemons("--pid", f"alone={alone.pid}", "--match", marker, "--unit", unit,
+                     env=dict(os.environ, NOTIFY_SOCKET=notify))
+    python = comm(matched[0].pid)
+    assert wait_until(lambda: daemon.targets() == {"alone", python, unit}, timeout=10), daemon.metrics()
+    assert wait_until(lambda: all(daemon.value("perfhud_target_up", f'{{target="{t}"}}') == 1 for t in ("alone", python, unit)), timeout=10)
+    assert daemon.value("perfhud_target_processes", f'{{target="{python}"}}') == 2, "a --match target sums its processes"
+    assert daemon.value("perfhud_target_info", f'{{target="alone",comm="sleep",pid="{alone.pid}"}}') == 1
+    assert daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{in_unit.pid}"}}') == 1
+    text = daemon.metrics()
+    check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.strip() == "" and check.stderr.strip() == "", check.stdout + check.stderr
+    # Every target series has its label; the daemon's own do not.
+    for line in text.splitlines():
+        if line.startswith("perfhud_") and not line.startswith(("perfhud_sample_duration", "perfhud_output_dropped", "perfhud_targets_refused")):
+            assert 'target="' in line, line
+    # Each target has its socket, named after its label.
+    for label in ("alone", python, unit):
+        assert os.path.exists(os.path.join(daemon.directory, label + ".sock")), os.listdir(daemon.directory)
+    messages = []
+    end = time.monotonic() + 1
+    while time.monotonic() < end:
+        try:
+            messages.append(listener.recv(4096).decode())
+        except socket.timeout:
+            pass
+    alone.kill(); alone.wait()
+    assert wait_until(lambda: daemon.value("perfhud_target_up", '{target="alone"}') == 0, timeout=10)
+    end = time.monotonic() + 1
+    while time.monotonic() < end:
+        try:
+            messages.append(listener.recv(4096).decode())
+        except socket.timeout:
+            pass
+    statuses = [m for m in messages if "STATUS=" in m]
+    assert any("3 of 3 targets up" in m for m in statuses) and any("2 of 3 targets up" in m for m in statuses), messages
+    code, err = daemon.stop()
+    assert code == 0, err
+    assert re.search(r"notice: alone: target is up: PID \d+ \(sleep\)", err), err
+    assert "warning: alone: target went away" in err, err
+
+
+def test_units_finds_every_matching_unit_and_forgets_a_stopped_one(daemons, system_slice, spawn):
+    prefix = f"perfhud-units-{os.getpid()}"
+    first = spawn("sleep", "300")
+    system_slice(f"{prefix}-a.service", first)
+    daemon = daemons("--units", f"{prefix}-*.service", "--forget-after", "2s")
+    assert wait_until(lambda: daemon.targets() == {f"{prefix}-a.service"}, timeout=10), daemon.metrics()
+    second = spawn("sleep", "300")
+    group = system_slice(f"{prefix}-b.service", second)
+    assert wait_until(lambda: daemon.value("perfhud_target_up", f'{{target="{prefix}-b.service"}}') == 1, timeout=10), "a unit that starts is found"
+    second.kill(); second.wait()
+    group.rmdir()                       # the unit stops: systemd removes its group
+    assert wait_until(lambda: daemon.value("perfhud_target_up", f'{{target="{prefix}-b.service"}}') == 0, timeout=10)
+    assert wait_until(lambda: daemon.targets() == {f"{prefix}-a.service"}, timeout=10), "forgotten after --forget-after"
+    assert daemon.stop()[0] == 0
+
+
+def test_a_target_that_ends_is_down_then_forgotten_and_the_others_go_on(daemons, spawn):
+    burner = spawn(sys.executable, "-c", "while True: pass")
+    stays = spawn("sleep", "300")
+    daemon = daemons("--pid", f"burn={burner.pid}", "--pid", f"stays={stays.pid}", "--forget-after", "3s")
+    assert wait_until(lambda: (daemon.value("perfhud_target_cpu_seconds_total", '{target="burn",mode="user"}') or 0) > 0.3, timeout=10)
+    burner.kill(); burner.wait()
+    assert wait_until(lambda: daemon.value("perfhud_target_up", '{target="burn"}') == 0, timeout=10)
+    spent = daemon.value("perfhud_target_cpu_seconds_total", '{target="burn",mode="user"}')
+    assert spent and spent > 0.3, "a target that went away keeps its counters"
+    assert daemon.value("perfhud_target_resident_memory_bytes", '{target="burn"}') is None, "no stale gauges"
+    assert wait_until(lambda: "burn" not in daemon.targets(), timeout=10), "forgotten after --forget-after"
+    assert 'target="burn"' not in daemon.metrics(), "every series of a forgotten target is gone"
+    assert daemon.value("perfhud_target_up", '{target="stays"}') == 1
+    code, err = daemon.stop()
+    assert code == 0 and "burn: target forgotten" in err, err
+
+
+def test_config_file_sighup_adds_and_removes_targets_without_resetting_the_others(daemons, spawn, tmp_path):
+    burner = spawn(sys.executable, "-c", "while True: pass")
+    old = spawn("sleep", "300")
+    new = spawn("sleep", "301")
+    config = tmp_path / "targets.conf"
+    config.write_text(f"# what this host watches\n\n--pid burn={burner.pid}\n--pid 'old={old.pid}'  # going\n")
+    daemon = daemons("--config", str(config))
+    assert wait_until(lambda: daemon.targets() == {"burn", "old"}, timeout=10)
+    sender = spawn(sys.executable, "-c", SENDER, os.path.join(daemon.directory, "burn.sock"))
+    assert wait_until(lambda: (daemon.value("perfhud_target_cpu_seconds_total", '{target="burn",mode="user"}') or 0) > 0.3, timeout=10)
+    # The sender is not the burner's: refused, counted on the burner's socket.
+    assert wait_until(lambda: (daemon.value("perfhud_events_rejected_total", '{target="burn",reason="peer"}') or 0) >= 20, timeout=10)
+    sender.kill(); sender.wait()
+    time.sleep(0.5)                     # the count stands still from here: a reset would show
+    before = daemon.value("perfhud_target_cpu_seconds_total", '{target="burn",mode="user"}')
+    rejected = daemon.value("perfhud_events_rejected_total", '{target="burn",reason="peer"}')
+    config.write_text(f"--pid burn={burner.pid}\n--match fresh='^sleep 301$'\n")
+    daemon.process.send_signal(signal.SIGHUP)
+    assert wait_until(lambda: daemon.targets() == {"burn", "fresh"}, timeout=10), daemon.metrics()
+    assert 'target="old"' not in daemon.metrics(), "a removed target is dropped at once"
+    assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="fresh",comm="sleep",pid="{new.pid}"}}') == 1, timeout=10)
+    assert daemon.value("perfhud_target_cpu_seconds_total", '{target="burn",mode="user"}') >= before, "kept targets keep their counters"
+    assert daemon.value("perfhud_events_rejected_total", '{target="burn",reason="peer"}') == rejected, "not reset by the reload"
+    # An error in the file: the configuration stays as it was, and the log says why.
+    config.write_text(f"--pid burn={burner.pid}\n--pdi 5\n")
+    daemon.process.send_signal(signal.SIGHUP)
+    time.sleep(1)
+    assert daemon.process.poll() is None and daemon.targets() == {"burn", "fresh"}
+    code, err = daemon.stop()
+    assert code == 0
+    assert re.search(r"error: .*targets\.conf:2: .*the configuration stays as it was", err), err
+    assert "old: target dropped" in err and "fresh: target added" in err, err
+
+
+def test_a_bad_config_line_exits_78_with_its_line_number(tmp_path):
+    config = tmp_path / "targets.conf"
+    config.write_text("--unit web.service\n# fine\n--match 'unclosed\n")
+    result = perfhud("daemon", "--config", str(config), "--metrics-listen", "127.0.0.1:1", timeout=15)
+    assert result.returncode == 78, result.stderr
+    assert result.stderr.strip().splitlines() == [f"perfhud: {config}:3: a ' is not closed"], result.stderr
+    missing = perfhud("daemon", "--config", str(tmp_path / "none.conf"), "--metrics-listen", "127.0.0.1:1", timeout=15)
+    assert missing.returncode == 78 and "cannot read" in missing.stderr, missing.stderr
+
+
+def test_two_unnamed_targets_sharing_a_label_are_refused(spawn):
+    one, two = spawn("sleep", "300"), spawn("sleep", "300")
+    result = perfhud("daemon", "--pid", str(one.pid), "--pid", str(two.pid), "--metrics-listen", "127.0.0.1:1", timeout=15)
+    assert result.returncode == 64, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and 'target="sleep"' in result.stderr and "name them" in result.stderr, result.stderr
+
+
+def test_max_targets_refuses_the_rest_and_counts_them(daemons, spawn):
+    processes = [spawn("sleep", "300") for _ in range(3)]
+    daemon = daemons(*[arg for i, p in enumerate(processes) for arg in ("--pid", f"t{i}={p.pid}")], "--max-targets", "2")
+    assert wait_until(lambda: daemon.targets() == {"t0", "t1"}, timeout=10), daemon.metrics()
+    assert daemon.value("perfhud_targets_refused_total", "") == 1
+    code, err = daemon.stop()
+    assert "refusing target t2" in err, err
+
+
+def test_a_datagram_from_another_targets_process_is_refused(daemons, spawn, tmp_path):
+    directory = tempfile.mkdtemp()
+    try:
+        a_socket, b_socket = os.path.join(directory, "a.sock"), os.path.join(directory, "b.sock")
+        a = spawn(sys.executable, "-c", SENDER, a_socket)       # target a, sending to its own socket
+        b = spawn(sys.executable, "-c", SENDER, a_socket)       # target b, sending to a's
+        port = free_port()
+        daemon = subprocess.Popen([PERFHUD, "daemon", "--pid", f"a={a.pid}", "--pid", f"b={b.pid}", "--accept-from", "any",
+                                   "--metrics-listen", f"127.0.0.1:{port}", "--events", directory, "--tick", "100ms"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+        def value(series):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+                    text = response.read().decode()
+            except OSError:
+                return None
+            found = re.search(r"^" + re.escape(series) + r" (\S+)$", text, re.M)
+            return float(found.group(1)) if found else None
+
+        try:
+            assert wait_until(lambda: (value('perfhud_events_rejected_total{target="a",reason="other_target"}') or 0) >= 5, timeout=15)
+            assert (value('perfhud_actions_total{target="a",action="Tick"}') or 0) >= 5, "a's own datagrams count"
+            assert value('perfhud_events_rejected_total{target="a",reason="peer"}') == 0, "even with --accept-from any"
+            assert value('perfhud_events_received_total{target="b"}') == 0
+        finally:
+            daemon.terminate()
+            daemon.communicate(timeout=30)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_one_receiving_thread_serves_every_targets_socket(daemons, spawn):
+    """A thread per target would grow with the targets; the sockets share one."""
+    processes = [spawn("sleep", "300") for _ in range(6)]
+
+    def threads(count):
+        daemon = daemons(*[arg for i, p in enumerate(processes[:count]) for arg in ("--pid", f"t{i}={p.pid}")])
+        assert wait_until(lambda: len(daemon.targets()) == count, timeout=10)
+        assert all(os.path.exists(os.path.join(daemon.directory, f"t{i}.sock")) for i in range(count))
+        return len(os.listdir(f"/proc/{daemon.process.pid}/task"))
+
+    assert threads(6) == threads(2)
