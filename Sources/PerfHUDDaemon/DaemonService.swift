@@ -28,6 +28,12 @@ public final class DaemonService: @unchecked Sendable {
     /// Targets and units refused past `--max-targets`, by label: each logged and counted once.
     private var refused = Set<String>()
     private let unitGroups = UnitControlGroup()
+    /// Units starting, stopping and appearing, as they do (nil without inotify: polling only).
+    private let groupEvents = ControlGroupEvents()
+    /// Where systemd makes a directory for each unit it starts (watched by `groupEvents`).
+    private var unitsDirectory: String { unitGroups.root + "/system.slice" }
+    /// With the directory of units watched, `--units` looks at it again only this often besides.
+    private static let unitsRescanNanoseconds: UInt64 = 30_000_000_000
     /// One receiving thread for the event sockets of several targets.
     private let receivers = EventReceiverPool()
     /// Written to by `stop()` and the signal handlers: 1 stops the loop, 2 (SIGHUP) reloads.
@@ -231,7 +237,8 @@ public final class DaemonService: @unchecked Sendable {
         tick()
         loop: while true {
             var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: timer.descriptor, events: Int16(POLLIN), revents: 0)]
+                               pollfd(fd: timer.descriptor, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: groupEvents?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
             // Wake for the next watchdog ping on time, whatever the tick: a late ping is a restart.
             var timeout: Int32 = 1000
             if let interval = notifier.watchdogInterval {
@@ -251,6 +258,7 @@ public final class DaemonService: @unchecked Sendable {
                 }
                 if requests.contains(2) { reload() }
             }
+            if descriptors[2].revents != 0 { unitsChanged(now: monotonicNanoseconds()) }
             if descriptors[1].revents != 0, timer.expirations() > 0 { tick() }
             let now = monotonicNanoseconds()
             if let interval = notifier.watchdogInterval, now &- schedule.watchdog >= interval {
@@ -280,7 +288,8 @@ public final class DaemonService: @unchecked Sendable {
 
     private func tick(final: Bool = false) {
         let started = monotonicNanoseconds()
-        if started &- schedule.units >= configuration.discoveryNanoseconds { scanUnits(now: started) }
+        let unitsEvery = groupEvents?.isWatching(unitsDirectory) == true ? Self.unitsRescanNanoseconds : configuration.discoveryNanoseconds
+        if started &- schedule.units >= unitsEvery { scanUnits(now: started) }
         var changed = false
         for target in targets where started &- target.lastDiscovery >= configuration.discoveryNanoseconds && (target.group.isEmpty || target.rescans) {
             changed = discover(target, now: started) || changed
@@ -334,7 +343,9 @@ public final class DaemonService: @unchecked Sendable {
     @discardableResult
     private func discover(_ target: DaemonTarget, now: UInt64) -> Bool {
         target.lastDiscovery = now
-        switch target.resolver.resolve() {
+        let found = target.resolver.resolve()
+        watchGroup(of: target)
+        switch found {
         case .success(let pids):
             var changed = false
             for pid in pids where !target.group.contains(pid) {
@@ -368,11 +379,38 @@ public final class DaemonService: @unchecked Sendable {
         }
     }
 
+    /// A unit target's `cgroup.events` is watched while its group exists, and the directory of
+    /// units while any unit is a target: a unit that starts or stops is seen at once.
+    private func watchGroup(of target: DaemonTarget) {
+        guard let groupEvents, case .unit = target.spec.selector else { return }
+        groupEvents.watch(unitsDirectory, directory: true)
+        if let file = target.resolver.unitEventsFile { groupEvents.watch(file, directory: false) }
+    }
+
+    /// inotify said a unit started or stopped, or units came or went: look at those now.
+    private func unitsChanged(now: UInt64) {
+        guard let groupEvents else { return }
+        let (changed, overflowed) = groupEvents.drain()
+        let unitsCameOrWent = overflowed || changed.contains(unitsDirectory)
+        if unitsCameOrWent { scanUnits(now: now) }
+        var members = false
+        for target in targets {
+            guard case .unit = target.spec.selector else { continue }
+            let own = target.resolver.unitEventsFile.map { changed.contains($0) } ?? false
+            // A unit that starts makes its group (a new directory): a target that is down looks again.
+            if own || overflowed || (unitsCameOrWent && target.group.isEmpty) {
+                members = discover(target, now: now) || members
+            }
+        }
+        if members { shareTargets() }
+    }
+
     /// `--units`: every matching unit under system.slice is a target (named after it); one that
     /// stops goes down, then is forgotten after `--forget-after`.
     private func scanUnits(now: UInt64) {
         schedule.units = now
         guard !unitPatterns.isEmpty else { return }
+        groupEvents?.watch(unitsDirectory, directory: true)
         var seen = Set<String>()
         for pattern in unitPatterns {
             for unit in unitGroups.units(matching: pattern) where seen.insert(unit).inserted {

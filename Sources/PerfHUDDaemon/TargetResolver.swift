@@ -12,6 +12,9 @@ public final class TargetResolver {
     private var compiled = false
     private let controlGroups: UnitControlGroup
     private var unitGroup: String?
+    /// The unit's `cgroup.events` while its group exists and the hierarchy has one (see
+    /// `ControlGroupEvents`).
+    var unitEventsFile: String? { unitGroup.flatMap { ControlGroupEvents.eventsFile(root: controlGroups.root, group: $0) } }
 
     /// - Throws: `PerfHUDError` `.usage` when the pattern is not a valid extended regular expression.
     public init(selector: DaemonConfiguration.Selector, directory: ProcessDirectory = ProcessDirectory(),

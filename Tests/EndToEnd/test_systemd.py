@@ -420,6 +420,156 @@ def test_environment_file_service(machine, web, kind):
         machine.systemctl("stop", "perfhud.service", check=False)
 
 
+# --- one daemon for the whole host (issue 21): perfhud.service and /etc/perfhud/targets.conf -------
+
+# tick.service restarts every ~4 s and, as it runs, sends an action to its own event socket and one
+# to web.service's (which must refuse it: another target's process). job.service is a dynamic user's
+# sleeper, stopped by a test to see it forgotten.
+TICK_UNIT = """[Unit]
+Description=tick: restarts every few seconds and sends actions (perfhud's end-to-end test)
+
+[Service]
+ExecStart=/bin/sh -c 'for n in 1 2 3; do /usr/bin/perfhud emit action tick --events /run/perfhud/tick.service.sock; /usr/bin/perfhud emit action intrude --events /run/perfhud/web.service.sock; sleep 1; done; exit 3'
+Restart=always
+RestartSec=1
+DynamicUser=yes
+"""
+
+JOB_UNIT = """[Unit]
+Description=job: a dynamic user's sleeper (perfhud's end-to-end test)
+
+[Service]
+ExecStart=/bin/sleep infinity
+DynamicUser=yes
+"""
+
+
+def series(text, name, **labels):
+    """The value of the one series `name` whose labels include `labels`, else None."""
+    for line in text.splitlines():
+        found = re.match(re.escape(name) + r"\{([^}]*)\} (\S+)$", line)
+        if not found:
+            continue
+        have = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', found.group(1)))
+        if all(have.get(key) == wanted for key, wanted in labels.items()):
+            return float(found.group(2))
+    return None
+
+
+def targets_of(text):
+    """{target: up} from perfhud_target_up."""
+    return {label: float(up) for label, up in re.findall(r'^perfhud_target_up\{[^}]*target="([^"]*)"[^}]*\} (\S+)$', text, re.M)}
+
+
+def host_daemon(machine, conf, options, port):
+    """perfhud.service watching what `conf` names (and nothing from /etc/default/perfhud)."""
+    machine.write("/etc/perfhud/targets.conf", conf)
+    machine.write("/etc/default/perfhud", f'PERFHUD_TARGET=\nPERFHUD_LISTEN=127.0.0.1:{port}\nPERFHUD_OPTIONS="{options}"\n')
+    start_and_time(machine, "restart", "perfhud.service", unit="perfhud.service")
+    ensure_active(machine, "perfhud.service")
+
+
+@pytest.fixture(scope="module")
+def host_units(machine, web):
+    machine.write("/etc/systemd/system/tick.service", TICK_UNIT)
+    machine.write("/etc/systemd/system/job.service", JOB_UNIT)
+    machine.systemctl("daemon-reload")
+    machine.systemctl("start", "tick.service", "job.service")
+    yield free_port(9480)              # where perfhud.service serves /metrics in these tests
+    machine.systemctl("stop", "tick.service", "job.service", "perfhud.service", check=False)
+
+
+def test_units_pattern_watches_every_service_on_one_port(machine, web, host_units):
+    port = host_units
+    host_daemon(machine, "# every service of this machine\n--units '*.service'\n", "--forget-after 6s", port)
+    wanted = {"web.service", "tick.service", "job.service"}
+    text = poll(lambda: metrics(port), lambda t: all(targets_of(t).get(name) == 1 for name in wanted), 15,
+                "web, tick and job up" + diagnose(machine, "perfhud.service"))
+    assert "perfhud.service" in targets_of(text) and "systemd-journald.service" in targets_of(text), sorted(targets_of(text))
+    assert series(text, "perfhud_target_processes", target="web.service") == 2
+    assert series(text, "perfhud_target_info", target="job.service", pid=machine.show("job.service", "MainPID")) == 1
+    status = machine.show("perfhud.service", "StatusText")
+    assert re.search(r"\d+ of \d+ targets up", status), status
+    # Every series of a target carries its label; the daemon's own carry none.
+    for line in text.splitlines():
+        if line.startswith("perfhud_target_"):
+            assert 'target="' in line, line
+    tagged = [entry for entry in machine.journal("-u", "perfhud.service", "PERFHUD_TARGET=job.service")]
+    assert tagged, "journal entries about job.service carry PERFHUD_TARGET"
+
+
+def test_units_pattern_follows_a_restart_and_forgets_a_stopped_unit(machine, web, host_units):
+    port = host_units
+    text = metrics(port)
+    first = series_pid(text, "tick.service")
+    assert first, text
+    cpu_before = series(text, "perfhud_target_cpu_seconds_total", target="tick.service", mode="user") or 0
+    # tick.service ends every ~4 s and systemd starts it again: perfhud follows the new MainPID.
+    text = poll(lambda: metrics(port), lambda t: series_pid(t, "tick.service") not in (None, first), 15,
+                "tick.service's new PID after its restart")
+    assert series(text, "perfhud_target_cpu_seconds_total", target="tick.service", mode="user") >= cpu_before
+    # Its actions, from several runs of it, add up (the counter was not reset by the restarts).
+    poll(lambda: series(metrics(port), "perfhud_actions_total", target="tick.service", action="tick"),
+         lambda n: n is not None and n >= 4, 15, "tick.service's actions counted across restarts")
+
+    machine.systemctl("stop", "job.service")
+    stopped = time.monotonic()
+    poll(lambda: targets_of(metrics(port)).get("job.service"), lambda up: up == 0, 6, "job.service down (up 0)")
+    poll(lambda: targets_of(metrics(port)), lambda t: "job.service" not in t, 15, "job.service forgotten after --forget-after 6s")
+    assert time.monotonic() - stopped >= 5, "not forgotten before --forget-after"
+    assert targets_of(metrics(port)).get("web.service") == 1
+
+
+def series_pid(text, target):
+    """The pid label of the target's perfhud_target_info, else None."""
+    for line in text.splitlines():
+        if line.startswith("perfhud_target_info{") and f'target="{target}"' in line:
+            return int(re.search(r'pid="(\d+)"', line).group(1))
+    return None
+
+
+def test_an_event_socket_counts_only_its_targets_senders(machine, web, host_units):
+    port = host_units
+    text = poll(lambda: metrics(port),
+                lambda t: (series(t, "perfhud_events_rejected_total", target="web.service", reason="other_target") or 0) >= 2,
+                15, "web.service's socket refusing tick.service's datagrams")
+    assert series(text, "perfhud_actions_total", target="web.service", action="intrude") is None
+    assert series(text, "perfhud_actions_total", target="tick.service", action="intrude") is None
+    for name in ("web.service", "tick.service"):
+        socket_path = machine.path(f"/run/perfhud/{name}.sock")
+        assert socket_path.is_socket() and (socket_path.stat().st_mode & 0o777) == 0o666, socket_path
+
+
+def test_reload_adds_and_drops_targets_and_keeps_the_others_counters(machine, web, host_units):
+    port = host_units
+    machine.systemctl("start", "job.service")
+    host_daemon(machine, "--unit web.service\n--unit tick.service\n", "--forget-after 6s", port)
+    perfhud = machine.show("perfhud.service", "MainPID")
+    kept = poll(lambda: series(metrics(port), "perfhud_actions_total", target="tick.service", action="tick"),
+                lambda n: n is not None and n >= 2, 15, "tick.service's actions")
+
+    machine.write("/etc/perfhud/targets.conf", "--unit tick.service\n# web is no longer watched\n--unit sleeper=job.service\n")
+    machine.systemctl("reload", "perfhud.service")
+    text = poll(lambda: metrics(port), lambda t: targets_of(t) == {"tick.service": 1.0, "sleeper": 1.0}, 10,
+                "tick.service and sleeper watched, web.service dropped" + diagnose(machine, "perfhud.service"))
+    assert series(text, "perfhud_actions_total", target="tick.service", action="tick") >= kept, "kept target's counter reset"
+    assert not machine.path("/run/perfhud/web.service.sock").exists(), "a dropped target's socket stays"
+    assert machine.show("perfhud.service", "MainPID") == perfhud, "reload restarted the daemon"
+
+    # A file with an error: the old targets stay, the error is logged with its line.
+    cursor = machine.cursor()
+    machine.write("/etc/perfhud/targets.conf", "--unit tick.service\n--unit sleeper=job.service\n--match 'unclosed\n")
+    machine.systemctl("reload", "perfhud.service")
+    logged = poll(lambda: [entry.get("MESSAGE", "") for entry in machine.journal("-u", "perfhud.service", "--after-cursor", cursor)],
+                  lambda messages: any("targets.conf:3:" in message for message in messages), 10, "the error with its line")
+    assert targets_of(metrics(port)) == {"tick.service": 1.0, "sleeper": 1.0}, logged
+    assert machine.show("perfhud.service", "ActiveState") == "active"
+    # The same file at start: exit 78 (EX_CONFIG) with the file and line.
+    started = machine.run(["perfhud", "daemon", "--config", "/etc/perfhud/targets.conf", "--metrics-listen", "127.0.0.1:0"],
+                          check=False, timeout=20)
+    assert started.returncode == 78 and "/etc/perfhud/targets.conf:3:" in started.stderr, started
+
+
 def test_binary_needs_no_swift_toolchain(machine):
     version = machine.run(["perfhud", "--version"], check=False)
     installed = machine.run(["dpkg-query", "-W", "-f=${Version}", "perfhud"]).stdout
