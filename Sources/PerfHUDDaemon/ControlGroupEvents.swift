@@ -25,6 +25,7 @@ final class ControlGroupEvents {
 
     /// Nil where inotify cannot be had (a limit reached, a seccomp filter): polling does it all.
     init?() {
+        if getenv("PERFHUD_NO_INOTIFY") != nil { return nil }
         descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         if descriptor < 0 { return nil }
     }
@@ -43,12 +44,19 @@ final class ControlGroupEvents {
 
     /// Watches a `cgroup.events` file (modified) or a directory (entries made or removed).
     /// - Returns: whether it is watched (it may have gone meanwhile).
+    /// Asked again each time a unit's group is found: a unit that restarted has a new group at
+    /// the same path, and the kernel does not say that the old file went (kernfs keeps its inode
+    /// while watched: no IN_IGNORED), so the path is watched anew whenever it names another file
+    /// (the kernel gives the same watch for the same file).
     @discardableResult
     func watch(_ path: String, directory: Bool) -> Bool {
-        if watches[path] != nil { return true }
         let mask = directory ? UInt32(IN_CREATE | IN_DELETE | IN_ONLYDIR) : UInt32(IN_MODIFY)
         let watch = inotify_add_watch(descriptor, path, mask)
         guard watch >= 0 else { return false }
+        if let old = watches[path], old != watch {
+            inotify_rm_watch(descriptor, old)
+            paths[old] = nil
+        }
         paths[watch] = path
         watches[path] = watch
         return true

@@ -383,7 +383,7 @@ public final class DaemonService: @unchecked Sendable {
     /// units while any unit is a target: a unit that starts or stops is seen at once.
     private func watchGroup(of target: DaemonTarget) {
         guard let groupEvents, case .unit = target.spec.selector else { return }
-        groupEvents.watch(unitsDirectory, directory: true)
+        if !groupEvents.isWatching(unitsDirectory) { groupEvents.watch(unitsDirectory, directory: true) }
         if let file = target.resolver.unitEventsFile { groupEvents.watch(file, directory: false) }
     }
 
@@ -393,16 +393,17 @@ public final class DaemonService: @unchecked Sendable {
         let (changed, overflowed) = groupEvents.drain()
         let unitsCameOrWent = overflowed || changed.contains(unitsDirectory)
         if unitsCameOrWent { scanUnits(now: now) }
-        var members = false
         for target in targets {
             guard case .unit = target.spec.selector else { continue }
             let own = target.resolver.unitEventsFile.map { changed.contains($0) } ?? false
             // A unit that starts makes its group (a new directory): a target that is down looks again.
             if own || overflowed || (unitsCameOrWent && target.group.isEmpty) {
-                members = discover(target, now: now) || members
+                discover(target, now: now)
             }
         }
-        if members { shareTargets() }
+        // Also when no member changed: a unit's group that has just appeared lets its first
+        // sender in before its processes are seen (EventReceiver.setControlGroups).
+        shareTargets()
     }
 
     /// `--units`: every matching unit under system.slice is a target (named after it); one that
@@ -410,7 +411,7 @@ public final class DaemonService: @unchecked Sendable {
     private func scanUnits(now: UInt64) {
         schedule.units = now
         guard !unitPatterns.isEmpty else { return }
-        groupEvents?.watch(unitsDirectory, directory: true)
+        if groupEvents?.isWatching(unitsDirectory) == false { groupEvents?.watch(unitsDirectory, directory: true) }
         var seen = Set<String>()
         for pattern in unitPatterns {
             for unit in unitGroups.units(matching: pattern) where seen.insert(unit).inserted {
@@ -436,6 +437,11 @@ public final class DaemonService: @unchecked Sendable {
 
     /// Each socket refuses the other targets' processes (`other_target`).
     private func shareTargets() {
+        let groups = targets.map { $0.resolver.unitGroupPath }
+        for (index, target) in targets.enumerated() {
+            let others = groups.enumerated().compactMap { other, group in other == index ? nil : group }
+            target.events.receiver?.setControlGroups(target: groups[index], others: others)
+        }
         guard targets.count > 1 else { return }
         let all = targets.map { $0.group.pids }
         for (index, target) in targets.enumerated() {

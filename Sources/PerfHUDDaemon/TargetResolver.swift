@@ -14,6 +14,8 @@ public final class TargetResolver {
     private var unitGroup: String?
     /// The unit's `cgroup.events` while its group exists and the hierarchy has one (see
     /// `ControlGroupEvents`).
+    /// The unit's control group below the hierarchy's root (`/system.slice/web.service`) while it exists.
+    var unitGroupPath: String? { unitGroup }
     var unitEventsFile: String? { unitGroup.flatMap { ControlGroupEvents.eventsFile(root: controlGroups.root, group: $0) } }
 
     /// - Throws: `PerfHUDError` `.usage` when the pattern is not a valid extended regular expression.

@@ -343,3 +343,44 @@ def test_one_receiving_thread_serves_every_targets_socket(daemons, spawn):
         return len(os.listdir(f"/proc/{daemon.process.pid}/task"))
 
     assert threads(6) == threads(2)
+
+
+# A unit's process that puts itself in its unit's group (as systemd does before exec), waits for
+# its socket, then sends three actions at once and a little apart, and ends.
+UNIT_SENDER = textwrap.dedent("""
+    import os, socket, sys, time
+    for procs in sys.argv[2:]:
+        with open(procs, "w") as group:
+            group.write(str(os.getpid()))
+    while not os.path.exists(sys.argv[1]):
+        time.sleep(0.01)
+    sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    for _ in range(3):
+        sender.sendto(b"perfhud.action:1|c|#action:Tick", sys.argv[1])
+        time.sleep(0.2)
+""")
+
+
+def test_a_unit_that_restarts_is_followed_and_its_first_datagrams_count(daemons, system_slice):
+    # A unit's processes send the moment they start, before the daemon has seen them: a sender
+    # in the unit's control group is the unit's whoever its parent is. Three runs of the unit,
+    # each a new process in a new group at the same path (as a restart makes): 9 actions counted.
+    name = f"perfhud-restarts-{os.getpid()}.service"
+    daemon = daemons("--units", name.replace(".service", "*.service"), "--accept-from", "target")
+    group = system_slice(name)
+    mirrors = [pathlib.Path("/sys/fs/cgroup/unified/system.slice") / name]
+    mirrors = [mirror for mirror in mirrors if mirror.parent.is_dir() and mirror != group]
+    socket_path = os.path.join(daemon.directory, name + ".sock")
+    for run in range(3):
+        for directory in [group, *mirrors]:
+            directory.mkdir(exist_ok=True)
+        procs = [str(directory / "cgroup.procs") for directory in [group, *mirrors]]
+        sender = subprocess.run([sys.executable, "-c", UNIT_SENDER, socket_path, *procs], timeout=30)
+        assert sender.returncode == 0
+        time.sleep(0.3)
+        for directory in [*mirrors, group]:
+            directory.rmdir()               # the unit stops: systemd removes its group
+        time.sleep(0.5)
+    assert wait_until(lambda: daemon.value("perfhud_actions_total", f'{{target="{name}",action="Tick"}}') == 9, timeout=10), daemon.metrics()
+    assert daemon.value("perfhud_events_rejected_total", f'{{target="{name}",reason="peer"}}') == 0
+    assert daemon.stop()[0] == 0

@@ -178,6 +178,10 @@ public final class EventReceiver {
     /// The processes of the daemon's other targets: their datagrams are refused here whatever
     /// `--accept-from` says (`other_target`), so one target cannot speak for another.
     public func setOtherTargets(_ pids: [Int32]) { filter.setOtherTargets(pids) }
+    /// A unit target's control group (`/system.slice/web.service`) and the other targets' units:
+    /// a sender in one of them is that unit's even before the daemon has seen it (a unit that
+    /// has just started sends at once), whoever its parent is.
+    public func setControlGroups(target: String?, others: [String]) { filter.setControlGroups(target: target, others: others) }
 
     /// Starts the receiving thread.
     public func start() {
@@ -384,6 +388,9 @@ final class PeerFilter {
     private var mutex = pthread_mutex_t()
     private var targetPIDs: Set<Int32>
     private var otherPIDs: Set<Int32> = []
+    /// Units' control groups (paths as /proc/PID/cgroup shows them): the target's, the others'.
+    private var targetGroup: String?
+    private var otherGroups: [String] = []
     private var cache: [Int32: (family: Family, at: UInt64)] = [:]
     /// Whose family a sender belongs to: the nearest watched ancestor (itself included) decides.
     enum Family { case target, otherTarget, none }
@@ -407,6 +414,14 @@ final class PeerFilter {
     func setOtherTargets(_ pids: [Int32]) {
         pthread_mutex_lock(&mutex)
         otherPIDs = Set(pids)
+        cache.removeAll()
+        pthread_mutex_unlock(&mutex)
+    }
+
+    func setControlGroups(target: String?, others: [String]) {
+        pthread_mutex_lock(&mutex)
+        targetGroup = target
+        otherGroups = others
         cache.removeAll()
         pthread_mutex_unlock(&mutex)
     }
@@ -440,6 +455,13 @@ final class PeerFilter {
             guard current > 1, let parent = Self.parent(of: current) else { break }
             current = parent
         }
+        if family == .none && (targetGroup != nil || !otherGroups.isEmpty), let groups = Self.controlGroups(of: pid) {
+            if let targetGroup, groups.contains(where: { Self.isWithin($0, targetGroup) }) {
+                family = .target
+            } else if groups.contains(where: { group in otherGroups.contains { Self.isWithin(group, $0) } }) {
+                family = .otherTarget
+            }
+        }
         if cache.count > 1024 { cache.removeAll() }
         cache[pid] = (family, now)
         return family
@@ -447,5 +469,18 @@ final class PeerFilter {
 
     static func parent(of pid: Int32) -> Int32? {
         ProcParser.stat(ofProcess: String(pid))?.parentPID
+    }
+
+    /// The control groups of a process, one per hierarchy (`0::/system.slice/web.service`, and
+    /// `1:name=systemd:/system.slice/web.service` on v1 and hybrid hosts).
+    static func controlGroups(of pid: Int32) -> [Substring]? {
+        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/cgroup", limit: 16384) else { return nil }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
+            line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).dropFirst(2).first
+        }
+    }
+
+    static func isWithin(_ group: Substring, _ unit: String) -> Bool {
+        group == unit || (group.hasPrefix(unit) && group.dropFirst(unit.count).first == "/")
     }
 }
