@@ -563,17 +563,21 @@ def test_reload_adds_and_drops_targets_and_keeps_the_others_counters(machine, we
     assert machine.show("perfhud.service", "MainPID") == perfhud, "reload restarted the daemon"
 
     # A file with an error: the old targets stay, the error is logged with its line.
+    good = machine.read("/etc/perfhud/targets.conf")
     cursor = machine.cursor()
-    machine.write("/etc/perfhud/targets.conf", "--unit tick.service\n--unit sleeper=job.service\n--match 'unclosed\n")
-    reload(machine)
-    logged = poll(lambda: [entry.get("MESSAGE", "") for entry in machine.journal("-u", "perfhud.service", "--after-cursor", cursor)],
-                  lambda messages: any("targets.conf:3:" in message for message in messages), 10, "the error with its line")
-    assert targets_of(metrics(port)) == {"tick.service": 1.0, "sleeper": 1.0}, logged
-    assert machine.show("perfhud.service", "ActiveState") == "active"
-    # The same file at start: exit 78 (EX_CONFIG) with the file and line.
-    started = machine.run(["perfhud", "daemon", "--config", "/etc/perfhud/targets.conf", "--metrics-listen", "127.0.0.1:0"],
-                          check=False, timeout=20)
-    assert started.returncode == 78 and "/etc/perfhud/targets.conf:3:" in started.stderr, started
+    machine.write("/etc/perfhud/targets.conf", good + "--match 'unclosed\n")
+    try:
+        reload(machine)
+        logged = poll(lambda: [entry.get("MESSAGE", "") for entry in machine.journal("-u", "perfhud.service", "--after-cursor", cursor)],
+                      lambda messages: any("targets.conf:4:" in message for message in messages), 10, "the error with its line")
+        assert targets_of(metrics(port)) == {"tick.service": 1.0, "sleeper": 1.0}, logged
+        assert machine.show("perfhud.service", "ActiveState") == "active"
+        # The same file at start: exit 78 (EX_CONFIG) with the file and line.
+        started = machine.run(["perfhud", "daemon", "--config", "/etc/perfhud/targets.conf", "--metrics-listen", f"127.0.0.1:{free_port(9490)}"],
+                              check=False, timeout=20)
+        assert started.returncode == 78 and "/etc/perfhud/targets.conf:4:" in started.stderr, started
+    finally:
+        machine.write("/etc/perfhud/targets.conf", good)
 
 
 def test_binary_needs_no_swift_toolchain(machine):
