@@ -110,9 +110,19 @@ final class DaemonUnitTests: XCTestCase {
     func testEveryFigureTheTableExportsIsInTheExposition() {
         let metrics = DaemonMetrics()
         var read = sample(cpu: 5, user: 3, rss: 4096, pss: 2048, threads: 2)
-        read.activity = Activity()
-        read.activity?.fdsOpen = 12
-        read.activity?.fdsLimit = 1024
+        // Every figure read, so that every metric of the table has its series.
+        var activity = Activity()
+        activity.fdsOpen = 12
+        activity.fdsLimit = 1024
+        activity.waitNanoseconds = 1; activity.voluntarySwitches = 2; activity.involuntarySwitches = 3
+        activity.minorFaults = 4; activity.majorFaults = 5
+        activity.io = ProcIO(readChars: 6, writeChars: 7, readBytes: 8, writeBytes: 9)
+        activity.memory = ProcMemoryKinds(anonBytes: 10, fileBytes: 11, shmemBytes: 12, swapBytes: 13)
+        activity.throttledNanoseconds = 14
+        activity.pressure.cpuSome = 15; activity.pressure.cpuFull = 16; activity.pressure.memorySome = 17
+        activity.pressure.memoryFull = 18; activity.pressure.ioSome = 19; activity.pressure.ioFull = 20
+        activity.busiestThreads = [BusyThread(pid: 7, tid: 7, name: "x", cpuPercent: 50)]
+        read.activity = activity
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         var report = store.record(read)
         report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
@@ -124,7 +134,8 @@ final class DaemonUnitTests: XCTestCase {
         let text = exposition(metrics)
         for figure in Figure.all {
             guard let metric = figure.metric else { continue }
-            XCTAssertTrue(text.contains("\n" + metric.name + " ") || text.contains("\n" + metric.name + "{"), metric.name)
+            let labels = metric.labels.map { ",\($0.name)=\"\($0.value)\"" }.joined()
+            XCTAssertTrue(text.contains("\n" + metric.name + "{target=\"x\"" + labels + (metric.kind == .labelled ? "" : "}")), metric.series)
         }
     }
 
