@@ -65,16 +65,19 @@ public final class Figure {
         /// `kernelTotal`, the figure × scale is the counter's increase per second: percent → 0.01).
         public var scale = 1.0
         /// The labels of this figure's series within its family, after `target`.
-        public var labels: [Label] = []
+        public let labels: [Label]
+        /// The series's name and labels, `name{a="b",…}` without the target: the key the daemon
+        /// keeps it under (made once: the sinks look it up every tick).
+        public let series: String
 
         public struct Label: Equatable {
             public let name: String
             public let value: String
         }
 
-        /// The series's name and labels, `name{a="b",…}` without the target (a key, and what the exposition writes).
-        public var series: String {
-            labels.isEmpty ? name : name + "{" + labels.map { "\($0.name)=\"\($0.value)\"" }.joined(separator: ",") + "}"
+        init(name: String, kind: Kind, help: String, scale: Double = 1, labels: [Label] = []) {
+            self.name = name; self.kind = kind; self.help = help; self.scale = scale; self.labels = labels
+            series = labels.isEmpty ? name : name + "{" + labels.map { "\($0.name)=\"\($0.value)\"" }.joined(separator: ",") + "}"
         }
 
         static func gauge(_ name: String, _ help: String, scale: Double = 1, labels: [(String, String)] = []) -> Metric {
