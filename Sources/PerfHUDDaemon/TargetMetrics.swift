@@ -18,14 +18,23 @@ public final class TargetMetrics {
     private let up: Gauge
     private let cpuUser: Counter
     private let cpuSystem: Counter
-    /// The gauges of `Figure.all`'s figures the daemon exports, by series (`Metric.series`; present while known).
-    private var figureGauges: [String: Gauge] = [:]
-    /// The counters of the kernel's totals (`Metric.Kind.kernelTotal`), by series: made when the
-    /// total is first known (a file perfhud may not read has no series, never 0), kept after.
-    private var kernelCounters: [String: Counter] = [:]
-    /// The kernel totals last seen, by series; cleared while the target is down (a restarted
-    /// process counts from its start).
-    private var kernelLast: [String: Double] = [:]
+    /// The report figures exported as gauges or kernel totals, each with its slot below (arrays,
+    /// not dictionaries by name: every tick of every target walks them all).
+    private static let exported: [(figure: Figure, metric: Figure.Metric)] = Figure.all.compactMap { figure in
+        guard figure.source == .report, let metric = figure.metric else { return nil }
+        switch metric.kind {
+        case .gauge, .kernelTotal: return (figure, metric)
+        case .counter, .labelled: return nil
+        }
+    }
+    /// Each exported figure's gauge (present while known).
+    private var figureGauges = [Gauge?](repeating: nil, count: exported.count)
+    /// Each kernel total's counter (`Metric.Kind.kernelTotal`): made when the total is first known
+    /// (a file perfhud may not read has no series, never 0), kept after.
+    private var kernelCounters = [Counter?](repeating: nil, count: exported.count)
+    /// The kernel totals last seen; forgotten while the target is down (a restarted process
+    /// counts from its start).
+    private var kernelLast = [Double?](repeating: nil, count: exported.count)
     /// `perfhud_target_busiest_thread_cpu_ratio` and `…_busiest_thread_info{thread}`: the busiest thread of the last second.
     private var busiestRatio: Gauge?
     private var busiestThread: InfoGauge
@@ -85,14 +94,13 @@ public final class TargetMetrics {
         if let target {
             advance(cpuUser, "cpu_user", to: Double(target.sample.userTicks ?? 0) / target.ticksPerSecond)
             advance(cpuSystem, "cpu_system", to: Double(target.sample.systemTicks ?? 0) / target.ticksPerSecond)
-            for figure in Figure.all where figure.source == .report {
-                guard let metric = figure.metric else { continue }
+            for (index, (figure, metric)) in Self.exported.enumerated() {
                 switch metric.kind {
                 case .gauge:
-                    set(&figureGauges[metric.series], metric, figure.value(in: target.report, events).map { $0 * metric.scale })
+                    set(&figureGauges[index], metric, figure.value(in: target.report, events).map { $0 * metric.scale })
                 case .kernelTotal(let total):
                     guard let value = target.sample.activity.flatMap({ total.value(in: $0) }) else { continue }
-                    count(metric, to: value)
+                    count(index, metric, to: value)
                 case .counter, .labelled:
                     continue
                 }
@@ -109,10 +117,10 @@ public final class TargetMetrics {
                 info = (gauge, key)
             }
         } else {
-            for gauge in Array(figureGauges.values) + [startTime, busiestRatio].compactMap({ $0 }) { registry.unregisterGauge(gauge) }
-            figureGauges = [:]; startTime = nil; busiestRatio = nil
+            for gauge in (figureGauges + [startTime, busiestRatio]).compactMap({ $0 }) { registry.unregisterGauge(gauge) }
+            figureGauges = figureGauges.map { _ in nil }; startTime = nil; busiestRatio = nil
             busiestThread.follow(nil, in: registry)
-            kernelLast = [:]
+            kernelLast = kernelLast.map { _ in nil }
             if let old = info { registry.unregisterGauge(old.gauge); info = nil }
         }
         for figure in Figure.all where figure.source == .events {
@@ -151,15 +159,16 @@ public final class TargetMetrics {
 
     /// Takes every series of the target out of the registry (the histogram: see `DaemonMetrics`).
     func remove() {
-        for gauge in Array(figureGauges.values) + Array(highFrequency.values) + [up] + [startTime, info?.gauge, busiestRatio].compactMap({ $0 }) {
+        for gauge in figureGauges.compactMap({ $0 }) + Array(highFrequency.values) + [up] + [startTime, info?.gauge, busiestRatio].compactMap({ $0 }) {
             registry.unregisterGauge(gauge)
         }
-        for counter in Array(figureCounters.values) + Array(kernelCounters.values) + Array(rejected.values) + Array(actions.values)
+        for counter in Array(figureCounters.values) + kernelCounters.compactMap({ $0 }) + Array(rejected.values) + Array(actions.values)
             + [cpuUser, cpuSystem] {
             registry.unregisterCounter(counter)
         }
-        figureGauges = [:]; highFrequency = [:]; startTime = nil; info = nil; busiestRatio = nil
-        figureCounters = [:]; kernelCounters = [:]; kernelLast = [:]; rejected = [:]; actions = [:]
+        figureGauges = figureGauges.map { _ in nil }; highFrequency = [:]; startTime = nil; info = nil; busiestRatio = nil
+        figureCounters = [:]; kernelCounters = kernelCounters.map { _ in nil }; kernelLast = kernelLast.map { _ in nil }
+        rejected = [:]; actions = [:]
         phase.follow(nil, in: registry)
         busiestThread.follow(nil, in: registry)
         frameSource.follow(nil, in: registry)
@@ -173,16 +182,15 @@ public final class TargetMetrics {
 
     /// A kernel total's counter advanced to `value` (made on its first value: the kernel's count
     /// then). A value lower than the last (a member left the group) is the new starting point.
-    private func count(_ metric: Figure.Metric, to value: Double) {
-        let key = metric.series
-        let counter = kernelCounters[key] ?? {
+    private func count(_ index: Int, _ metric: Figure.Metric, to value: Double) {
+        let counter = kernelCounters[index] ?? {
             let made = registry.makeCounter(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
-            kernelCounters[key] = made
+            kernelCounters[index] = made
             return made
         }()
-        let last = kernelLast[key] ?? 0
+        let last = kernelLast[index] ?? 0
         if value > last { counter.increment(by: value - last) }
-        kernelLast[key] = value
+        kernelLast[index] = value
     }
 
     /// The busiest thread's share of a CPU (1 = one core) and its name: one series each, the name's
