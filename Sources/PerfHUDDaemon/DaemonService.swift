@@ -327,7 +327,8 @@ public final class DaemonService: @unchecked Sendable {
             }
             recorder.record(latest)
         }
-        for line in target.warned.check(events: snapshot, series: target.watcher.store.series, threshold: configuration.watch.events.actionThreshold) {
+        for line in target.warned.check(events: snapshot, report: target.latest?.report, threshold: configuration.watch.events.actionThreshold,
+                                        leakWindow: configuration.watch.leak.windowSeconds) {
             log(.warning, target, line)
         }
         let figures = target.latest.map { tick in

@@ -2,12 +2,13 @@ import PerfHUDCore
 
 /// What the daemon warns about, and how often: each reason a target is missing once (not every
 /// look), each action once when it becomes high-frequency (not every tick while it stays so), and
-/// steady memory growth once until it stops. A journal that repeats itself every second is one
-/// nobody reads.
+/// a suspected leak (`leak_suspected`, the fit of `LeakTrend`) once when it begins and once when it
+/// ends. A journal that repeats itself every second is one nobody reads.
 struct DaemonWarnings {
     private var lastReason = ""
     private var highFrequencyKnown = Set<String>()
-    private var growthWarned = false
+    /// Whether the last known `leak_suspected` was true.
+    private var leakSuspected = false
 
     /// Whether `reason` (why the target is not there) is new and should be logged.
     mutating func isNewReason(_ reason: String) -> Bool {
@@ -22,22 +23,25 @@ struct DaemonWarnings {
     /// The last reason logged, for the status line systemd shows.
     var reason: String { lastReason }
 
-    /// The warnings this tick brings: actions that just became high-frequency, memory that
-    /// started to grow steadily.
-    mutating func check(events: EventSnapshot, series: TimeSeries, threshold: Double) -> [String] {
+    /// The warnings this tick brings: actions that just became high-frequency, a leak suspected
+    /// or no longer suspected (`report`: the tick's figures, nil while the target is down, which
+    /// changes nothing; `leakWindow`: --leak-window, for the line).
+    mutating func check(events: EventSnapshot, report: Report?, threshold: Double, leakWindow: Double) -> [String] {
         var lines: [String] = []
         let current = Set(events.highFrequencyActions.filter { $0.rate > 0 }.map { $0.action })
         for action in events.highFrequencyActions where current.contains(action.action) && !highFrequencyKnown.contains(action.action) {
             lines.append("high-frequency action \(action.action): \(action.rate.clampedInt)/s (threshold \(threshold.clampedInt)/s)")
         }
         highFrequencyKnown = current
-        if let growth = MemoryGrowth.steadyGrowth(in: series) {
-            if !growthWarned {
-                lines.append("memory keeps growing: RSS \(Units.bytes(growth.current)), \(Units.signedBytes(growth.increase)) in 5 minutes")
-            }
-            growthWarned = true
-        } else {
-            growthWarned = false
+        if let report, let suspected = report.leakSuspected, suspected != leakSuspected {
+            leakSuspected = suspected
+            let rss = report.residentBytes.map { "RSS \(Units.bytes(Double($0))), " } ?? ""
+            let slope = report.residentTrendBytesPerHour.map { Units.signedBytes($0) + "/h" } ?? "?"
+            let r2 = report.residentTrendR2.map { ReportFormatter.number($0, decimals: 2) } ?? "?"
+            let window = ReportFormatter.number(leakWindow, decimals: leakWindow < 10 ? 1 : 0) + " s"
+            lines.append(suspected
+                ? "memory keeps growing: \(rss)\(slope) over the last \(window) (r² \(r2)): a leak is suspected"
+                : "memory no longer keeps growing: \(rss)\(slope) over the last \(window) (r² \(r2)): the leak is no longer suspected")
         }
         return lines
     }

@@ -7,7 +7,10 @@ import Prometheus
 /// `--forget-after`, or dropped from `--config`).
 ///
 /// Counters that mirror a cumulative figure (CPU seconds, frames, events) are advanced by the
-/// difference since the last tick, so they only go up, across the target's restarts too.
+/// difference since the last tick, so they only go up, across the target's restarts too. The
+/// kernel's counts behind the "why" figures (`KernelTotal`) are advanced the same way; a count that
+/// went back (a member of the group left, taking its count out of the sum) is the new starting
+/// point, so what the others count after it is not lost.
 public final class TargetMetrics {
     public let label: String
     private let registry: PrometheusCollectorRegistry
@@ -15,8 +18,26 @@ public final class TargetMetrics {
     private let up: Gauge
     private let cpuUser: Counter
     private let cpuSystem: Counter
-    /// The gauges of `Figure.all`'s figures the daemon exports, by metric name (present while known).
-    private var figureGauges: [String: Gauge] = [:]
+    /// The report figures exported as gauges or kernel totals, each with its slot below (arrays,
+    /// not dictionaries by name: every tick of every target walks them all).
+    private static let exported: [(figure: Figure, metric: Figure.Metric)] = Figure.all.compactMap { figure in
+        guard figure.source == .report, let metric = figure.metric else { return nil }
+        switch metric.kind {
+        case .gauge, .kernelTotal: return (figure, metric)
+        case .counter, .labelled: return nil
+        }
+    }
+    /// Each exported figure's gauge (present while known).
+    private var figureGauges = [Gauge?](repeating: nil, count: exported.count)
+    /// Each kernel total's counter (`Metric.Kind.kernelTotal`): made when the total is first known
+    /// (a file perfhud may not read has no series, never 0), kept after.
+    private var kernelCounters = [Counter?](repeating: nil, count: exported.count)
+    /// The kernel totals last seen; forgotten while the target is down (a restarted process
+    /// counts from its start).
+    private var kernelLast = [Double?](repeating: nil, count: exported.count)
+    /// `perfhud_target_busiest_thread_cpu_ratio` and `…_busiest_thread_info{thread}`: the busiest thread of the last second.
+    private var busiestRatio: Gauge?
+    private var busiestThread: InfoGauge
     /// The counters of `Figure.all`'s cumulative figures, by metric name.
     private var figureCounters: [String: Counter] = [:]
     private var startTime: Gauge?
@@ -55,6 +76,8 @@ public final class TargetMetrics {
         phase = InfoGauge(name: "perfhud_phase_info", labels: labels, label: "phase", help: "The last phase the program reported.")
         frameSource = InfoGauge(name: "perfhud_frame_source_info", labels: labels, label: "source",
                                 help: "Where the frames counted come from: events, gl, vulkan or tty.")
+        busiestThread = InfoGauge(name: "perfhud_target_busiest_thread_info", labels: labels, label: "thread",
+                                  help: "The name of the target's busiest thread over the last second (its comm).")
         frameDuration = WeightedHistogram(name: "perfhud_frame_duration_seconds",
                                           help: "Durations of the frames the program reported (weighted by 1 / sample rate).",
                                           bounds: DaemonMetrics.frameBuckets, labels: labels)
@@ -71,10 +94,18 @@ public final class TargetMetrics {
         if let target {
             advance(cpuUser, "cpu_user", to: Double(target.sample.userTicks ?? 0) / target.ticksPerSecond)
             advance(cpuSystem, "cpu_system", to: Double(target.sample.systemTicks ?? 0) / target.ticksPerSecond)
-            for figure in Figure.all where figure.source == .report {
-                guard let metric = figure.metric, metric.kind == .gauge else { continue }
-                set(&figureGauges[metric.name], metric.name, metric.help, figure.value(in: target.report, events).map { $0 * metric.scale })
+            for (index, (figure, metric)) in Self.exported.enumerated() {
+                switch metric.kind {
+                case .gauge:
+                    set(&figureGauges[index], metric, figure.value(in: target.report, events).map { $0 * metric.scale })
+                case .kernelTotal(let total):
+                    guard let value = target.sample.activity.flatMap({ total.value(in: $0) }) else { continue }
+                    count(index, metric, to: value)
+                case .counter, .labelled:
+                    continue
+                }
             }
+            followBusiestThread(target.report.busiestThreads)
             set(&startTime, "perfhud_target_start_time_seconds", "When the target started, seconds since the epoch.", target.startTimeSeconds)
             let key = target.commandName + "\u{0}" + String(target.pid)
             if info?.key != key {
@@ -86,8 +117,10 @@ public final class TargetMetrics {
                 info = (gauge, key)
             }
         } else {
-            for gauge in Array(figureGauges.values) + [startTime].compactMap({ $0 }) { registry.unregisterGauge(gauge) }
-            figureGauges = [:]; startTime = nil
+            for gauge in (figureGauges + [startTime, busiestRatio]).compactMap({ $0 }) { registry.unregisterGauge(gauge) }
+            figureGauges = figureGauges.map { _ in nil }; startTime = nil; busiestRatio = nil
+            busiestThread.follow(nil, in: registry)
+            kernelLast = kernelLast.map { _ in nil }
             if let old = info { registry.unregisterGauge(old.gauge); info = nil }
         }
         for figure in Figure.all where figure.source == .events {
@@ -126,15 +159,18 @@ public final class TargetMetrics {
 
     /// Takes every series of the target out of the registry (the histogram: see `DaemonMetrics`).
     func remove() {
-        for gauge in Array(figureGauges.values) + Array(highFrequency.values) + [up] + [startTime, info?.gauge].compactMap({ $0 }) {
+        for gauge in figureGauges.compactMap({ $0 }) + Array(highFrequency.values) + [up] + [startTime, info?.gauge, busiestRatio].compactMap({ $0 }) {
             registry.unregisterGauge(gauge)
         }
-        for counter in Array(figureCounters.values) + Array(rejected.values) + Array(actions.values) + [cpuUser, cpuSystem] {
+        for counter in Array(figureCounters.values) + kernelCounters.compactMap({ $0 }) + Array(rejected.values) + Array(actions.values)
+            + [cpuUser, cpuSystem] {
             registry.unregisterCounter(counter)
         }
-        figureGauges = [:]; highFrequency = [:]; startTime = nil; info = nil
-        figureCounters = [:]; rejected = [:]; actions = [:]
+        figureGauges = figureGauges.map { _ in nil }; highFrequency = [:]; startTime = nil; info = nil; busiestRatio = nil
+        figureCounters = [:]; kernelCounters = kernelCounters.map { _ in nil }; kernelLast = kernelLast.map { _ in nil }
+        rejected = [:]; actions = [:]
         phase.follow(nil, in: registry)
+        busiestThread.follow(nil, in: registry)
         frameSource.follow(nil, in: registry)
     }
 
@@ -144,6 +180,35 @@ public final class TargetMetrics {
         mirrored[key] = max(previous, value)
     }
 
+    /// A kernel total's counter advanced to `value` (made on its first value: the kernel's count
+    /// then). A value lower than the last (a member left the group) is the new starting point.
+    private func count(_ index: Int, _ metric: Figure.Metric, to value: Double) {
+        let counter = kernelCounters[index] ?? {
+            let made = registry.makeCounter(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
+            kernelCounters[index] = made
+            return made
+        }()
+        let last = kernelLast[index] ?? 0
+        if value > last { counter.increment(by: value - last) }
+        kernelLast[index] = value
+    }
+
+    /// The busiest thread's share of a CPU (1 = one core) and its name: one series each, the name's
+    /// replaced when another thread is the busiest. None busy in the last second: 0, the last name kept.
+    private func followBusiestThread(_ threads: [BusyThread]?) {
+        guard let threads else {
+            if let gauge = busiestRatio { registry.unregisterGauge(gauge); busiestRatio = nil }
+            busiestThread.follow(nil, in: registry)
+            return
+        }
+        if busiestRatio == nil {
+            busiestRatio = registry.makeGauge(name: "perfhud_target_busiest_thread_cpu_ratio", labels: labels,
+                                              help: "CPU used by the target's busiest thread over the last second, in CPUs (1 = one core all the time).")
+        }
+        busiestRatio!.set(to: (threads.first?.cpuPercent ?? 0) / 100)
+        if let first = threads.first { busiestThread.follow(first.name, in: registry) }
+    }
+
     /// A gauge that exists only while its value is known (absent, never 0, when unknown).
     private func set(_ gauge: inout Gauge?, _ name: String, _ help: String, _ value: Double?) {
         guard let value else {
@@ -151,6 +216,16 @@ public final class TargetMetrics {
             return
         }
         if gauge == nil { gauge = registry.makeGauge(name: name, labels: labels, help: help) }
+        gauge!.set(to: value)
+    }
+
+    /// The gauge of a figure's metric (its labels after `target`), present while known.
+    private func set(_ gauge: inout Gauge?, _ metric: Figure.Metric, _ value: Double?) {
+        guard let value else {
+            if let existing = gauge { registry.unregisterGauge(existing); gauge = nil }
+            return
+        }
+        if gauge == nil { gauge = registry.makeGauge(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help) }
         gauge!.set(to: value)
     }
 }

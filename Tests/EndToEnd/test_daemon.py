@@ -220,20 +220,53 @@ def test_sd_notify_ready_status_watchdog_stopping(tmp_path):
 
 # --- a real Prometheus ----------------------------------------------------------------------
 
-def dashboard_queries(job, instance_regex, rate_interval="10s"):
+def dashboard_queries(job, instance_regex, target_regex=".+", rate_interval="10s"):
+    """(panel title, whether it is per target, query) for each query of the dashboard, its variables filled in."""
     dashboard = json.loads((ROOT / "Dashboards" / "perfhud.json").read_text())
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["target"]["multi"] and "label_values(perfhud_target_up" in variables["target"]["definition"]
     for panel in dashboard["panels"]:
+        if panel["type"] == "row":
+            continue
         assert panel.get("description"), f"panel {panel['title']} has a description"
         assert panel["fieldConfig"]["defaults"].get("unit"), f"panel {panel['title']} has a unit"
         for target in panel["targets"]:
-            expr = (target["expr"].replace("$job", job).replace("$instance", instance_regex)
+            per_target = "$target" in target["expr"]
+            expr = (target["expr"].replace("$job", job).replace("$instance", instance_regex).replace("$target", target_regex)
                     .replace("$__rate_interval", rate_interval))
-            yield panel["title"], expr
+            yield panel["title"], per_target, expr
+
+
+# A target of a daemon with several: sends frames, actions (one of them high-frequency) and its
+# phase to its own socket, argv[1]; writes a little to a file.
+TARGET_SENDER = textwrap.dedent("""
+    import os, socket, sys, time
+    path = sys.argv[1]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    out = open(sys.argv[2], "wb")
+    i = 0
+    while True:
+        lines = [b"perfhud.frame:%d|ms" % (40 if i % 20 == 0 else 16)] + [b"perfhud.action:1|c|#action:Slider.changed"] * 3
+        if i % 10 == 0: lines += [b"perfhud.action:1|c|#action:Button.tapped", b"perfhud.phase:1|c|#phase:Editor"]
+        try: s.sendto(b"\\n".join(lines), path)
+        except OSError: pass
+        if i % 25 == 0: out.write(b"x" * 4096); out.flush()
+        i += 1
+        time.sleep(0.02)
+""")
 
 
 @pytest.mark.skipif(not shutil.which("prometheus"), reason="prometheus is installed by make test")
-def test_prometheus_scrapes_two_daemons_and_every_panel_has_data(daemons, tmp_path):
-    first = daemons(sender_seconds=60)
+def test_prometheus_scrapes_two_daemons_and_every_panel_has_data_for_each_target(daemons, tmp_path):
+    # A daemon of two named targets, and one of one target as before.
+    directory = tmp_path / "events"
+    directory.mkdir()
+    senders = {name: subprocess.Popen([sys.executable, "-c", TARGET_SENDER, str(directory / f"{name}.sock"), str(tmp_path / f"{name}.out")])
+               for name in ("web", "db")}
+    first_port = free_port()
+    first = subprocess.Popen([PERFHUD, "daemon", "--pid", f"web={senders['web'].pid}", "--pid", f"db={senders['db'].pid}",
+                              "--metrics-listen", f"127.0.0.1:{first_port}", "--events", str(directory), "--tick", "250ms"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     second = daemons(sender_seconds=60)
     port = free_port()
     config = tmp_path / "prometheus.yml"
@@ -245,7 +278,7 @@ def test_prometheus_scrapes_two_daemons_and_every_panel_has_data(daemons, tmp_pa
         scrape_configs:
           - job_name: perfhud
             static_configs:
-              - targets: ["127.0.0.1:{first.port}", "127.0.0.1:{second.port}"]
+              - targets: ["127.0.0.1:{first_port}", "127.0.0.1:{second.port}"]
     """))
     prometheus = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
                                    f"--web.listen-address=127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -259,18 +292,35 @@ def test_prometheus_scrapes_two_daemons_and_every_panel_has_data(daemons, tmp_pa
         assert wait_until(lambda: _ready(api), timeout=60), "prometheus did not start"
         assert wait_until(lambda: len(query('up{job="perfhud"} == 1')) == 2, timeout=30), "both daemons scraped"
         time.sleep(12)    # enough samples for rate() and deriv() windows
-        empty = []
-        for title, expr in dashboard_queries("perfhud", ".+"):
-            if not query(expr):
-                empty.append((title, expr))
-        assert not empty, f"panels without data: {empty}"
-        instances = {r["metric"]["instance"] for r in query("perfhud_target_up")}
-        assert instances == {f"127.0.0.1:{first.port}", f"127.0.0.1:{second.port}"}
+        expected = {(f"127.0.0.1:{first_port}", "web"), (f"127.0.0.1:{first_port}", "db"), (f"127.0.0.1:{second.port}", second.label)}
+        assert {(r["metric"]["instance"], r["metric"]["target"]) for r in query("perfhud_target_up")} == expected
+        # What the target variable offers: each target once.
+        labels = json.loads(get(api + "label/target/values?" + urllib.parse.urlencode({"match[]": "perfhud_target_up"}))[1])["data"]
+        assert set(labels) == {"web", "db", second.label}
+        missing = []
+        for title, per_target, expr in dashboard_queries("perfhud", ".+"):
+            result = query(expr)
+            if per_target:
+                got = {(r["metric"].get("instance"), r["metric"].get("target")) for r in result}
+                if got != expected:
+                    missing.append((title, expr, sorted(expected - got)))
+            elif not result:
+                missing.append((title, expr, "no data"))
+        assert not missing, f"panels without data for each target: {missing}"
+        # The variable narrows every per-target query to the targets chosen.
+        for title, per_target, expr in dashboard_queries("perfhud", ".+", target_regex="web|db"):
+            if per_target:
+                assert {r["metric"]["target"] for r in query(expr)} == {"web", "db"}, (title, expr)
         rules = json.loads(get(api + "rules")[1])["data"]["groups"]
-        assert rules and rules[0]["rules"][0]["health"] == "ok"
+        assert rules and all(rule["health"] == "ok" for rule in rules[0]["rules"]), rules
     finally:
         prometheus.terminate()
         prometheus.wait(timeout=30)
+        first.terminate()
+        first.communicate(timeout=30)
+        for sender in senders.values():
+            sender.kill()
+            sender.wait()
 
 
 def _ready(api):

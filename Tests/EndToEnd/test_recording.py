@@ -286,6 +286,11 @@ def test_openmetrics_export_imports_with_promtool(recorded, tmp_path):
     assert text.endswith("# EOF\n")
     assert "# TYPE perfhud_target_resident_memory_bytes gauge" in text
     assert 'perfhud_target_cpu_seconds_total{mode="user"' in text
+    # The daemon's labelled why families: one TYPE line a family, a series a label.
+    assert text.count("# TYPE perfhud_target_memory_bytes gauge\n") == 1
+    assert 'perfhud_target_memory_bytes{kind="anon",pid=' in text and 'perfhud_target_memory_bytes{kind="file",pid=' in text
+    assert text.count("# TYPE perfhud_target_context_switches counter\n") == 1
+    assert 'perfhud_target_context_switches_total{kind="involuntary",pid=' in text
     if shutil.which("promtool") is None:
         pytest.skip("promtool (Debian prometheus) is not installed")
     imported = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(out), str(tmp_path / "tsdb")],

@@ -110,9 +110,19 @@ final class DaemonUnitTests: XCTestCase {
     func testEveryFigureTheTableExportsIsInTheExposition() {
         let metrics = DaemonMetrics()
         var read = sample(cpu: 5, user: 3, rss: 4096, pss: 2048, threads: 2)
-        read.activity = Activity()
-        read.activity?.fdsOpen = 12
-        read.activity?.fdsLimit = 1024
+        // Every figure read, so that every metric of the table has its series.
+        var activity = Activity()
+        activity.fdsOpen = 12
+        activity.fdsLimit = 1024
+        activity.waitNanoseconds = 1; activity.voluntarySwitches = 2; activity.involuntarySwitches = 3
+        activity.minorFaults = 4; activity.majorFaults = 5
+        activity.io = ProcIO(readChars: 6, writeChars: 7, readBytes: 8, writeBytes: 9)
+        activity.memory = ProcMemoryKinds(anonBytes: 10, fileBytes: 11, shmemBytes: 12, swapBytes: 13)
+        activity.throttledNanoseconds = 14
+        activity.pressure.cpuSome = 15; activity.pressure.cpuFull = 16; activity.pressure.memorySome = 17
+        activity.pressure.memoryFull = 18; activity.pressure.ioSome = 19; activity.pressure.ioFull = 20
+        activity.busiestThreads = [BusyThread(pid: 7, tid: 7, name: "x", cpuPercent: 50)]
+        read.activity = activity
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         var report = store.record(read)
         report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
@@ -124,7 +134,8 @@ final class DaemonUnitTests: XCTestCase {
         let text = exposition(metrics)
         for figure in Figure.all {
             guard let metric = figure.metric else { continue }
-            XCTAssertTrue(text.contains("\n" + metric.name + " ") || text.contains("\n" + metric.name + "{"), metric.name)
+            let labels = metric.labels.map { ",\($0.name)=\"\($0.value)\"" }.joined()
+            XCTAssertTrue(text.contains("\n" + metric.name + "{target=\"x\"" + labels + (metric.kind == .labelled ? "" : "}")), metric.series)
         }
     }
 
@@ -191,28 +202,95 @@ final class DaemonUnitTests: XCTestCase {
 
     func testAHighFrequencyActionIsWarnedOnceWhileItLasts() {
         var warnings = DaemonWarnings()
-        let series = TimeSeries(capacity: 10)
         var events = EventSnapshot()
+        func check() -> [String] { warnings.check(events: events, report: nil, threshold: 20, leakWindow: 300) }
         events.highFrequencyActions = [.init(action: "Slider.changed", rate: 120, peak: 120)]
-        XCTAssertEqual(warnings.check(events: events, series: series, threshold: 20),
-                       ["high-frequency action Slider.changed: 120/s (threshold 20/s)"])
-        XCTAssertEqual(warnings.check(events: events, series: series, threshold: 20), [], "not again every tick")
+        XCTAssertEqual(check(), ["high-frequency action Slider.changed: 120/s (threshold 20/s)"])
+        XCTAssertEqual(check(), [], "not again every tick")
         events.highFrequencyActions = [.init(action: "Slider.changed", rate: 0, peak: 120)]   // listed, no longer dispatched
-        XCTAssertEqual(warnings.check(events: events, series: series, threshold: 20), [])
+        XCTAssertEqual(check(), [])
         events.highFrequencyActions = [.init(action: "Slider.changed", rate: 90, peak: 120)]
-        XCTAssertEqual(warnings.check(events: events, series: series, threshold: 20).count, 1, "a new burst is news")
+        XCTAssertEqual(check().count, 1, "a new burst is news")
     }
 
-    func testMemoryGrowthIsWarnedOnceUntilItStops() {
+    func testASuspectedLeakIsWarnedOnceWhenItBeginsAndOnceWhenItEnds() {
         var warnings = DaemonWarnings()
-        var series = TimeSeries(capacity: 2000)
         var lines: [String] = []
-        for second in 0...900 {
-            let rss = second <= 700 ? 200e6 + Double(second) * 200_000 : 200e6
-            series.append(time: Double(second), cpuPercent: nil, residentBytes: rss, proportionalBytes: nil, userTicks: nil, systemTicks: nil)
-            lines += warnings.check(events: EventSnapshot(), series: series, threshold: 20)
+        // The leak fit of a real store: 1 s ticks, a 60 s window, RSS +1 MiB a second for 200 s, then flat.
+        var store = MetricsStore(pid: 7, capacity: 16, startNanoseconds: 0,
+                                 leak: LeakTrend.Settings(windowSeconds: 60, thresholdBytesPerHour: 50 * 1024 * 1024))
+        var suspectedAt: [Int] = []
+        for second in 0...400 {
+            var read = sample(cpu: 0, user: 0, rss: UInt64(200 << 20) + UInt64(min(second, 200)) << 20, pss: nil, threads: 1)
+            read.monotonicNanoseconds = UInt64(second + 1) * 1_000_000_000
+            let report = store.record(read)
+            if report.leakSuspected == true { suspectedAt.append(second) }
+            // A tick of a target that is down says nothing.
+            lines += warnings.check(events: EventSnapshot(), report: second == 150 ? nil : report, threshold: 20, leakWindow: 60)
         }
-        XCTAssertEqual(lines.count, 1, "\(lines)")
-        XCTAssertTrue(lines.first?.hasPrefix("memory keeps growing: RSS ") ?? false, "\(lines)")
+        XCTAssertFalse(suspectedAt.isEmpty)
+        XCTAssertEqual(lines.count, 2, "\(lines)")
+        XCTAssertTrue(lines[0].hasPrefix("memory keeps growing: RSS ") && lines[0].contains("a leak is suspected"), lines[0])
+        XCTAssertTrue(lines[0].contains("over the last 60 s"), lines[0])
+        XCTAssertTrue(lines[1].hasPrefix("memory no longer keeps growing"), lines[1])
+    }
+
+    // MARK: the why figures
+
+    func testTheWhyFamiliesCountTheKernelsTotalsAndLeaveUnknownOnesOut() {
+        let registry = DaemonMetrics()
+        let metrics = registry.makeTarget(label: "db")
+        var read = sample(cpu: 0, user: 0, rss: 4096, pss: nil, threads: 2)
+        var activity = Activity()
+        activity.waitNanoseconds = 1_500_000_000
+        activity.voluntarySwitches = 40
+        activity.involuntarySwitches = 2
+        activity.minorFaults = 1000
+        activity.majorFaults = 3
+        activity.memory = ProcMemoryKinds(anonBytes: 8192, fileBytes: 4096, shmemBytes: 0, swapBytes: nil)
+        activity.busiestThreads = [BusyThread(pid: 7, tid: 8, name: "worker \"3\"", cpuPercent: 97.5)]
+        read.activity = activity
+        var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
+        func update(_ read: Sample) -> String {
+            metrics.update(target: DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "db", pid: 7,
+                                                        startTimeSeconds: 1, ticksPerSecond: 100),
+                           events: EventSnapshot(), actionTotals: [])
+            return exposition(registry)
+        }
+        var text = update(read)
+        let t = "target=\"db\""
+        XCTAssertEqual(value(text, "perfhud_target_cpu_wait_seconds_total{\(t)}"), 1.5)
+        XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 40)
+        XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"involuntary\"}"), 2)
+        XCTAssertEqual(value(text, "perfhud_target_page_faults_total{\(t),kind=\"minor\"}"), 1000)
+        XCTAssertEqual(value(text, "perfhud_target_memory_bytes{\(t),kind=\"anon\"}"), 8192)
+        XCTAssertEqual(value(text, "perfhud_target_memory_bytes{\(t),kind=\"shmem\"}"), 0, "0 read is 0")
+        XCTAssertEqual(value(text, "perfhud_target_busiest_thread_cpu_ratio{\(t)}"), 0.975)
+        XCTAssertEqual(value(text, "perfhud_target_busiest_thread_info{\(t),thread=\"worker \\\"3\\\"\"}"), 1, text)
+        XCTAssertEqual(text.components(separatedBy: "# TYPE perfhud_target_memory_bytes gauge").count, 2, "one family, one TYPE line")
+        for absent in ["perfhud_target_io_bytes_total{", "kind=\"swap\"", "perfhud_target_cpu_throttled_seconds_total{",
+                       "perfhud_target_pressure_seconds_total{"] {
+            XCTAssertFalse(text.contains(absent), "unknown is no series, never 0: \(absent)")
+        }
+
+        // Counters follow the kernel's totals; a total that went back (a member left) is the new start.
+        read.activity?.voluntarySwitches = 100
+        read.activity?.busiestThreads = [BusyThread(pid: 7, tid: 9, name: "io", cpuPercent: 20)]
+        text = update(read)
+        XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 100)
+        XCTAssertNil(value(text, "perfhud_target_busiest_thread_info{\(t),thread=\"worker \\\"3\\\"\"}"), "one thread at a time")
+        XCTAssertEqual(value(text, "perfhud_target_busiest_thread_info{\(t),thread=\"io\"}"), 1)
+        read.activity?.voluntarySwitches = 30
+        _ = update(read)
+        read.activity?.voluntarySwitches = 50
+        text = update(read)
+        XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 120)
+
+        // Down: the gauges go, the counters stay.
+        metrics.update(target: nil, events: EventSnapshot(), actionTotals: [])
+        text = exposition(registry)
+        XCTAssertNil(value(text, "perfhud_target_memory_bytes{\(t),kind=\"anon\"}"))
+        XCTAssertNil(value(text, "perfhud_target_busiest_thread_cpu_ratio{\(t)}"))
+        XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 120)
     }
 }

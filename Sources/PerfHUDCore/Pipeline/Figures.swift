@@ -44,18 +44,50 @@ public final class Figure {
     public enum Source: Equatable { case report, events }
 
     /// How the daemon exports a figure (base units): a gauge (absent while unknown), a counter
-    /// that mirrors a cumulative figure (advanced by its increase, never back), or under a name of
-    /// its own with labels, exported by its own code (CPU by mode, rejections by reason, actions by label).
+    /// that mirrors a cumulative figure (advanced by its increase, never back), a counter of the
+    /// kernel's own cumulative count behind a rate figure (`KernelTotal`), or under a name of its
+    /// own with labels, exported by its own code (CPU by mode, rejections by reason, actions by
+    /// label, the busiest thread).
+    ///
+    /// Several figures may share a name, told apart by `labels` (`perfhud_target_memory_bytes{kind="anon"}`):
+    /// one family, one `# TYPE` line.
     public struct Metric: Equatable {
-        public enum Kind: Equatable { case gauge, counter, labelled }
+        public enum Kind: Equatable {
+            case gauge, counter, labelled
+            /// A counter whose value is the kernel's cumulative count (`KernelTotal`, base units),
+            /// so a scrape's `rate()` is the kernel's rate; the figure is its rate per second × 1 / scale.
+            case kernelTotal(KernelTotal)
+        }
         public let name: String
         public let kind: Kind
         public let help: String
-        /// The figure × scale is the metric (to base units: bytes per hour → per second).
+        /// The figure × scale is the metric (to base units: bytes per hour → per second; for a
+        /// `kernelTotal`, the figure × scale is the counter's increase per second: percent → 0.01).
         public var scale = 1.0
-        static func gauge(_ name: String, _ help: String, scale: Double = 1) -> Metric { Metric(name: name, kind: .gauge, help: help, scale: scale) }
+        /// The labels of this figure's series within its family, after `target`.
+        public let labels: [Label]
+        /// The series's name and labels, `name{a="b",…}` without the target: the key the daemon
+        /// keeps it under (made once: the sinks look it up every tick).
+        public let series: String
+
+        public struct Label: Equatable {
+            public let name: String
+            public let value: String
+        }
+
+        init(name: String, kind: Kind, help: String, scale: Double = 1, labels: [Label] = []) {
+            self.name = name; self.kind = kind; self.help = help; self.scale = scale; self.labels = labels
+            series = labels.isEmpty ? name : name + "{" + labels.map { "\($0.name)=\"\($0.value)\"" }.joined(separator: ",") + "}"
+        }
+
+        static func gauge(_ name: String, _ help: String, scale: Double = 1, labels: [(String, String)] = []) -> Metric {
+            Metric(name: name, kind: .gauge, help: help, scale: scale, labels: labels.map { Label(name: $0.0, value: $0.1) })
+        }
         static func counter(_ name: String, _ help: String) -> Metric { Metric(name: name, kind: .counter, help: help) }
         static func labelled(_ name: String) -> Metric { Metric(name: name, kind: .labelled, help: "") }
+        static func kernelTotal(_ name: String, _ total: KernelTotal, _ help: String, scale: Double = 1, labels: [(String, String)] = []) -> Metric {
+            Metric(name: name, kind: .kernelTotal(total), help: help, scale: scale, labels: labels.map { Label(name: $0.0, value: $0.1) })
+        }
     }
 
     public let key: StaticString
@@ -308,30 +340,37 @@ extension Figure {
         Figure("cpu_seconds_total", "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
                metric: .labelled("perfhud_target_cpu_seconds_total"),
                write: { r, _, v in r.cpuSecondsTotal = v }),
-        // Why it is slow (see README, Definitions): `Activity`, derived by `MetricsStore`. The daemon's
-        // labelled families of these (perfhud_target_cpu_wait_seconds_total, …_context_switches_total{kind},
-        // …_page_faults_total{kind}, …_io_bytes_total{direction}, …_memory_bytes{kind},
-        // …_cpu_throttled_seconds_total, …_pressure_seconds_total{resource,kind}) are exported by their own
-        // code once written (`.labelled`); until then only the plain gauges below have a metric.
+        // Why it is slow (see README, Definitions): `Activity`, derived by `MetricsStore`. The daemon
+        // exports the rates as counters of the kernel's own totals (`.kernelTotal`), several figures
+        // sharing a family told apart by a label (`kind`, `direction`, `resource`).
         Figure("cpu_wait_percent", "percent of one CPU", .number(decimals: 2), .report, since: 4, column: "cpu_wait_centi", storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_cpu_wait_seconds_total", .cpuWaitSeconds, Help.wait, scale: 0.01),
                summaries: [.mean("cpu_wait_percent_avg"), .max("cpu_wait_percent_max")],
                write: { r, _, v in r.cpuWaitPercent = v }),
         Figure("context_switches_voluntary_per_second", "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_voluntary_centi",
-               storage: .fixed(100), summaries: [.max("context_switches_voluntary_per_second_max")],
+               storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .voluntarySwitches, Help.switches,
+                                                         labels: [("kind", "voluntary")]),
+               summaries: [.max("context_switches_voluntary_per_second_max")],
                write: { r, _, v in r.voluntarySwitchesPerSecond = v }),
         Figure("context_switches_involuntary_per_second", "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_involuntary_centi",
-               storage: .fixed(100), summaries: [.max("context_switches_involuntary_per_second_max")],
+               storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .involuntarySwitches, Help.switches,
+                                                         labels: [("kind", "involuntary")]),
+               summaries: [.max("context_switches_involuntary_per_second_max")],
                write: { r, _, v in r.involuntarySwitchesPerSecond = v }),
         Figure("page_faults_minor_per_second", "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_minor_centi", storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_page_faults_total", .minorFaults, Help.faults, labels: [("kind", "minor")]),
                summaries: [.max("page_faults_minor_per_second_max")],
                write: { r, _, v in r.minorFaultsPerSecond = v }),
         Figure("page_faults_major_per_second", "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_major_centi", storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_page_faults_total", .majorFaults, Help.faults, labels: [("kind", "major")]),
                summaries: [.max("page_faults_major_per_second_max")],
                write: { r, _, v in r.majorFaultsPerSecond = v }),
         Figure("io_read_bytes_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_bytes", storage: .integer,
+               metric: .kernelTotal("perfhud_target_io_bytes_total", .ioReadBytes, Help.io, labels: [("direction", "read")]),
                summaries: [.mean("io_read_bytes_per_second_avg"), .max("io_read_bytes_per_second_max")],
                write: { r, _, v in r.ioReadBytesPerSecond = v }),
         Figure("io_write_bytes_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_bytes", storage: .integer,
+               metric: .kernelTotal("perfhud_target_io_bytes_total", .ioWriteBytes, Help.io, labels: [("direction", "write")]),
                summaries: [.mean("io_write_bytes_per_second_avg"), .max("io_write_bytes_per_second_max")],
                write: { r, _, v in r.ioWriteBytesPerSecond = v }),
         Figure("io_read_chars_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_chars", storage: .integer,
@@ -346,34 +385,58 @@ extension Figure {
                metric: .gauge("perfhud_target_max_fds", "The target's soft limit of open file descriptors (/proc/PID/limits)."),
                write: { r, _, v in r.fdsLimit = size(v) }),
         Figure("rss_anon_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_anon_bytes", storage: .integer,
+               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "anon")]),
                summaries: [.max("rss_anon_peak_bytes")],
                write: { r, _, v in r.residentAnonBytes = size(v) }),
         Figure("rss_file_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_file_bytes", storage: .integer,
+               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "file")]),
                write: { r, _, v in r.residentFileBytes = size(v) }),
         Figure("rss_shmem_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_shmem_bytes", storage: .integer,
+               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "shmem")]),
                write: { r, _, v in r.residentShmemBytes = size(v) }),
         Figure("swap_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "swap_bytes", storage: .integer,
+               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "swap")]),
                summaries: [.max("swap_peak_bytes")],
                write: { r, _, v in r.swapBytes = size(v) }),
-        Figure("busiest_threads", "", .special(.busiestThreads), .report, since: 4),
+        // perfhud_target_busiest_thread_cpu_ratio and …_busiest_thread_info{thread}: the first of the list.
+        Figure("busiest_threads", "", .special(.busiestThreads), .report, since: 4, metric: .labelled("perfhud_target_busiest_thread_cpu_ratio")),
         Figure("cpu_throttled_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "throttled_centi", storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_cpu_throttled_seconds_total", .throttledSeconds, Help.throttled, scale: 0.01),
                summaries: [.mean("cpu_throttled_percent_avg"), .max("cpu_throttled_percent_max")],
                write: { r, _, v in r.cpuThrottledPercent = v }),
         Figure("pressure_cpu_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_some_centi",
-               storage: .fixed(100), summaries: [.max("pressure_cpu_some_percent_max")],
+               storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUSomeSeconds, Help.pressure, scale: 0.01,
+                                    labels: [("resource", "cpu"), ("kind", "some")]),
+               summaries: [.max("pressure_cpu_some_percent_max")],
                write: { r, _, v in r.pressure.cpuSome = v }),
         Figure("pressure_cpu_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_full_centi",
-               storage: .fixed(100), write: { r, _, v in r.pressure.cpuFull = v }),
+               storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUFullSeconds, Help.pressure, scale: 0.01,
+                                    labels: [("resource", "cpu"), ("kind", "full")]),
+               write: { r, _, v in r.pressure.cpuFull = v }),
         Figure("pressure_memory_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_some_centi",
-               storage: .fixed(100), summaries: [.max("pressure_memory_some_percent_max")],
+               storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemorySomeSeconds, Help.pressure, scale: 0.01,
+                                    labels: [("resource", "memory"), ("kind", "some")]),
+               summaries: [.max("pressure_memory_some_percent_max")],
                write: { r, _, v in r.pressure.memorySome = v }),
         Figure("pressure_memory_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_full_centi",
-               storage: .fixed(100), write: { r, _, v in r.pressure.memoryFull = v }),
+               storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemoryFullSeconds, Help.pressure, scale: 0.01,
+                                    labels: [("resource", "memory"), ("kind", "full")]),
+               write: { r, _, v in r.pressure.memoryFull = v }),
         Figure("pressure_io_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_some_centi",
-               storage: .fixed(100), summaries: [.max("pressure_io_some_percent_max")],
+               storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOSomeSeconds, Help.pressure, scale: 0.01,
+                                    labels: [("resource", "io"), ("kind", "some")]),
+               summaries: [.max("pressure_io_some_percent_max")],
                write: { r, _, v in r.pressure.ioSome = v }),
         Figure("pressure_io_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_full_centi",
-               storage: .fixed(100), write: { r, _, v in r.pressure.ioFull = v }),
+               storage: .fixed(100),
+               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOFullSeconds, Help.pressure, scale: 0.01,
+                                    labels: [("resource", "io"), ("kind", "full")]),
+               write: { r, _, v in r.pressure.ioFull = v }),
         Figure("rss_trend_bytes_per_hour", "bytes per hour", .number(decimals: 0), .report, since: 4, column: "rss_trend_per_hour", storage: .integer,
                metric: .gauge("perfhud_target_rss_trend_bytes_per_second",
                               "Slope of a least-squares line through RSS over --leak-window (bytes per second).", scale: 1.0 / 3600),
@@ -388,6 +451,17 @@ extension Figure {
                write: { r, _, v in r.leakSuspected = v.map { $0 != 0 } }),
         Figure("exit", "", .special(.exitStatus), .report),
     ]
+
+    /// The help of the metric families several figures share (one text a family).
+    private enum Help {
+        static let wait = "Time the target's threads were runnable but waiting for a CPU (run-queue delay of /proc/PID/task/*/schedstat, summed over threads, since perfhud watches them)."
+        static let switches = "Context switches of the target's threads (task/*/status, since perfhud watches them), by kind: voluntary (it waited) or involuntary (preempted)."
+        static let faults = "Page faults of the target since it started (/proc/PID/stat), by kind: minor (no storage read) or major (read from storage)."
+        static let io = "Bytes the target fetched from or sent to storage (/proc/PID/io read_bytes, write_bytes), by direction; absent where it may not be read."
+        static let memory = "Resident memory of the target by kind (RssAnon, RssFile, RssShmem of /proc/PID/status) and its swapped-out memory (VmSwap, kind swap)."
+        static let throttled = "Time the target's control group was throttled by its CPU quota (cpu.stat); 0 without a quota."
+        static let pressure = "Time some (or all: kind full) tasks of the target's cgroup v2 group stalled on a resource (*.pressure total); absent without one."
+    }
 
     /// The fields of the rows a recording of `format` replays (those its live run printed).
     public static func inFormat(_ format: Int64) -> [Figure] { format >= Recording.formatVersion ? all : all.filter { $0.since <= format } }

@@ -67,14 +67,46 @@ extension RecordingExport {
         for row in recording.samples where row.alive {
             write("perfhud_target_info_info{comm=\(comm),pid=\(ReportFormatter.quoted(pid))} 1 " + stamp(row.t) + "\n")
         }
-        // The gauges of the table of figures, as the daemon exports them.
+        // The gauges of the table of figures, as the daemon exports them: one family a name, its
+        // figures told apart by their labels (`perfhud_target_memory_bytes{kind}`).
         let rows = RecordingRows(recording)
         func value(_ figure: Figure, _ row: Recording.SampleRow) -> Double? {
             figure.value(in: rows.report(row), events: row.events)
         }
-        for figure in Figure.all {
-            guard let metric = figure.metric, metric.kind == .gauge else { continue }
-            family(metric.name, "gauge", metric.help) { value(figure, $0).map { $0 * metric.scale } }
+        func seriesLabels(_ metric: Figure.Metric) -> String {
+            "{" + (metric.labels.map { "\($0.name)=" + ReportFormatter.quoted($0.value) } + ["pid=" + ReportFormatter.quoted(pid)]).joined(separator: ",") + "}"
+        }
+        func families(_ wanted: (Figure.Metric.Kind) -> Bool) -> [(name: String, figures: [(Figure, Figure.Metric)])] {
+            var grouped: [(name: String, figures: [(Figure, Figure.Metric)])] = []
+            for figure in Figure.all {
+                guard let metric = figure.metric, wanted(metric.kind) else { continue }
+                if let index = grouped.firstIndex(where: { $0.name == metric.name }) { grouped[index].figures.append((figure, metric)) }
+                else { grouped.append((metric.name, [(figure, metric)])) }
+            }
+            return grouped
+        }
+        for family in families({ $0 == .gauge }) {
+            write("# TYPE \(family.name) gauge\n# HELP \(family.name) \(family.figures[0].1.help)\n")
+            for (figure, metric) in family.figures {
+                for row in recording.samples {
+                    guard let number = value(figure, row).map({ $0 * metric.scale }) else { continue }
+                    write(family.name + seriesLabels(metric) + " " + ReportFormatter.number(number, decimals: 6) + " " + stamp(row.t) + "\n")
+                }
+            }
+        }
+        // The kernel's totals the daemon counts: the recording keeps their rates, summed here over the rows.
+        for family in families({ if case .kernelTotal = $0 { return true } else { return false } }) {
+            let name = family.name.hasSuffix("_total") ? String(family.name.dropLast(6)) : family.name
+            write("# TYPE \(name) counter\n# HELP \(name) \(family.figures[0].1.help)\n")
+            for (figure, metric) in family.figures {
+                var total = 0.0, previous: Double?
+                for row in recording.samples {
+                    defer { previous = row.t }
+                    guard let rate = value(figure, row) else { continue }
+                    if let previous { total += rate * metric.scale * (row.t - previous) }
+                    write(name + "_total" + seriesLabels(metric) + " " + ReportFormatter.number(total, decimals: 6) + " " + stamp(row.t) + "\n")
+                }
+            }
         }
         for mode in ["user", "system"] {
             var total = 0.0, previous: Double?
