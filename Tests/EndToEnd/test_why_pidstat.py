@@ -140,8 +140,9 @@ def test_a_worker_threads_short_sleeps_are_counted(why, program):
     both = SideBySide(target.pid, 6)
     kernel = (switches() - before) / (time.monotonic() - started)
     ours = both.ours("context_switches_voluntary_per_second")
-    # Fewer than 1,000 on a loaded machine: a wake-up late past the next deadline skips that sleep.
-    assert 700 <= ours <= 1010, ours
+    # Up to 1,000: on a loaded machine a wake-up late past the next deadline skips that sleep
+    # (917/s at a load average of 14, 650/s with a build beside it), the same for every counter.
+    assert 400 <= ours <= 1010, ours
     assert close(ours, both.theirs_summed_over_threads("cswch/s"), 0.05), (ours, both.threads)
     assert close(ours, kernel, 0.05), (ours, kernel)
     # pidstat's process line is the main thread's status: it sleeps in pause(), switching never.

@@ -98,7 +98,7 @@ public struct WhySummary {
                         ("I/O", figure("pressure_io_some_percent_max"))].compactMap { name, value in value.map { name + " " + percent($0) } }
         if !pressure.isEmpty { lines.append(("pressure", "peak share of the time some of its group's tasks stalled: " + pressure.joined(separator: ", "))) }
         if let minor = figure("page_faults_minor_per_second_max") {
-            lines.append(("page faults", "peak " + rate(minor) + " minor, " + (figure("page_faults_major_per_second_max").map(rate) ?? "n/a") + " major (read from storage)"))
+            lines.append(("page faults", "peak " + rate(minor) + " minor, " + (figure("page_faults_major_per_second_max").map(rate) ?? "n/a") + " major (pages read from storage)"))
         }
         if let voluntary = figure("context_switches_voluntary_per_second_max") {
             lines.append(("context switches", "peak " + rate(voluntary) + " voluntary, "
