@@ -62,7 +62,8 @@ extension HTMLReportCharts {
     }
 
     /// The threads that used the most CPU over the run (each row's list over the time since the
-    /// row before), most first, each with its line.
+    /// row before: a thread's time outside the three listed is not known, so not counted), most
+    /// first, each with its line.
     static func busiestThreads(_ recording: Recording) -> [ThreadLine] {
         var threads: [String: ThreadLine] = [:]
         var previousT: Double?
@@ -114,7 +115,7 @@ extension HTMLReportCharts {
         chart.notes.append("read once a second; a gap: not among the three busiest then")
         var html = chart.html()
         let total = threads.reduce(0) { $0 + $1.busiestSeconds }
-        html += "<table class=\"threads\"><tr><th>thread</th><th>\(otherProcesses ? "PID / TID" : "TID")</th><th>CPU time</th><th>peak</th>"
+        html += "<table class=\"threads\"><tr><th>thread</th><th>\(otherProcesses ? "PID / TID" : "TID")</th><th>CPU time while listed</th><th>peak</th>"
             + "<th>the busiest thread for</th></tr>"
         for (index, thread) in threads.enumerated() {
             let share = total > 0 ? " (" + ReportFormatter.number(thread.busiestSeconds / max(total, 1e-9) * 100, decimals: 0) + " %)" : ""
