@@ -34,7 +34,7 @@ public enum HTMLReport {
                 + " the charts show the whole run with that phase highlighted.</p>\n"
             if run.summary.phases.isEmpty { html += "<p class=\"warning\">The recording has no phase \(HTMLText.escaped(phase)).</p>\n" }
         }
-        html += "<h2>Summary</h2>\n" + summary(run.summary, baseline: baseline?.summary, recording: run.recording)
+        html += "<h2>Summary</h2>\n" + summary(run.summary, baseline: baseline?.summary, recording: run.recording) + whyList(run)
         // Tables first (what a reviewer reads), then the charts that explain them.
         let colors = phaseColors(run.recording)
         html += "<h2>Phases</h2>\n" + phaseTable(run.summary, colors: colors)
@@ -91,7 +91,7 @@ public enum HTMLReport {
             ("CPU and memory", [("duration_s", "duration"), ("samples", "samples"), ("cpu_percent_avg", "CPU average (100 = one core)"),
                                 ("cpu_percent_max", "CPU peak"), ("rss_start_bytes", "RSS at start"), ("rss_peak_bytes", "RSS peak"),
                                 ("rss_end_bytes", "RSS at end"), ("pss_peak_bytes", "PSS peak"), ("actions_total", "actions in total")]),
-        ]
+        ] + (WhySummary(recording, phase: summary.phase).present ? [whyGroup] : [])
         func value(_ figures: RecordingSummary, _ key: String) -> Double? {
             RecordingSummary.keys.firstIndex(of: key).flatMap { figures.numbers[$0] }
         }
@@ -116,6 +116,28 @@ public enum HTMLReport {
         return html + "</div>\n"
     }
 
+    /// The "why" figures of the summary (a recording of format 4 on that has them).
+    static let whyGroup: (String, [(key: String, label: String)]) = ("Why it is slow", [
+        ("cpu_wait_percent_avg", "waiting for a CPU, average (100 = one thread)"), ("cpu_wait_percent_max", "waiting for a CPU, peak"),
+        ("cpu_throttled_percent_max", "throttled by the CPU quota, peak"),
+        ("io_read_bytes_per_second_max", "storage reads, peak"), ("io_write_bytes_per_second_max", "storage writes, peak"),
+        ("page_faults_minor_per_second_max", "minor page faults, peak"), ("page_faults_major_per_second_max", "major page faults, peak"),
+        ("context_switches_voluntary_per_second_max", "voluntary context switches, peak"),
+        ("context_switches_involuntary_per_second_max", "involuntary context switches, peak"),
+        ("fds_open_max", "open descriptors, peak"), ("rss_anon_peak_bytes", "anonymous memory, peak"), ("swap_peak_bytes", "swap, peak"),
+        ("pressure_cpu_some_percent_max", "CPU pressure (some), peak"), ("pressure_memory_some_percent_max", "memory pressure (some), peak"),
+        ("pressure_io_some_percent_max", "I/O pressure (some), peak"), ("rss_trend_bytes_per_hour_end", "RSS trend at the end"),
+        ("leak_suspected_ever", "leak suspected"),
+    ])
+
+    /// The why of the run in sentences (`WhySummary`, as the markdown report says it); nothing
+    /// for a recording without the figures.
+    static func whyList(_ run: Run) -> String {
+        let lines = WhySummary(run.recording, phase: run.summary.phase).sentences(run.summary, targetPID: Int32(run.recording.meta["target_pid"] ?? ""))
+        guard !lines.isEmpty else { return "" }
+        return "<ul class=\"why\">" + lines.map { "<li><b>\(HTMLText.escaped($0.name))</b>: \(HTMLText.escaped($0.text))</li>" }.joined() + "</ul>\n"
+    }
+
     /// A formatted change with its sign: `+12.5 ms`, `-3`; a change that rounds to nothing has none.
     static func signed(_ formatted: String) -> String {
         formatted.hasPrefix("-") || !formatted.contains(where: { ("1"..."9").contains($0) }) ? formatted : "+" + formatted
@@ -128,7 +150,8 @@ public enum HTMLReport {
         guard change != 0, abs(percent ?? 100) >= 1 else { return "same" }
         let higherIsBetter = key.hasPrefix("fps")
         let lowerIsBetter = key.hasPrefix("cpu") || key.hasPrefix("rss") || key.hasPrefix("pss") || key.hasPrefix("frame_")
-            || key == "janky_frames" || key == "dropped_frames"
+            || key == "janky_frames" || key == "dropped_frames" || key.hasPrefix("io_") || key.hasPrefix("page_faults") || key.hasPrefix("context_switches")
+            || key.hasPrefix("fds") || key.hasPrefix("swap") || key.hasPrefix("pressure") || key.hasPrefix("leak")
         if higherIsBetter { return change > 0 ? "better" : "worse" }
         if lowerIsBetter { return change < 0 ? "better" : "worse" }
         return "same"
@@ -193,5 +216,7 @@ public enum HTMLReport {
         .legend .key{white-space:nowrap}.legend .stroke{display:inline-block;width:22px;border-top:3px solid;margin-right:6px;vertical-align:4px}
         .legend .stroke.dashed{border-top-style:dashed}.legend .dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px}
         .legend .high{font-weight:bold;color:#c0392b}
+        ul.why{margin:10px 0 0;padding-left:20px}ul.why li{margin:2px 0}
+        table.threads{margin:0 0 18px 78px}
         """
 }

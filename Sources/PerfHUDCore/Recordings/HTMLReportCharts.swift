@@ -1,5 +1,6 @@
 /// The charts of the HTML report, from a recording (and a baseline's, drawn dashed and fainter on
-/// the same axes, time counted from each run's start): CPU; RSS and PSS; FPS; frame times with
+/// the same axes, time counted from each run's start): CPU; why it was slow (`HTMLReportWhyCharts`:
+/// this run's only); RSS and PSS; FPS; frame times with
 /// p50 / p99 lines and janky frames marked; action rates with the high-frequency labels in warm
 /// colours. Phase visits are shaded in every chart. The reference lines are `RecordingSummary`'s
 /// figures and a frame is janky by `RecordingSummary.isJanky`, so the page says what the tables say.
@@ -15,8 +16,11 @@ enum HTMLReportCharts {
     static func all(_ run: HTMLReport.Run, baseline: HTMLReport.Run?, colors: [String: String]) -> String {
         let duration = max(end(of: run.recording), baseline.map { end(of: $0.recording) } ?? 0)
         let bands = phaseBands(run, colors: colors)
-        return cpu(run, baseline: baseline, duration: duration, bands: bands)
-            + memory(run, baseline: baseline, duration: duration, bands: bands)
+        // Why it was slow (format 4 on): waiting and the busiest threads after the CPU they
+        // explain, faults, storage I/O and descriptors after the memory.
+        let whyCharts = why(run, duration: duration, bands: bands)
+        return cpu(run, baseline: baseline, duration: duration, bands: bands) + whyCharts.cpu
+            + memory(run, baseline: baseline, duration: duration, bands: bands) + whyCharts.memory
             + frames(run, baseline: baseline, duration: duration, bands: bands)
             + actions(run, duration: duration, bands: bands)
     }

@@ -11,6 +11,8 @@ struct SVGChart {
     /// How the y axis reads: its tick labels and the unit in its title.
     enum Axis {
         case percent, bytes, milliseconds
+        /// Bytes per second (storage I/O): ticks in KiB/s, MiB/s… as bytes.
+        case bytesPerSecond
         /// A rate, e.g. "FPS" or "actions/s".
         case rate(String)
     }
@@ -220,9 +222,9 @@ struct SVGChart {
     /// A y tick (or mark) label: bytes in the unit of the top tick; others as plain numbers.
     static func label(_ value: Double, axis: Axis, scaleFrom top: Double, unit: Bool = false) -> String {
         switch axis {
-        case .bytes:
+        case .bytes, .bytesPerSecond:
             let (scale, name) = unitScale(top, axis: axis)
-            return ReportFormatter.number(value / scale, decimals: 2) + " " + name
+            return ReportFormatter.number(value / scale, decimals: 2) + " " + name + (axis.isRate ? "/s" : "")
         case .percent: return ReportFormatter.number(value, decimals: 1) + (unit ? " %" : "")
         case .milliseconds: return ReportFormatter.number(value, decimals: 1) + (unit ? " ms" : "")
         case .rate(let name): return ReportFormatter.number(value, decimals: 1) + (unit ? " " + name : "")
@@ -250,5 +252,8 @@ struct SVGChart {
 }
 
 extension SVGChart.Axis {
-    var isBytes: Bool { if case .bytes = self { return true } else { return false } }
+    var isBytes: Bool {
+        switch self { case .bytes, .bytesPerSecond: return true; default: return false }
+    }
+    var isRate: Bool { if case .bytesPerSecond = self { return true } else { return false } }
 }

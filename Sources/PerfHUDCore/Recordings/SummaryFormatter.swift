@@ -30,6 +30,12 @@ public enum SummaryFormatter {
             }
             fields.append("\"baseline\":{" + base.joined(separator: ",") + "}")
         }
+        // Why it was slow, beyond the table's figures (`WhySummary`): null where the recording has none.
+        let why = WhySummary(recording, phase: summary.phase)
+        fields.append("\"busiest_thread\":" + (why.busiest.map { "{\"pid\":\($0.pid),\"tid\":\($0.tid),\"name\":" + ReportFormatter.quoted($0.name)
+            + ",\"cpu_percent\":" + ReportFormatter.number($0.cpuPercent, decimals: 1) + ",\"t\":" + ReportFormatter.number(why.busiestAt, decimals: 3) + "}" } ?? "null"))
+        fields.append("\"io_read_bytes_total\":" + ReportFormatter.number(why.readBytes?.rounded(), decimals: 0))
+        fields.append("\"io_write_bytes_total\":" + ReportFormatter.number(why.writtenBytes?.rounded(), decimals: 0))
         fields.append("\"warnings\":[" + recording.warnings.map(ReportFormatter.quoted).joined(separator: ",") + "]")
         return "{" + fields.joined(separator: ",") + "}"
     }
@@ -40,11 +46,20 @@ public enum SummaryFormatter {
     static func human(_ key: String, _ value: Double?) -> String {
         guard let value else { return "n/a" }
         if key.hasSuffix("_bytes") { return Units.bytes(value) }
+        if key.contains("_bytes_per_second") { return Units.bytes(value) + "/s" }
+        if key.contains("_bytes_per_hour") { return Units.signedBytes(value) + "/h" }
         if key.hasSuffix("_ms") { return ReportFormatter.number(value, decimals: 2) + " ms" }
         if key.hasSuffix("_s") { return ReportFormatter.number(value, decimals: 1) + " s" }
-        if key.hasPrefix("cpu") { return ReportFormatter.number(value, decimals: 1) + " %" }
+        if key.hasPrefix("cpu") || key.contains("_percent") { return ReportFormatter.number(value, decimals: 1) + " %" }
+        if key.contains("_per_second") { return ReportFormatter.number(value, decimals: 1) + "/s" }
+        if key.hasPrefix("leak_suspected") && (value == 0 || value == 1) { return value == 1 ? "yes" : "no" }
         return ReportFormatter.number(value, decimals: 1)
     }
+
+    /// The format that first recorded each summary key's figure: a recording older than that has
+    /// none of it, and the markdown table leaves its rows out rather than print n/a for each.
+    static let sinceFormat: [String: Int64] = Dictionary(
+        Figure.all.flatMap { figure in figure.summaries.map { ($0.key, figure.since) } }, uniquingKeysWith: max)
 
     /// The phases of both runs side by side, by name (a phase of one run only shows n/a for the
     /// other): what a phase kept, how long it lasted, its RSS peak and FPS — the figures a
@@ -64,6 +79,16 @@ public enum SummaryFormatter {
         }
     }
 
+    /// Text that came from the target (a thread's name) as markdown text: `*`, `_`, `|`… literal.
+    static func markdownEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if "\\`*_[]<>|#".contains(character) { out.append("\\") }
+            out.append(character)
+        }
+        return out
+    }
+
     public static func markdown(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
         var lines = ["# perfhud report: \(recording.meta["target_command"] ?? "?")" + (summary.phase.map { " (phase \($0))" } ?? ""), ""]
         if let started = recording.meta["started_at"] { lines += ["Recorded \(started), perfhud \(recording.meta["perfhud_version"] ?? "?").", ""] }
@@ -78,7 +103,14 @@ public enum SummaryFormatter {
             }
         } else {
             lines += ["| figure | value |", "|---|---:|"]
-            for (key, value) in zip(RecordingSummary.keys, summary.numbers) { lines.append("| \(key) | \(human(key, value)) |") }
+            for (key, value) in zip(RecordingSummary.keys, summary.numbers) where sinceFormat[key] ?? 1 <= recording.format {
+                lines.append("| \(key) | \(human(key, value)) |")
+            }
+        }
+        let why = WhySummary(recording, phase: summary.phase).sentences(summary, targetPID: Int32(recording.meta["target_pid"] ?? ""))
+        if !why.isEmpty {
+            lines += ["", "## Why it is slow", ""]
+            for line in why { lines.append("- **\(line.name)**: " + markdownEscaped(line.text)) }
         }
         if !summary.phases.isEmpty {
             lines += ["", "| phase | visits | time | CPU avg | RSS at entry | RSS at exit | kept | FPS | 1 % low |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
