@@ -89,8 +89,9 @@ def test_the_busiest_thread_is_named_with_its_cpu(why, program):
     assert all(lists), got[-1]
     for threads in lists:
         assert threads[0] == {"tid": int(hot), "name": "hot-worker", "cpu_percent": threads[0]["cpu_percent"]}, threads
-    # One core, less what other programs on this shared machine take from it: as its schedstat says.
-    assert kernel > 20
+    # One core, less what other programs on this shared machine take from it (a tenth of one, under
+    # a load of 14): what matters is that perfhud says what its schedstat says.
+    assert kernel > 2
     assert abs(mean(t[0]["cpu_percent"] for t in lists) - kernel) <= 0.2 * kernel, (lists, kernel)
     # The idle threads used nothing: only the hot one is listed (the main thread sleeps too).
     assert all(len(t) == 1 for t in lists), lists
@@ -114,14 +115,18 @@ def test_short_sleeps_are_voluntary_switches_as_pidstat_counts_them(why, program
     target = program(why, "sleeps", "1000")
     pidstat = subprocess.Popen(["pidstat", "-w", "-p", str(target.pid), "1", "4"], stdout=subprocess.PIPE, text=True,
                                env=dict(os.environ, LC_ALL="C"))
+    voluntary = lambda: threads_sum(target.pid, "status", lambda text: int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", text, re.M)[1]))
+    before, started = voluntary(), time.monotonic()
     got, _ = rows(target.pid, tick="100ms", count=45)
+    kernel = (voluntary() - before) / (time.monotonic() - started)
     out, _ = pidstat.communicate(timeout=20)
     # Time UID PID cswch/s nvcswch/s Command
     theirs = [float(line.split()[-3]) for line in out.splitlines()
               if re.match(r"^\d\d:\d\d:\d\d", line) and line.split()[-1] == "why" and "cswch" not in line]
     ours = [row["context_switches_voluntary_per_second"] for row in got[15:]]
     assert theirs and all(v is not None for v in ours), (out, got[-1])
-    assert 850 <= mean(ours) <= 1050, ours
+    # ~1,000 a second on a quiet machine (fewer when the machine is loaded): as the kernel counts them.
+    assert kernel > 200 and abs(mean(ours) - kernel) <= 0.1 * kernel, (ours, kernel)
     assert abs(mean(ours) - mean(theirs)) <= 0.1 * mean(theirs), (ours, theirs)
 
 

@@ -23,13 +23,15 @@ final class ReportWriter {
 
     var readerGone: Bool { output.isClosed }
 
-    /// Writes the row of `tick` if one is due: the first always, then every `--report-every` (give
-    /// or take half a tick); the exit row always; none for the last tick of a session perfhud ended
+    /// Writes the row of `tick` if one is due: every tick, or with `--report-every` the first, then
+    /// one every so often (give or take half a tick); the exit row always; none for the last tick of a session perfhud ended
     /// (`--count N` is N rows). - Returns: whether a row was written.
     func consume(_ tick: Tick) -> Bool {
         if tick.isFinal && !tick.isExitRow { return false }
         let now = tick.monotonicNanoseconds
-        if !tick.isExitRow, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
+        // Only `--report-every` thins the rows: at every tick, each tick is a row, also two that a
+        // late wake-up ran close together — the recording keeps both, and so must the rows.
+        if !tick.isExitRow, everyNanoseconds > tickNanoseconds, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
         last = now
         let line = format == .json
             ? ReportFormatter.json(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events, fields: figures)
