@@ -159,6 +159,9 @@ public final class EventAggregator: @unchecked Sendable {
     /// The actions since the last call, repeats folded, and how many did not fit.
     public func drainLog() -> (entries: [ActionLogEntry], dropped: Double) {
         withLock { state in
+            // An empty log is left alone (here and in the drains below): emptying an array just
+            // copied out allocates a new buffer, every tick.
+            if state.log.isEmpty { defer { state.logDropped = 0 }; return ([], state.logDropped) }
             let entries = state.log.map { ActionLogEntry(label: state.labelStates[$0.label].name, count: $0.count) }
             let dropped = state.logDropped
             state.log.removeAll(keepingCapacity: true)
@@ -173,9 +176,12 @@ public final class EventAggregator: @unchecked Sendable {
     /// The frames and the actions per label since the last call (`--record`, once a tick).
     public func drainRecorded() -> (frames: [RecordedFrame], actions: [(label: String, count: Double)]) {
         withLock { state in
+            if state.recordedFrames.isEmpty && state.recordedActions.isEmpty { return ([], []) }
+            // Handed over, not copied and emptied: emptying an array whose buffer the tick shares
+            // would allocate one of its whole capacity (once grown by a burst: every tick).
             let frames = state.recordedFrames
+            state.recordedFrames = []
             let actions = state.recordedActions.sorted { $0.key < $1.key }.map { (state.labelStates[$0.key].name, $0.value) }
-            state.recordedFrames.removeAll(keepingCapacity: true)
             state.recordedActions.removeAll(keepingCapacity: true)
             return (frames, actions)
         }
@@ -184,6 +190,7 @@ public final class EventAggregator: @unchecked Sendable {
     /// Phase changes since the last call, oldest first.
     public func drainPhaseChanges() -> [PhaseChange] {
         withLock { state in
+            if state.phaseChanges.isEmpty { return [] }
             let result = state.phaseChanges
             state.phaseChanges.removeAll(keepingCapacity: true)
             return result
