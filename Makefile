@@ -9,7 +9,7 @@ APT_PACKAGES := libproc2-dev libsqlite3-dev sqlite3 pkg-config tmux htop vim les
 # pygame (PyPI: its wheel bundles its own libSDL2): Tests/EndToEnd/test_frame_hooks_sdl.py.
 PY_PACKAGES := pyte pytest psrecord datadog statsd pygame
 
-.PHONY: fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark clean install install-files manual package
+.PHONY: fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark benchmark-instructions clean install install-files manual package
 
 demo: deps-apt build
 	$(BIN)/perfhud demo
@@ -76,10 +76,18 @@ fuzz:
 fuzz-replay:
 	Tests/Fuzz/run.sh replay
 
+# benchmark-instructions: callgrind's instructions per tick (idle, demo, recording; per stage) and per
+# frame, against Benchmarks/tick_instructions.txt; fails when a count is more than 5 % worse.
+# `make benchmark` runs it first and says so at the end, after the side-by-side comparison.
 benchmark: deps build
 	@for p in collectd-core prometheus-process-exporter; do dpkg -s $$p >/dev/null 2>&1 || \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$p || exit 1; done
-	PERFHUD_BIN=$(abspath $(BIN)) python3 Benchmarks/compare.py
+	@status=0; python3 Benchmarks/tick_cost.py --bin $(abspath $(BIN)) || status=1; \
+	PERFHUD_BIN=$(abspath $(BIN)) python3 Benchmarks/compare.py || status=1; \
+	[ $$status = 0 ] || echo "make benchmark: a check above failed (a count more than 5 % above Benchmarks/tick_instructions.txt, or a benchmark)"; exit $$status
+
+benchmark-instructions: build
+	python3 Benchmarks/tick_cost.py --bin $(abspath $(BIN))
 
 deps: deps-apt deps-python
 

@@ -13,8 +13,8 @@ extension EventAggregator {
         var allActions = BucketCounter()
         var allFrames = BucketCounter()
         var actionsTotal = 0.0
-        var frameTimes = RingBuffer<UInt64>(capacity: 65536, filler: 0)
-        var frameDurations = RingBuffer<Double>(capacity: 65536, filler: 0)
+        /// The newest 65,536 frames, for the percentiles of the frame window.
+        var frameWindow = FrameWindow(capacity: 65536)
         var framesTotal = 0.0
         var janky = 0.0
         var dropped = 0.0
@@ -116,12 +116,11 @@ extension EventAggregator {
             // same frames seen twice, from their output and their presents, must not add up).
             if let current = frameSource, source.rank < current.rank || (source.rank == current.rank && source != current) { return }
             if let current = frameSource, source.rank > current.rank {
-                frameTimes.removeAll(); frameDurations.removeAll(); allFrames = BucketCounter()
+                frameWindow.removeAll(); allFrames = BucketCounter()
                 framesTotal = 0; janky = 0; dropped = 0; frameTiming.forgetDelays()
             }
             frameSource = source
-            frameTimes.append(end)
-            frameDurations.append(milliseconds)
+            frameWindow.append(end: end, milliseconds: milliseconds)
             if recording && recordedFrames.count < 65536 { recordedFrames.append(RecordedFrame(time: end, milliseconds: milliseconds, source: source)) }
             allFrames.add(count, bucket: Int64(end / EventAggregator.bucketNanoseconds))
             frameTiming.noteDelay(now > end ? now - end : 0, bucket: bucket)

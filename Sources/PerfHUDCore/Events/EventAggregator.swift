@@ -7,7 +7,8 @@ import Glibc
 /// Rates use 100 ms buckets: "the last second" is the ten newest complete buckets, so a rate is
 /// an exact count over exactly one second, at most 100 ms old. Frames are bucketed by when they
 /// ended, and their second ends where all of them have arrived (`FrameTiming`). Frame percentiles
-/// are exact nearest-rank over the raw durations of the frame window (at most 65,536 kept).
+/// are exact nearest-rank over the durations of the frame window (at most 65,536 kept), at the
+/// 1 µs they are kept at, from counts kept as frames come and go (`FrameWindow`), not a sort.
 ///
 /// All mutable state is one struct (`Ingest`) behind one lock: the receiver takes the lock once
 /// per batch of datagrams and mutates the struct in place, with no per-event access checks.
@@ -143,28 +144,12 @@ public final class EventAggregator: @unchecked Sendable {
                 }
             }
             snapshot.highFrequencyActions.sort { ($0.rate, $0.peak) > ($1.rate, $1.peak) }
-            // Percentiles: nearest rank over the frame window, by end time. Frames are kept as they
-            // arrived, so end times are in order but for datagrams placed back from their arrival,
-            // by at most the longest delay: the walk goes that much further back.
+            // Percentiles: nearest rank over the frame window, by end time (`FrameWindow`).
             let window = UInt64(configuration.frameWindowSeconds * 1e9)
-            let windowStart = time > window ? time - window : 0
-            let walkStart = windowStart > FrameTiming.maximumDelayNanoseconds ? windowStart - FrameTiming.maximumDelayNanoseconds : 0
-            var durations: [Double] = []
-            var row = state.frameTimes.count - 1
-            while row >= 0 {
-                let end = state.frameTimes[row]
-                if end < walkStart { break }
-                if end >= windowStart && end <= time { durations.append(state.frameDurations[row]) }
-                row -= 1
-            }
-            if !durations.isEmpty {
-                durations.sort()
-                func rank(_ percent: Double) -> Double {
-                    durations[max(0, Int((percent / 100 * Double(durations.count)).rounded(.up)) - 1)]
-                }
-                snapshot.frameP50 = rank(50).atResolution(1000)
-                snapshot.frameP95 = rank(95).atResolution(1000)
-                snapshot.frameP99 = rank(99).atResolution(1000)
+            if let percentiles = state.frameWindow.percentiles(start: time > window ? time - window : 0, time: time) {
+                snapshot.frameP50 = percentiles.p50
+                snapshot.frameP95 = percentiles.p95
+                snapshot.frameP99 = percentiles.p99
                 snapshot.fpsOnePercentLow = DerivedFigure.onePercentLow(p99: snapshot.frameP99)
             }
             return snapshot
@@ -174,6 +159,9 @@ public final class EventAggregator: @unchecked Sendable {
     /// The actions since the last call, repeats folded, and how many did not fit.
     public func drainLog() -> (entries: [ActionLogEntry], dropped: Double) {
         withLock { state in
+            // An empty log is left alone (here and in the drains below): emptying an array just
+            // copied out allocates a new buffer, every tick.
+            if state.log.isEmpty { defer { state.logDropped = 0 }; return ([], state.logDropped) }
             let entries = state.log.map { ActionLogEntry(label: state.labelStates[$0.label].name, count: $0.count) }
             let dropped = state.logDropped
             state.log.removeAll(keepingCapacity: true)
@@ -188,9 +176,12 @@ public final class EventAggregator: @unchecked Sendable {
     /// The frames and the actions per label since the last call (`--record`, once a tick).
     public func drainRecorded() -> (frames: [RecordedFrame], actions: [(label: String, count: Double)]) {
         withLock { state in
+            if state.recordedFrames.isEmpty && state.recordedActions.isEmpty { return ([], []) }
+            // Handed over, not copied and emptied: emptying an array whose buffer the tick shares
+            // would allocate one of its whole capacity (once grown by a burst: every tick).
             let frames = state.recordedFrames
+            state.recordedFrames = []
             let actions = state.recordedActions.sorted { $0.key < $1.key }.map { (state.labelStates[$0.key].name, $0.value) }
-            state.recordedFrames.removeAll(keepingCapacity: true)
             state.recordedActions.removeAll(keepingCapacity: true)
             return (frames, actions)
         }
@@ -199,6 +190,7 @@ public final class EventAggregator: @unchecked Sendable {
     /// Phase changes since the last call, oldest first.
     public func drainPhaseChanges() -> [PhaseChange] {
         withLock { state in
+            if state.phaseChanges.isEmpty { return [] }
             let result = state.phaseChanges
             state.phaseChanges.removeAll(keepingCapacity: true)
             return result

@@ -8,75 +8,137 @@ public enum ReportFormatter {
     public static var eventKeys: [StaticString] { Figure.eventKeys }
 
     /// One JSON object, no newline: `time`, `pid`, `alive`, then the fields of `Figure.all` in
-    /// order. Built as UTF-8 bytes in one buffer: a report may be written every millisecond, and
-    /// appending to a `String` piece by piece costs ten times more.
+    /// order (`appendJSON`, as a `String`).
     public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil,
                             fields: [Figure] = Figure.all) -> String {
-        var out: [UInt8] = [UInt8(ascii: "{")]
+        var out: [UInt8] = []
         out.reserveCapacity(700)
-        func field(_ key: StaticString, _ value: String) {
-            if out.count > 1 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-            out.append(UInt8(ascii: "\""))
-            out.append(UInt8(ascii: ":"))
-            out.append(contentsOf: value.utf8)
-        }
-        field("time", "\"" + rfc3339(report.wallSeconds) + "\"")
-        field("pid", String(report.pid))
-        field("alive", report.alive ? "true" : "false")
+        appendJSON(report, commandName: commandName, status: status, events: events, fields: fields, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The JSON object of `json`, appended to `out` as UTF-8 bytes: a row may be written every
+    /// millisecond, and the writer keeps one buffer for all of them, so a row allocates nothing
+    /// once that buffer has grown (a `String` per field or per row cost more than the rest of the tick).
+    public static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot?,
+                                  fields: [Figure], to out: inout [UInt8]) {
+        let first = out.count + 1
+        out.append(UInt8(ascii: "{"))
+        appendKey("time", first: first, to: &out)
+        out.append(UInt8(ascii: "\""))
+        appendRFC3339(report.wallSeconds, to: &out)
+        out.append(UInt8(ascii: "\""))
+        appendKey("pid", first: first, to: &out)
+        appendInteger(Int64(report.pid), to: &out)
+        appendKey("alive", first: first, to: &out)
+        appendStatic(report.alive ? "true" : "false", to: &out)
         // Asked once: comparing the optional snapshot with nil copies it (it is Equatable).
         let hasEvents = events != nil
         let figures = events ?? EventSnapshot()
         for figure in fields {
             if figure.source == .events && !hasEvents {
-                if figure.nullWithoutEvents { field(figure.key, "null") }
+                if figure.nullWithoutEvents { appendKey(figure.key, first: first, to: &out); appendStatic("null", to: &out) }
                 continue
             }
             switch figure.kind {
             case .number(let decimals):
-                field(figure.key, "")
+                appendKey(figure.key, first: first, to: &out)
                 appendNumber(figure.read(report, figures), decimals: decimals, to: &out)
             case .boolean:
-                field(figure.key, figure.read(report, figures).map { $0 != 0 ? "true" : "false" } ?? "null")
+                appendKey(figure.key, first: first, to: &out)
+                if let value = figure.read(report, figures) { appendStatic(value != 0 ? "true" : "false", to: &out) } else { appendStatic("null", to: &out) }
             case .special(.busiestThreads):
-                guard let threads = report.busiestThreads else { field(figure.key, "null"); continue }
-                var list = "["
+                appendKey(figure.key, first: first, to: &out)
+                guard let threads = report.busiestThreads else { appendStatic("null", to: &out); continue }
+                out.append(UInt8(ascii: "["))
                 for (index, thread) in threads.enumerated() {
-                    if index > 0 { list += "," }
-                    list += "{\"tid\":" + String(thread.tid) + ",\"name\":" + quoted(thread.name) + ",\"cpu_percent\":" + number(thread.cpuPercent, decimals: 1)
-                    if thread.pid != report.pid { list += ",\"pid\":" + String(thread.pid) }
-                    list += "}"
+                    if index > 0 { out.append(UInt8(ascii: ",")) }
+                    appendStatic("{\"tid\":", to: &out)
+                    appendInteger(Int64(thread.tid), to: &out)
+                    appendStatic(",\"name\":", to: &out)
+                    appendQuoted(thread.name, to: &out)
+                    appendStatic(",\"cpu_percent\":", to: &out)
+                    appendNumber(thread.cpuPercent, decimals: 1, to: &out)
+                    if thread.pid != report.pid {
+                        appendStatic(",\"pid\":", to: &out)
+                        appendInteger(Int64(thread.pid), to: &out)
+                    }
+                    out.append(UInt8(ascii: "}"))
                 }
-                field(figure.key, list + "]")
+                out.append(UInt8(ascii: "]"))
             case .special(.highFrequencyActions):
-                var list = "["
+                appendKey(figure.key, first: first, to: &out)
+                out.append(UInt8(ascii: "["))
                 for (index, action) in figures.highFrequencyActions.enumerated() {
-                    if index > 0 { list += "," }
-                    list += "{\"action\":" + quoted(action.action) + ",\"rate\":" + number(action.rate) + ",\"peak\":" + number(action.peak) + "}"
+                    if index > 0 { out.append(UInt8(ascii: ",")) }
+                    appendStatic("{\"action\":", to: &out)
+                    appendQuoted(action.action, to: &out)
+                    appendStatic(",\"rate\":", to: &out)
+                    appendNumber(action.rate, decimals: 2, to: &out)
+                    appendStatic(",\"peak\":", to: &out)
+                    appendNumber(action.peak, decimals: 2, to: &out)
+                    out.append(UInt8(ascii: "}"))
                 }
-                field(figure.key, list + "]")
+                out.append(UInt8(ascii: "]"))
             case .special(.phase):
-                field(figure.key, figures.phase.map(quoted) ?? "null")
+                appendKey(figure.key, first: first, to: &out)
+                if let phase = figures.phase { appendQuoted(phase, to: &out) } else { appendStatic("null", to: &out) }
             case .special(.rejectedByReason):
-                field(figure.key, "{" + figures.rejected.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + String($0.value) }.joined(separator: ",") + "}")
+                appendKey(figure.key, first: first, to: &out)
+                out.append(UInt8(ascii: "{"))
+                if !figures.rejected.isEmpty {
+                    for (index, reason) in figures.rejected.sorted(by: { $0.key < $1.key }).enumerated() {
+                        if index > 0 { out.append(UInt8(ascii: ",")) }
+                        appendQuoted(reason.key, to: &out)
+                        out.append(UInt8(ascii: ":"))
+                        appendDigits(reason.value, count: 0, to: &out)
+                    }
+                }
+                out.append(UInt8(ascii: "}"))
             case .special(.frameSource):
-                field(figure.key, figures.frameSource.map { quoted($0.rawValue) } ?? "null")
+                appendKey(figure.key, first: first, to: &out)
+                if let source = figures.frameSource { appendQuoted(source.rawValue, to: &out) } else { appendStatic("null", to: &out) }
             case .special(.framesUnreportedReason):
                 // Only while there is a reason: rows of runs (and recordings) from before the key
                 // existed stay as they were, byte for byte, when replayed.
-                if let reason = figures.framesUnreportedReason { field(figure.key, quoted(reason)) }
+                if let reason = figures.framesUnreportedReason {
+                    appendKey(figure.key, first: first, to: &out)
+                    appendQuoted(reason, to: &out)
+                }
             case .special(.command):
-                field(figure.key, quoted(commandName))
+                appendKey(figure.key, first: first, to: &out)
+                appendQuoted(commandName, to: &out)
             case .special(.exitStatus):
                 if case .exited(let code, let signal) = status {
-                    field("exit_code", code.map { String($0) } ?? "null")
-                    field("exit_signal", signal.map { String($0) } ?? "null")
+                    appendKey("exit_code", first: first, to: &out)
+                    if let code { appendInteger(Int64(code), to: &out) } else { appendStatic("null", to: &out) }
+                    appendKey("exit_signal", first: first, to: &out)
+                    if let signal { appendInteger(Int64(signal), to: &out) } else { appendStatic("null", to: &out) }
                 }
             }
         }
         out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `,"key":` (no comma before the object's first field, which starts at `first`).
+    @inline(__always)
+    private static func appendKey(_ key: StaticString, first: Int, to out: inout [UInt8]) {
+        if out.count > first { out.append(UInt8(ascii: ",")) }
+        out.append(UInt8(ascii: "\""))
+        appendStatic(key, to: &out)
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
+    }
+
+    @inline(__always)
+    private static func appendStatic(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// A whole number in decimal.
+    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        appendDigits(value.magnitude, count: 0, to: &out)
     }
 
     /// One line for people, the same figures as the status line.
@@ -113,17 +175,32 @@ public enum ReportFormatter {
 
     /// `2026-11-22T04:37:01.123Z`.
     public static func rfc3339(_ seconds: Double) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        appendRFC3339(seconds, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `rfc3339` appended to `out`.
+    static func appendRFC3339(_ seconds: Double, to out: inout [UInt8]) {
         var whole = time_t(seconds.rounded(.down))
         var milliseconds = Int(((seconds - Double(whole)) * 1000).rounded())
         if milliseconds == 1000 { milliseconds = 0; whole += 1 }
         var parts = tm()
         gmtime_r(&whole, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        // Zero-padded to `width` characters, a minus sign counted among them (a year of a bogus clock).
+        func padded(_ value: Int32, _ width: Int, then separator: UInt8?) {
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            appendDigits(UInt64(value.magnitude), count: value < 0 ? width - 1 : width, to: &out)
+            if let separator { out.append(separator) }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
+        padded(parts.tm_year + 1900, 4, then: UInt8(ascii: "-"))
+        padded(parts.tm_mon + 1, 2, then: UInt8(ascii: "-"))
+        padded(parts.tm_mday, 2, then: UInt8(ascii: "T"))
+        padded(parts.tm_hour, 2, then: UInt8(ascii: ":"))
+        padded(parts.tm_min, 2, then: UInt8(ascii: ":"))
+        padded(parts.tm_sec, 2, then: UInt8(ascii: "."))
+        padded(Int32(milliseconds), 3, then: UInt8(ascii: "Z"))
     }
 
     /// `number(value, decimals:)` written straight into `out`: the JSON row has ~60 numbers a tick,
@@ -182,15 +259,23 @@ public enum ReportFormatter {
 
 
     /// A JSON string literal: quotes, backslashes and every control character (C0, DEL, C1)
-    /// escaped. Works on UTF-8 bytes; C1 controls are the two-byte sequences C2 80…C2 9F.
+    /// escaped (`appendQuoted`).
     public static func quoted(_ text: String) -> String {
-        var out: [UInt8] = [UInt8(ascii: "\"")]
+        var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 2)
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        appendQuoted(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `quoted(text)` appended to `out`. Works on UTF-8 bytes; C1 controls are the two-byte
+    /// sequences C2 80…C2 9F.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
         func escapeControl(_ value: UInt8) {
-            out.append(contentsOf: "\\u00".utf8)
-            out.append(hex[Int(value >> 4)])
-            out.append(hex[Int(value & 15)])
+            appendStatic("\\u00", to: &out)
+            let hex: StaticString = "0123456789abcdef"
+            out.append(hex.utf8Start[Int(value >> 4)])
+            out.append(hex.utf8Start[Int(value & 15)])
         }
         var pendingC2 = false
         for byte in text.utf8 {
@@ -200,11 +285,11 @@ public enum ReportFormatter {
                 out.append(0xC2)
             }
             switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-            case UInt8(ascii: "\n"): out.append(contentsOf: "\\n".utf8)
-            case UInt8(ascii: "\r"): out.append(contentsOf: "\\r".utf8)
-            case UInt8(ascii: "\t"): out.append(contentsOf: "\\t".utf8)
+            case UInt8(ascii: "\""): appendStatic("\\\"", to: &out)
+            case UInt8(ascii: "\\"): appendStatic("\\\\", to: &out)
+            case UInt8(ascii: "\n"): appendStatic("\\n", to: &out)
+            case UInt8(ascii: "\r"): appendStatic("\\r", to: &out)
+            case UInt8(ascii: "\t"): appendStatic("\\t", to: &out)
             case 0xC2: pendingC2 = true
             case 0..<0x20, 0x7F: escapeControl(byte)
             default: out.append(byte)
@@ -212,6 +297,5 @@ public enum ReportFormatter {
         }
         if pendingC2 { out.append(0xC2) }
         out.append(UInt8(ascii: "\""))
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -8,6 +8,8 @@ final class ReportWriter {
     private var last: UInt64?
     /// The fields of a row: all; a replay of an older recording, those its live rows had.
     var figures = Figure.all
+    /// The JSON row's bytes, kept from row to row (emptied, not freed): no allocation per row.
+    private var row: [UInt8] = []
 
     init(format: SessionConfiguration.Output, tickNanoseconds: UInt64, everyNanoseconds: UInt64?, output: Terminal) {
         self.format = format
@@ -33,10 +35,15 @@ final class ReportWriter {
         // late wake-up ran close together — the recording keeps both, and so must the rows.
         if !tick.isExitRow, everyNanoseconds > tickNanoseconds, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
         last = now
-        let line = format == .json
-            ? ReportFormatter.json(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events, fields: figures)
-            : ReportFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events)
-        output.write(line + "\n")
+        if format == .json {
+            row.removeAll(keepingCapacity: true)
+            ReportFormatter.appendJSON(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events,
+                                       fields: figures, to: &row)
+            row.append(UInt8(ascii: "\n"))
+            output.write(row)
+        } else {
+            output.write(ReportFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
+        }
         return true
     }
 }

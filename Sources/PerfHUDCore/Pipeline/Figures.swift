@@ -221,18 +221,7 @@ public final class Figure {
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 
-    /// The stored value of `value` (`nil` stays NULL; not finite is NULL).
-    func stored(_ value: Double?) -> SQLiteValue? {
-        guard let value, value.isFinite else { return nil }
-        switch storage {
-        case .fixed(let scale): return .integer(Int64((value * scale).rounded().clampedInt))
-        case .integer: return .integer(Int64(value.rounded().clampedInt))
-        case .real: return .real(value)
-        case .derived: return nil
-        }
-    }
-
-    /// The value of a stored column (as `stored` wrote it).
+    /// The value of a stored column (as `BatchedInsert.append(_:storage:)` wrote it).
     func value(stored integer: Int64?, real: Double?) -> Double? {
         switch storage {
         case .fixed(let scale): return integer.map { Double($0) / scale }

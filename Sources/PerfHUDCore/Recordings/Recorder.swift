@@ -143,11 +143,11 @@ public final class Recorder {
             if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time) }
             if tick.isExitRow, case .exited(let code, let signal) = tick.status { recordEnd(exitCode: code, exitSignal: signal) }
             for frame in tick.frames {
-                frames.append(.integer(milliseconds(frame.time))); frames.append(.integer(Int64((frame.milliseconds * 1000).rounded())))
-                frames.append(FrameSource.allCases.firstIndex(of: frame.source).sqlite)
+                frames.appendInteger(milliseconds(frame.time)); frames.appendInteger(Int64((frame.milliseconds * 1000).rounded()))
+                frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
             }
             for action in tick.actions {
-                actions.append(.integer(time)); actions.append(.integer(try nameID(action.label))); actions.append(.real(action.count))
+                actions.appendInteger(time); actions.appendInteger(try nameID(action.label)); actions.appendReal(action.count)
             }
             if tick.monotonicNanoseconds &- lastCommit >= 1_000_000_000 {
                 try writePending()
@@ -177,27 +177,30 @@ public final class Recorder {
         let commandID = commandName == lastCommandName && tick.sample.execsSeen == lastExecs ? nil : try nameID(commandName)
         lastCommandName = commandName
         lastExecs = tick.sample.execsSeen
-        var reasons: SQLiteValue?
+        var reasons: String?
         if let rejected = events?.rejected, rejected != lastRejected {
-            reasons = .text(rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
+            reasons = rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
             lastRejected = rejected
         }
         let figures = events ?? EventSnapshot()
         // Column by column, in the order of `sample_log`; written at the commit (`writePending`).
-        samples.append(.integer(time)); samples.append(.integer(report.alive ? 1 : 0))
+        samples.appendInteger(time); samples.appendInteger(report.alive ? 1 : 0)
         let hasEvents = events != nil   // once: comparing the optional snapshot with nil copies it
-        samples.append(hasEvents ? .integer(1) : nil); samples.append(phaseID.map { .integer($0) })
-        samples.append(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.sqlite)
-        samples.append(commandID.map { .integer($0) }); samples.append(reasons)
-        samples.append(.integer(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time))
+        samples.appendInteger(hasEvents ? 1 : nil); samples.appendInteger(phaseID)
+        samples.appendInteger(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })
+        samples.appendInteger(commandID)
+        if let reasons { samples.appendText(reasons) } else { samples.appendNull() }
+        samples.appendInteger(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time)
         if lastBusiest != .some(report.busiestThreads) {
-            samples.append(.text(BusyThread.encoded(report.busiestThreads)))
+            samples.appendText(BusyThread.encoded(report.busiestThreads))
             lastBusiest = .some(report.busiestThreads)
         } else {
-            samples.append(nil)
+            samples.appendNull()
         }
+        // Straight from the figure to its column, kept as its storage says (`BatchedInsert.append(_:storage:)`).
         for figure in Figure.recorded {
-            samples.append(figure.source == .events && !hasEvents ? nil : figure.stored(figure.read(report, figures)))
+            if figure.source == .events && !hasEvents { samples.appendNull(); continue }
+            samples.append(figure.read(report, figures), storage: figure.storage)
         }
     }
 

@@ -102,6 +102,13 @@ final class SQLiteStatement {
         try database.check(result)
     }
 
+    /// Readies the statement for new bindings (the `BatchedInsert` path: bound one by one, then `step`).
+    func reset() { sqlite3_reset(statement) }
+    func bindNull(_ index: Int32) throws { try database.check(sqlite3_bind_null(statement, index)) }
+    func bind(_ index: Int32, integer: Int64) throws { try database.check(sqlite3_bind_int64(statement, index, integer)) }
+    func bind(_ index: Int32, real: Double) throws { try database.check(sqlite3_bind_double(statement, index, real)) }
+    func bind(_ index: Int32, text: String) throws { try bind(index, .text(text)) }
+
     /// Runs an insert or update once.
     func run(_ values: [SQLiteValue?]) throws {
         try bind(values)

@@ -46,6 +46,15 @@ public struct RingBuffer<Element> {
         return storage[slot]
     }
 
+    /// Replaces the element `index` places after the oldest.
+    @inlinable
+    public mutating func set(_ index: Int, _ element: Element) {
+        precondition(index >= 0 && index < count, "ring buffer index out of range")
+        var slot = start + index
+        if slot >= capacity { slot -= capacity }
+        storage[slot] = element
+    }
+
     public var last: Element? { count == 0 ? nil : self[count - 1] }
     public var first: Element? { count == 0 ? nil : self[0] }
     public var isEmpty: Bool { count == 0 }

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""What a tick of perfhud costs, in instructions (callgrind: stable on a noisy machine), per stage,
+checked against the counts kept in Benchmarks/tick_instructions.txt (issue 22's guard).
+
+Three sessions at --tick 10ms with JSON rows, each run twice under callgrind on a strip --strip-debug
+copy of the build, with N1 and N2 rows: (count of the N2 run - count of the N1 run) / (N2 - N1) is
+the cost of one more tick, start-up and the end excluded.
+  idle    perfhud attach PID (a sleeping process)
+  demo    perfhud demo (its 60 FPS frames and its actions on the event socket)
+  record  perfhud demo --record FILE
+Per stage (inclusive counts of the functions that are the stage): sampling (ProcessSampler.sample),
+store (MetricsStore.record), events (SessionEvents.tick: snapshot, drains), rows (ReportWriter.consume:
+the JSON row), recording (Recorder.record); the whole tick is Session.takeSample. Per frame: the
+event receiver thread's instructions per frame it took in (demo).
+
+  Benchmarks/tick_cost.py [--bin DIR] [--rounds N] [--update] [--cpu | --cpu-only]
+    --rounds    callgrind rounds, each figure the smallest of them (default 2)
+    --update    writes the counts measured to Benchmarks/tick_instructions.txt
+    --cpu       also CPU time per tick (rusage, a 1,500-tick run less a 300-tick run, median of 3;
+                the demo: perfhud's own CPU over 1,200 ticks) beside the C floor
+                (Benchmarks/tick_floor.c) and top -b -d 0.01
+    --cpu-only  only that (noisy on a shared machine: the instruction counts are the guard)
+Exit status 1 when a count is more than 5 % above the kept one.
+"""
+import os
+import pathlib
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+KEPT = ROOT / "Benchmarks" / "tick_instructions.txt"
+BIN = pathlib.Path(sys.argv[sys.argv.index("--bin") + 1]) if "--bin" in sys.argv else ROOT / ".build" / "release"
+SHORT, LONG = 200, 600
+ROUNDS = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 2
+TOLERANCE = 0.05
+
+# Stage name -> a pattern of the mangled name of the function whose inclusive count is that stage.
+STAGES = {
+    "tick": r"7SessionC10takeSample",
+    "sampling": r"14ProcessSamplerC6sampleAA6SampleVyF$",
+    "store": r"12MetricsStoreV6record_",
+    "events": r"13SessionEventsC4tick3now",
+    "rows": r"12ReportWriterC7consumeySbAA4TickVF$",
+    "recording": r"8RecorderC6recordyyAA4TickVF$",
+}
+RECEIVER = r"13EventReceiverC11receiveLoop"
+
+
+def inclusive_counts(path):
+    """Function -> inclusive instruction count, and the program's total."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
+                          capture_output=True, text=True, check=True).stdout
+    counts, total = {}, 0
+    for line in text.splitlines():
+        match = re.match(r"\s*([\d,]+) \([ \d.]+%\)\s+(\S.*?)(?: \[.*\])?$", line)
+        if not match:
+            continue
+        value, name = int(match.group(1).replace(",", "")), match.group(2)
+        if name == "PROGRAM TOTALS":
+            total = value
+        else:
+            counts[name] = counts.get(name, 0) + value
+    return counts, total
+
+
+def stage_count(counts, pattern):
+    # Recursion lists a function once per cycle depth ('2): the outermost (largest) is the stage.
+    return max((value for name, value in counts.items() if re.search(pattern, name.split("'")[0])), default=0)
+
+
+def receiver_count(counts):
+    # The receiver thread's loop: everything it does per datagram.
+    return max((value for name, value in counts.items() if re.search(RECEIVER, name)), default=0)
+
+
+def frames_total(rows_path):
+    last = None
+    with open(rows_path) as rows:
+        for line in rows:
+            if line.startswith("{"):
+                last = line
+    match = re.search(r'"frames_total":([0-9.]+)', last or "")
+    return float(match.group(1)) if match else 0.0
+
+
+def run_session(work, perfhud, name, pid, count):
+    for stale in pathlib.Path(work).glob("cg.*"):
+        stale.unlink()
+    for suffix in ("", "-wal", "-shm"):
+        path = pathlib.Path(work, "r.db" + suffix)
+        if path.exists():
+            path.unlink()
+    if name == "idle":
+        command = [perfhud, "attach", str(pid), "--tick", "10ms", "--count", str(count), "--output", "json"]
+    else:
+        command = [perfhud, "demo", "--tick", "10ms", "--count", str(count), "--output", "json"]
+        if name == "record":
+            command += ["--record", os.path.join(work, "r.db")]
+    rows = os.path.join(work, "rows.json")
+    with open(rows, "w") as out:
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/cg.%p", *command],
+                       stdout=out, stderr=subprocess.DEVNULL, check=True)
+    # perfhud's own profile is the largest (the demo program's session leader is another process).
+    profile = max(pathlib.Path(work).glob("cg.*"), key=lambda p: p.stat().st_size)
+    counts, total = inclusive_counts(str(profile))
+    result = {"total": total, "frames": frames_total(rows), "receiver": receiver_count(counts)}
+    for stage, pattern in STAGES.items():
+        result[stage] = stage_count(counts, pattern)
+    return result
+
+
+def measure(work, pid):
+    perfhud = os.path.join(work, "perfhud")
+    shutil.copy(BIN / "perfhud", perfhud)
+    subprocess.run(["strip", "--strip-debug", perfhud], check=True)
+    if (BIN / "perfhud-demo").exists():
+        shutil.copy(BIN / "perfhud-demo", os.path.join(work, "perfhud-demo"))
+    # Work done per second rather than per tick (the slower reads, the recording's commit, the
+    # demo's frames) is spread over fewer ticks when valgrind falls behind a 10 ms tick on a busy
+    # machine: a figure is the smallest of ROUNDS rounds, the one least inflated by that.
+    figures = {}
+    for _ in range(ROUNDS):
+        for name in ("idle", "demo", "record"):
+            short, long = run_session(work, perfhud, name, pid, SHORT), run_session(work, perfhud, name, pid, LONG)
+            ticks = LONG - SHORT
+            round_figures = {f"{name}.per_tick": (long["total"] - short["total"]) / ticks}
+            for stage in STAGES:
+                round_figures[f"{name}.{stage}"] = (long[stage] - short[stage]) / ticks
+            frames = long["frames"] - short["frames"]
+            if name == "demo" and frames > 0:
+                round_figures["demo.per_frame_received"] = (long["receiver"] - short["receiver"]) / frames
+                round_figures["demo.frames_per_tick"] = frames / ticks
+            for key, value in round_figures.items():
+                figures[key] = min(value, figures.get(key, value))
+    return figures
+
+
+def read_kept():
+    kept = {}
+    if KEPT.exists():
+        for line in KEPT.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                key, value = line.split()[:2]
+                kept[key] = float(value)
+    return kept
+
+
+def cpu_seconds(command):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def demo_cpu_per_tick(perfhud, extra):
+    # The demo is perfhud's child: perfhud's own utime + stime from /proc between two moments.
+    process = subprocess.Popen([perfhud, "demo", "--tick", "10ms", "--duration", "20s", "--output", "json", *extra],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def ticks():
+        fields = open(f"/proc/{process.pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    time.sleep(3); first = ticks(); time.sleep(12); second = ticks()
+    process.wait()
+    return (second - first) / os.sysconf("SC_CLK_TCK") / 1200 * 1e6
+
+
+def cpu_table(work, pid):
+    floor = os.path.join(work, "tick_floor")
+    subprocess.run(["cc", "-O2", "-o", floor, str(ROOT / "Benchmarks" / "tick_floor.c")], check=True)
+    perfhud = str(BIN / "perfhud")
+    def marginal(make):
+        return (cpu_seconds(make(1500)) - cpu_seconds(make(300))) / 1200 * 1e6
+    rows = {
+        "C floor (timerfd + two preads)": lambda: marginal(lambda n: [floor, str(pid), "10000000", str(n)]),
+        "top -b -d 0.01 -p PID": lambda: marginal(lambda n: ["top", "-b", "-d", "0.01", "-n", str(n), "-p", str(pid)]),
+        "perfhud attach, JSON": lambda: marginal(lambda n: [perfhud, "attach", str(pid), "--tick", "10ms", "--count", str(n), "--output", "json"]),
+        "perfhud demo, JSON": lambda: demo_cpu_per_tick(perfhud, []),
+        "perfhud demo, JSON, --record": lambda: demo_cpu_per_tick(perfhud, ["--record", os.path.join(work, f"cpu{time.time_ns()}.db")]),
+    }
+    print("== CPU µs per tick at a 10 ms tick (median of 3)")
+    results = {}
+    for name, measure_once in rows.items():
+        runs = [measure_once() for _ in range(3)]
+        results[name] = statistics.median(runs)
+        print(f"  {name:34} {results[name]:7.1f}   (runs {', '.join(f'{r:.0f}' for r in runs)})")
+    floor_us = results["C floor (timerfd + two preads)"]
+    attach = results["perfhud attach, JSON"]
+    print(f"  attach = {attach / floor_us:.2f}× the floor, {results['top -b -d 0.01 -p PID'] / attach:.2f}× under top")
+
+
+def main():
+    idle = subprocess.Popen(["sleep", "100000"])
+    work = tempfile.mkdtemp(prefix="perfhud-tick-cost.")
+    worse = []
+    if "--cpu-only" in sys.argv:
+        try:
+            cpu_table(work, idle.pid)
+        finally:
+            idle.kill()
+            shutil.rmtree(work, ignore_errors=True)
+        return
+    if not shutil.which("valgrind"):
+        sys.exit("tick_cost.py: valgrind is needed (apt-get install valgrind)")
+    try:
+        figures = measure(work, idle.pid)
+        kept = read_kept()
+        print(f"== instructions per tick at --tick 10ms (callgrind, a 600-row run less a 200-row run, smallest of {ROUNDS} rounds)")
+        print(f"  {'figure':28} {'now':>10} {'kept':>10} {'ratio':>7}")
+        for key, value in figures.items():
+            before = kept.get(key)
+            ratio = value / before if before else None
+            flag = ""
+            # Stages of a few hundred instructions move by more than 5 % with the frames that arrive.
+            if ratio is not None and ratio > 1 + TOLERANCE and value - before > 2000 and not key.endswith("frames_per_tick"):
+                flag = "  WORSE by more than 5 %"
+                worse.append(key)
+            print(f"  {key:28} {value:10.0f} {before if before is not None else float('nan'):10.0f} "
+                  f"{ratio if ratio is not None else float('nan'):7.3f}{flag}")
+        if "--update" in sys.argv:
+            lines = ["# Instructions per tick of perfhud at --tick 10ms (Benchmarks/tick_cost.py; callgrind,",
+                     "# a 600-row run less a 200-row run, strip --strip-debug build, the smallest of the rounds).",
+                     "# Stages are inclusive counts (the functions: STAGES in tick_cost.py).",
+                     "# per_frame_received: the event receiver's instructions per frame taken in (demo)."]
+            lines += [f"{key} {value:.0f}" if value >= 100 else f"{key} {value:.3f}" for key, value in figures.items()]
+            KEPT.write_text("\n".join(lines) + "\n")
+            print(f"written: {KEPT}")
+        if "--cpu" in sys.argv:
+            cpu_table(work, idle.pid)
+    finally:
+        idle.kill()
+        shutil.rmtree(work, ignore_errors=True)
+    if worse:
+        print("worse than kept by more than 5 %: " + ", ".join(worse))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
