@@ -96,7 +96,7 @@ final class DetailsLineTests: XCTestCase {
     }
 
     func testCountsAreShort() {
-        XCTAssertEqual([0, 29.6, 999.4, 999.6, 1234, 9949, 34_400, 999_400, 1_250_000].map(DetailsLine.count),
+        XCTAssertEqual([0, 29.6, 999.4, 999.6, 1234, 9949, 34_400, 999_400, 1_240_000].map(DetailsLine.count),
                        ["0", "30", "999", "1.0k", "1.2k", "9.9k", "34k", "999k", "1.2M"])
     }
 

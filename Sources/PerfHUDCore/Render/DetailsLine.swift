@@ -35,11 +35,11 @@ enum DetailsLine {
             fields.append(Field(priority: 0, text: alarm("leak?" + slope)))
         }
         if let wait = report.cpuWaitPercent {
-            let text = "wait " + Units.compactPercent(wait) + "%"
+            let text = "wait " + percent(wait) + "%"
             fields.append(wait > waitLimitPercent ? Field(priority: 0, text: alarm(text)) : Field(priority: 1, text: text))
         }
         if let throttled = report.cpuThrottledPercent {
-            let text = "throttled " + Units.compactPercent(throttled) + "%"
+            let text = "throttled " + percent(throttled) + "%"
             fields.append(throttled > 0 ? Field(priority: 0, text: alarm(text)) : Field(priority: 4, text: paint.dim(text)))
         }
         if let voluntary = report.voluntarySwitchesPerSecond, let involuntary = report.involuntarySwitchesPerSecond {
@@ -68,11 +68,11 @@ enum DetailsLine {
         }
         if let busiest = report.busiestThreads?.first {
             // A thread's name is the program's to choose: escaped, as every untrusted string.
-            fields.append(Field(priority: 2, text: "busiest " + TerminalText.escaped(busiest.name, maxLength: 16) + " " + Units.compactPercent(busiest.cpuPercent) + "%"))
+            fields.append(Field(priority: 2, text: "busiest " + TerminalText.escaped(busiest.name, maxLength: 16) + " " + percent(busiest.cpuPercent) + "%"))
         }
         let pressure = report.pressure
         let kinds = [("cpu", pressure.cpuSome), ("mem", pressure.memorySome), ("io", pressure.ioSome)].compactMap { name, value in
-            value.map { name + " " + Units.compactPercent($0) + "%" }
+            value.map { name + " " + percent($0) + "%" }
         }
         if !kinds.isEmpty { fields.append(Field(priority: 4, text: paint.dim("psi " + kinds.joined(separator: " ")))) }
         return fields
@@ -82,13 +82,23 @@ enum DetailsLine {
     /// of the highest priority is dropped first, among equals the one further right; what still
     /// does not fit (the last field alone on a very narrow terminal) is cut. Never wider than `width`.
     static func fit(_ fields: [Field], separator: String, width: Int) -> String {
-        var kept = fields
-        func joined() -> String { " " + kept.map(\.text).joined(separator: separator) }
-        while kept.count > 1, TerminalText.displayWidth(joined()) > width,
-              let lowest = kept.map(\.priority).max(), let drop = kept.lastIndex(where: { $0.priority == lowest }) {
+        // Each field measured once; the line's width is then a sum (drawn up to 20 times a second).
+        let widths = fields.map { TerminalText.displayWidth($0.text) }
+        let separatorWidth = TerminalText.displayWidth(separator)
+        var kept = Array(fields.indices)
+        var total = 1 + widths.reduce(0, +) + separatorWidth * max(0, fields.count - 1)
+        while kept.count > 1, total > width {
+            var drop = kept.count - 1
+            for position in kept.indices.reversed() where fields[kept[position]].priority > fields[kept[drop]].priority { drop = position }
+            total -= widths[kept[drop]] + separatorWidth
             kept.remove(at: drop)
         }
-        return TerminalText.truncated(joined(), toWidth: max(0, width))
+        var line = " "
+        for (position, index) in kept.enumerated() {
+            if position > 0 { line += separator }
+            line += fields[index].text
+        }
+        return total > width ? TerminalText.truncated(line, toWidth: max(0, width)) : line
     }
 
     /// A count per second, short: `0`, `30`, `999`, `1.2k`, `34k`, `1.2M`.
@@ -99,6 +109,9 @@ enum DetailsLine {
         if value < 999_500 { return String((value / 1e3).rounded().clampedInt) + "k" }
         return String(format1: value / 1e6) + "M"
     }
+
+    /// A share, short: `0`, `0.4`, `12`, `446` (percent).
+    static func percent(_ value: Double) -> String { value == 0 ? "0" : Units.compactPercent(value) }
 
     /// Bytes per second: `0 B/s`, `12.0 MiB/s`.
     static func rate(_ value: Double) -> String { Units.bytes(max(0, value)) + "/s" }

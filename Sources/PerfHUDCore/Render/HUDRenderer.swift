@@ -17,13 +17,15 @@ public enum HUDRenderer {
 
     /// The HUD's lines, top to bottom, each at most `size.columns` wide.
     /// - Parameter graph: the graph's lines from an earlier `graphLines` call, to reuse them.
-    public static func render(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle, graph: [String]? = nil) -> [String] {
+    /// - Parameter details: the details line from an earlier `detailsLine` call, to reuse it.
+    public static func render(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle, graph: [String]? = nil,
+                              details: String? = nil) -> [String] {
         let height = height(for: size, style: style)
         guard height > 0, size.columns > 0 else { return [] }
         let paint = Palette(enabled: style.color)
         var lines = [TerminalText.truncated(statusLine(snapshot, width: size.columns, paint: paint, unicode: style.unicode), toWidth: size.columns)]
         if detailsRows(for: size, style: style) > 0 {
-            lines.append(DetailsLine.render(snapshot.report, note: snapshot.detailsNote, width: size.columns, paint: paint, unicode: style.unicode))
+            lines.append(details ?? detailsLine(snapshot, size: size, style: style))
         }
         let graphRows = height - lines.count
         if graphRows > 0 {
@@ -40,6 +42,14 @@ public enum HUDRenderer {
         return graph(snapshot, width: size.columns, rows: rows, paint: Palette(enabled: style.color), unicode: style.unicode)
             .map { TerminalText.truncated($0, toWidth: size.columns) }
     }
+
+    /// The details line (`style.showsDetails`). Worth redrawing at most `detailsRefreshInterval`:
+    /// nobody reads ten figures faster, and half of them change once a second.
+    public static func detailsLine(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> String {
+        DetailsLine.render(snapshot.report, note: snapshot.detailsNote, width: size.columns, paint: Palette(enabled: style.color), unicode: style.unicode)
+    }
+
+    public static let detailsRefreshInterval: UInt64 = 250_000_000
 
     /// How often the graph is worth redrawing: once per dot column's worth of time (a column
     /// then gains a sample), at least once a second, at most once a tick.

@@ -16,6 +16,8 @@ final class ProcessActivity {
     private let taskPath: String
     private var io: KeptOpenFile?
     private var status: KeptOpenFile?
+    /// Where `RssAnon:` was in `status` last time: the next parse starts near it.
+    private var memoryKindsAt = 0
     private var fdDirectory: Int32 = -1
     private var limits: KeptOpenFile?
     /// Files that may not be read (another user's process): tried once, then null.
@@ -90,7 +92,9 @@ final class ProcessActivity {
             }
         }
         if let status, case .success(let count) = status.read(into: buffer) {
-            activity.memory = ProcParser.memoryKinds(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            let read = ProcParser.memoryKinds(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), near: memoryKindsAt)
+            activity.memory = read?.kinds
+            memoryKindsAt = read?.at ?? 0
         }
         activity.waitReadAt = threadsReadAt
         guard now >= threadsDue else {

@@ -20,6 +20,7 @@ public final class Screen {
     private var frames = FrameWriter()
     private var translator: ProgramOutputTranslator
     private var graph: (lines: [String], drawnAt: UInt64)?
+    private var details: (line: String, drawnAt: UInt64)?
     private var actionLog = ActionLogView()
     private var isSetUp = false
     private var hudDirty = true
@@ -46,7 +47,7 @@ public final class Screen {
     /// The details line (`d`): the HUD's height changes with it, so the caller then calls `relayout`.
     public var showsDetails: Bool {
         get { style.showsDetails }
-        set { style.showsDetails = newValue; hudDirty = true }
+        set { style.showsDetails = newValue; details = nil; hudDirty = true }
     }
 
     /// A new frame is wanted (a sample, an event); drawn by the next `draw`.
@@ -249,7 +250,10 @@ public final class Screen {
         if force || graph == nil || now &- graph!.drawnAt >= graphInterval || current.status != .running {
             graph = (HUDRenderer.graphLines(current, size: layout.size, style: style), now)
         }
-        let lines = HUDRenderer.render(current, size: layout.size, style: style, graph: graph?.lines)
+        if style.showsDetails, force || details == nil || now &- details!.drawnAt >= HUDRenderer.detailsRefreshInterval || current.status != .running {
+            details = (HUDRenderer.detailsLine(current, size: layout.size, style: style), now)
+        }
+        let lines = HUDRenderer.render(current, size: layout.size, style: style, graph: graph?.lines, details: style.showsDetails ? details?.line : nil)
         let changes = frames.update(lines: lines, firstRow: layout.hudFirstRow)
         hudDirty = false
         lastDraw = now
