@@ -7,7 +7,10 @@
 # threads: the run-queue delay is read from each thread's schedstat every tick.
 #
 #   Benchmarks/why.sh [BIN_DIR] [ROUNDS]     (defaults: .build/release 3)
+#   Benchmarks/why.sh --hud [BIN_DIR] [ROUNDS]   the attach HUD with its details line shown and
+#                                                hidden (Benchmarks/details_line_cost.py)
 set -euo pipefail
+if [ "${1:-}" = --hud ]; then shift; exec python3 "$(dirname "$0")/details_line_cost.py" "$@"; fi
 bin=${1:-.build/release}; rounds=${2:-3}
 out=$(mktemp -d)
 here=$(dirname "$0")

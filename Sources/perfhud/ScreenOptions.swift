@@ -22,6 +22,9 @@ struct ScreenOptions: ParsableArguments {
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
 
+    @Flag(help: "With the HUD: a details line under the status line saying why the target is slow (d shows or hides it in attach, demo and replay).")
+    var details = false
+
     func validate() throws {
         guard (0...20).contains(graphRows) else { throw ValidationError(Accepted.complaint("--graph-rows", got: String(graphRows))) }
     }
@@ -37,6 +40,6 @@ struct ScreenOptions: ParsableArguments {
     var style: HUDStyle {
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         return HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows,
-                        unicode: LocaleCharset.isUTF8())
+                        unicode: LocaleCharset.isUTF8(), showsDetails: details)
     }
 }

@@ -18,6 +18,30 @@ final class ActivityTests: XCTestCase {
         XCTAssertNil(parse("Name:\tkthreadd\nState:\tS (sleeping)\n", ProcParser.memoryKinds), "a kernel thread has none")
     }
 
+    func testStatusIsParsedFromNearWhereItsFieldsWereWhateverMoved() {
+        let head = (0..<40).map { "Field\($0):\t\($0 * 1000) kB\n" }.joined()
+        let tail = "RssAnon:\t 972 kB\nRssFile:\t 2996 kB\nRssShmem:\t 4 kB\nVmSwap:\t 0 kB\n"
+            + (0..<20).map { "Cpus\($0):\tff\n" }.joined() + "voluntary_ctxt_switches:\t135\nnonvoluntary_ctxt_switches:\t76\n"
+        let expected = ProcMemoryKinds(anonBytes: 972 * 1024, fileBytes: 2996 * 1024, shmemBytes: 4096, swapBytes: 0)
+        let first = parse(head + tail) { ProcParser.memoryKinds($0, near: 0) }
+        XCTAssertEqual(first?.kinds, expected)
+        XCTAssertEqual(first?.at, head.utf8.count)
+        // The lines above grew or shrank since: found from the hint, or from the start.
+        for text in ["Extra:\t1\n" + head + tail, String(head.dropFirst(40)) + tail, tail] {
+            XCTAssertEqual(parse(text) { ProcParser.memoryKinds($0, near: first?.at ?? 0) }?.kinds, expected, text)
+        }
+        // Switches are searched from the end first; a long tail after them still finds them.
+        let longTail = head + tail + (0..<30).map { "x86_Thread_feature\($0):\tyes\n" }.joined()
+        for text in [head + tail, longTail, "voluntary_ctxt_switches:\t135\nnonvoluntary_ctxt_switches:\t76\n"] {
+            let switches = parse(text, ProcParser.contextSwitches)
+            XCTAssertEqual(switches?.voluntary, 135, text)
+            XCTAssertEqual(switches?.involuntary, 76, text)
+        }
+        // The tail start falling between the two lines: "nonvoluntary_" is never taken for "voluntary_".
+        let split = head + "voluntary_ctxt_switches:\t135\nnonvoluntary_ctxt_switches:\t76\n" + String(repeating: "z", count: 230) + "\n"
+        XCTAssertEqual(parse(split, ProcParser.contextSwitches)?.voluntary, 135)
+    }
+
     func testIOSchedstatLimitsAndPressure() {
         let io = "rchar: 6976\nwchar: 10\nsyscr: 10\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 4096\n"
         XCTAssertEqual(parse(io, ProcParser.io), ProcIO(readChars: 6976, writeChars: 10, readBytes: 4096, writeBytes: 8192))

@@ -64,7 +64,8 @@ final class ParsingTests: XCTestCase {
 
     func testStatm() {
         let statm = withBytes("5000 1200 300 10 0 900 0\n") { ProcParser.statm($0) }
-        XCTAssertEqual(statm, ProcStatm(sizePages: 5000, residentPages: 1200))
+        XCTAssertEqual(statm, ProcStatm(sizePages: 5000, residentPages: 1200, sharedPages: 300))
+        XCTAssertEqual(withBytes("5000 1200\n") { ProcParser.statm($0) }, ProcStatm(sizePages: 5000, residentPages: 1200), "no shared field: 0")
     }
 
     func testProportionalSetSize() {

@@ -42,6 +42,8 @@ public struct ReplayPlayhead: Equatable {
 /// A key of `perfhud replay`, from the bytes the terminal sends.
 public enum ReplayKey: Equatable {
     case pause, quit, faster, slower, start, end
+    /// `d`: the details line shown or hidden.
+    case details
     case seek(Double)
 
     /// The keys in `bytes`, in order; unknown bytes and sequences are skipped.
@@ -60,6 +62,7 @@ public enum ReplayKey: Equatable {
             case UInt8(ascii: "h"): keys.append(.seek(-ReplayPlayhead.step))
             case UInt8(ascii: "g"): keys.append(.start)
             case UInt8(ascii: "G"): keys.append(.end)
+            case UInt8(ascii: "d"): keys.append(.details)
             case 0x1B:
                 // CSI or SS3: ESC [ params final, ESC O final. Arrows C/D (Shift: ";2"), Home H/1~, End F/4~.
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "[") || bytes[index] == UInt8(ascii: "O") else { continue }

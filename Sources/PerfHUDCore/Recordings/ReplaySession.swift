@@ -87,6 +87,10 @@ public final class ReplaySession {
         var cursor = ReplayCursor(recording: recording, capacity: capacity, historySeconds: Double(configuration.historyNanoseconds) / 1e9)
         _ = cursor.move(to: playhead.position)
         let pid = Int32(recording.meta["target_pid"] ?? "") ?? 0
+        // The "why" figures are kept from format 4 on: an older file has none to show.
+        let whySince = Figure.all.first { $0.name == "cpu_wait_percent" }?.since ?? Recording.formatVersion
+        let detailsNote = recording.format < whySince
+            ? "details: the why figures are not in this file (recording format \(recording.format); kept from format \(whySince) on)" : nil
         screen.snapshot = { [unowned self] in
             let row = rows.row(max(0, cursor.index))
             let ended = cursor.isAtLastSample ? recording.targetEnded : nil
@@ -96,6 +100,7 @@ public final class ReplaySession {
             snapshot.events = row.events
             snapshot.phases = cursor.phases
             snapshot.playback = playhead.description
+            snapshot.detailsNote = detailsNote
             return snapshot
         }
         screen.setUp()
@@ -105,7 +110,7 @@ public final class ReplaySession {
         screen.notice("command line: " + TerminalText.escaped(command, maxLength: 400))
         for warning in recording.warnings { screen.notice("warning: " + TerminalText.escaped(warning)) }
         let readsKeys = Terminal.isTerminal(STDIN_FILENO)
-        if readsKeys { screen.notice("space pauses, ←/→ seek 5 s (Shift: 60 s), Home/End, +/− speed, q quits") }
+        if readsKeys { screen.notice("space pauses, ←/→ seek 5 s (Shift: 60 s), Home/End, +/− speed, d details, q quits") }
 
         let timer = TickTimer(intervalNanoseconds: Screen.minimumFrameInterval)
         var slots = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 3)
@@ -159,6 +164,7 @@ public final class ReplaySession {
                     case .seek(let seconds): playhead.seek(by: seconds); seeked = true
                     case .start: playhead.seek(to: playhead.start); seeked = true
                     case .end: playhead.seek(to: playhead.end); seeked = true
+                    case .details: screen.showsDetails.toggle(); _ = screen.relayout()
                     }
                 }
                 screen.invalidate()

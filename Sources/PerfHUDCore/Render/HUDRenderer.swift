@@ -1,21 +1,35 @@
 /// Renders the HUD: `(snapshot, size, style) -> lines`. Pure: no I/O, no clock, no state.
 public enum HUDRenderer {
-    /// Rows the HUD takes on a terminal of `size`: a status line, a graph header and the graph,
-    /// shrunk on small terminals so that the program below keeps at least three rows.
+    /// Rows the HUD takes on a terminal of `size`: a status line, the details line when shown, a
+    /// graph header and the graph, shrunk on small terminals so that the program below keeps at
+    /// least three rows.
     public static func height(for size: TerminalSize, style: HUDStyle) -> Int {
-        let graphRows = max(0, min(style.graphRows, size.rows - 6))
-        return graphRows > 0 ? 2 + graphRows : min(1, max(0, size.rows - 1))
+        let details = detailsRows(for: size, style: style)
+        let graphRows = max(0, min(style.graphRows, size.rows - 6 - details))
+        return (graphRows > 0 ? 2 + graphRows : min(1, max(0, size.rows - 1))) + details
+    }
+
+    /// The details line takes a row where it is shown and the program keeps three rows beside it
+    /// and the status line.
+    static func detailsRows(for size: TerminalSize, style: HUDStyle) -> Int {
+        style.showsDetails && size.rows >= 5 ? 1 : 0
     }
 
     /// The HUD's lines, top to bottom, each at most `size.columns` wide.
     /// - Parameter graph: the graph's lines from an earlier `graphLines` call, to reuse them.
-    public static func render(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle, graph: [String]? = nil) -> [String] {
+    /// - Parameter details: the details line from an earlier `detailsLine` call, to reuse it.
+    public static func render(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle, graph: [String]? = nil,
+                              details: String? = nil) -> [String] {
         let height = height(for: size, style: style)
         guard height > 0, size.columns > 0 else { return [] }
         let paint = Palette(enabled: style.color)
         var lines = [TerminalText.truncated(statusLine(snapshot, width: size.columns, paint: paint, unicode: style.unicode), toWidth: size.columns)]
-        if height > 1 {
-            if let graph, graph.count == height - 1 { lines += graph } else { lines += graphLines(snapshot, size: size, style: style) }
+        if detailsRows(for: size, style: style) > 0 {
+            lines.append(details ?? detailsLine(snapshot, size: size, style: style))
+        }
+        let graphRows = height - lines.count
+        if graphRows > 0 {
+            if let graph, graph.count == graphRows { lines += graph } else { lines += graphLines(snapshot, size: size, style: style) }
         }
         return lines
     }
@@ -23,11 +37,19 @@ public enum HUDRenderer {
     /// The graph header and rows. The costly part of a frame (it walks every visible sample), so
     /// the caller may redraw it only every `graphRefreshInterval`.
     public static func graphLines(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> [String] {
-        let rows = height(for: size, style: style) - 2
+        let rows = height(for: size, style: style) - 2 - detailsRows(for: size, style: style)
         guard rows > 0 else { return [] }
         return graph(snapshot, width: size.columns, rows: rows, paint: Palette(enabled: style.color), unicode: style.unicode)
             .map { TerminalText.truncated($0, toWidth: size.columns) }
     }
+
+    /// The details line (`style.showsDetails`). Worth redrawing at most `detailsRefreshInterval`:
+    /// nobody reads ten figures faster, and half of them change once a second.
+    public static func detailsLine(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> String {
+        DetailsLine.render(snapshot.report, note: snapshot.detailsNote, width: size.columns, paint: Palette(enabled: style.color), unicode: style.unicode)
+    }
+
+    public static let detailsRefreshInterval: UInt64 = 250_000_000
 
     /// How often the graph is worth redrawing: once per dot column's worth of time (a column
     /// then gains a sample), at least once a second, at most once a tick.

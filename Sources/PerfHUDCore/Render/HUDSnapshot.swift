@@ -18,6 +18,8 @@ public struct HUDSnapshot {
     public var memoryNote: String?
     /// `perfhud replay`: where it is and how fast (`replay ×2 0:01:23/0:05:00`), in place of the clock.
     public var playback: String?
+    /// Said on the details line in place of the figures (a recording made before they were kept).
+    public var detailsNote: String?
 
     public init(pid: Int32, commandName: String, report: Report?, series: TimeSeries, tickNanoseconds: UInt64,
                 historySeconds: Double, status: TargetStatus, elapsedSeconds: Double) {

@@ -7,11 +7,14 @@ public struct HUDStyle: Equatable {
     /// Braille, box drawing and arrows where the locale's character set is UTF-8; else ASCII
     /// stand-ins (`TerminalText.ascii`), as htop and btop fall back.
     public var unicode: Bool
+    /// The details line under the status line (`--details`; `d` toggles it where the HUD owns the keys).
+    public var showsDetails: Bool
 
-    public init(position: Position = .top, color: Bool = true, graphRows: Int = 4, unicode: Bool = true) {
+    public init(position: Position = .top, color: Bool = true, graphRows: Int = 4, unicode: Bool = true, showsDetails: Bool = false) {
         self.position = position
         self.color = color
         self.graphRows = graphRows
         self.unicode = unicode
+        self.showsDetails = showsDetails
     }
 }

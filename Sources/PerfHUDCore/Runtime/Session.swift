@@ -9,7 +9,8 @@ import Glibc
 /// (plain, JSON), the end summary, the recording. What is written to the terminal belongs to
 /// `Screen`, the launched program's life to `LaunchedProgram`, the events to `SessionEvents`.
 public final class Session {
-    private let configuration: SessionConfiguration
+    /// `showsDetails` changes with `d`; the rest is as the command line said.
+    private var configuration: SessionConfiguration
     private let target: SessionTarget
     private let standardOutput = Terminal()
     private let standardError = Terminal(input: STDIN_FILENO, output: STDERR_FILENO)
@@ -297,12 +298,23 @@ public final class Session {
         let keys = Array(readBuffer[0..<count])
         if ownsKeys {
             if keys.contains(UInt8(ascii: "q")) || keys.contains(UInt8(ascii: "Q")) { stop(because: "q") }
+            for key in keys where key == UInt8(ascii: "d") { toggleDetails() }
             return
         }
         // Ctrl-Z too: the program's terminal turns it into SIGTSTP (or the program reads it, as
         // vim does), the program stops itself, and perfhud follows (see `suspend`).
         events.keysSent(keys)
         program?.forward(keys: screen?.translateInput(keys) ?? keys)
+    }
+
+    /// `d`: the details line shown or hidden, and the "why" figures read only while something
+    /// shows or records them (hidden, they cost nothing).
+    private func toggleDetails() {
+        guard let screen else { return }
+        configuration.showsDetails.toggle()
+        sampler.collectsActivity = configuration.collectsActivity
+        screen.showsDetails = configuration.showsDetails
+        relayout()
     }
 
     /// What the program wrote; `draining` after its end: all of it, so its last lines are not lost.

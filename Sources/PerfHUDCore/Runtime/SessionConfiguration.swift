@@ -33,7 +33,10 @@ public struct SessionConfiguration {
     public var version = ""
     /// Whether the session reads the "why" figures (`Activity`): the rows and the recording always
     /// carry them; the HUD needs them only where it shows them (its details line).
-    public var showsDetails = false
+    public var showsDetails: Bool {
+        get { style.showsDetails }
+        set { style.showsDetails = newValue }
+    }
     public var collectsActivity: Bool {
         if let value = getenv(Self.noActivityVariable), value.pointee != 0, String(cString: value) != "0" { return false }
         return output != .hud || recordPath != nil || showsDetails

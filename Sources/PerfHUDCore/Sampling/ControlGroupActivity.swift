@@ -15,6 +15,10 @@ final class ControlGroupActivity {
     private var hasQuota = false
     private var resolvedAt: UInt64 = 0
     private var resolvedOnce = false
+    /// `/proc/PID/cgroup` and the mount table as last resolved: unchanged (the usual case), the
+    /// groups' files stay open and the mount table is not parsed again (~400k instructions).
+    private var resolvedFrom: (groups: [UInt8], mounts: [UInt8])?
+    private var quotaFiles: (unified: String?, cpu: String?) = (nil, nil)
 
     init(pid: Int32) { self.pid = pid }
 
@@ -52,24 +56,33 @@ final class ControlGroupActivity {
     private func resolve(now: UInt64) {
         resolvedAt = now
         resolvedOnce = true
-        closeAll()
-        hasQuota = false
         guard case .success(let ownGroups) = KeptOpenFile.contents(of: "/proc/\(pid)/cgroup", limit: 65536),
-              case .success(let mounts) = KeptOpenFile.contents(of: "/proc/self/mountinfo", limit: 1 << 20) else { return }
+              case .success(let mounts) = KeptOpenFile.contents(of: "/proc/self/mountinfo", limit: 1 << 20) else {
+            closeAll(); resolvedFrom = nil; quotaFiles = (nil, nil); hasQuota = false
+            return
+        }
+        if let before = resolvedFrom, before.groups == ownGroups, before.mounts == mounts { return readQuota() }
+        closeAll()
+        resolvedFrom = (ownGroups, mounts)
         let directories = Self.directories(groups: String(decoding: ownGroups, as: UTF8.self), mountInfo: String(decoding: mounts, as: UTF8.self))
+        quotaFiles = (directories.unified.map { $0 + "/cpu.max" }, directories.cpu.map { $0 + "/cpu.cfs_quota_us" })
         if let unified = directories.unified {
             if case .success(let file) = KeptOpenFile.open(unified + "/cpu.stat") { cpuStat.append(file) }
-            if case .success(let text) = KeptOpenFile.contents(of: unified + "/cpu.max", limit: 256),
-               !String(decoding: text, as: UTF8.self).hasPrefix("max") { hasQuota = true }
             if case .success(let file) = KeptOpenFile.open(unified + "/cpu.pressure") { pressure.cpu = file }
             if case .success(let file) = KeptOpenFile.open(unified + "/memory.pressure") { pressure.memory = file }
             if case .success(let file) = KeptOpenFile.open(unified + "/io.pressure") { pressure.io = file }
         }
-        if let cpu = directories.cpu {
-            if case .success(let file) = KeptOpenFile.open(cpu + "/cpu.stat") { cpuStat.append(file) }
-            if case .success(let text) = KeptOpenFile.contents(of: cpu + "/cpu.cfs_quota_us", limit: 64),
-               !String(decoding: text, as: UTF8.self).hasPrefix("-1") { hasQuota = true }
-        }
+        if let cpu = directories.cpu, case .success(let file) = KeptOpenFile.open(cpu + "/cpu.stat") { cpuStat.append(file) }
+        readQuota()
+    }
+
+    /// Whether a quota applies now (one may be set or lifted at any time): read at every resolve.
+    private func readQuota() {
+        hasQuota = false
+        if let path = quotaFiles.unified, case .success(let text) = KeptOpenFile.contents(of: path, limit: 256),
+           !String(decoding: text, as: UTF8.self).hasPrefix("max") { hasQuota = true }
+        if let path = quotaFiles.cpu, case .success(let text) = KeptOpenFile.contents(of: path, limit: 64),
+           !String(decoding: text, as: UTF8.self).hasPrefix("-1") { hasQuota = true }
     }
 
     /// Where the groups of `/proc/PID/cgroup` (`groups`) are mounted (`mountInfo`, of this

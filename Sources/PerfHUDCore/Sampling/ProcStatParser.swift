@@ -31,6 +31,8 @@ public struct ProcStat: Equatable {
 public struct ProcStatm: Equatable {
     public var sizePages: UInt64
     public var residentPages: UInt64
+    /// Resident pages backed by a file or shared memory (RssFile + RssShmem); the rest is RssAnon.
+    public var sharedPages: UInt64 = 0
 }
 
 /// Parsers for /proc text that allocate nothing: they run on every tick.
@@ -119,14 +121,18 @@ public enum ProcParser {
                 value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
                 digits += 1
             } else {
-                guard digits > 0 else { return nil }
-                if fieldIndex == 0 { numbers.0 = value } else { numbers.1 = value; return ProcStatm(sizePages: numbers.0, residentPages: numbers.1) }
+                guard digits > 0 else { return fieldIndex == 2 ? ProcStatm(sizePages: numbers.0, residentPages: numbers.1) : nil }
+                switch fieldIndex {
+                case 0: numbers.0 = value
+                case 1: numbers.1 = value
+                default: return ProcStatm(sizePages: numbers.0, residentPages: numbers.1, sharedPages: value)
+                }
                 fieldIndex += 1
                 value = 0
                 digits = 0
             }
         }
-        return nil
+        return fieldIndex == 2 ? ProcStatm(sizePages: numbers.0, residentPages: numbers.1, sharedPages: value) : nil
     }
 
     /// The `Pss:` line of `/proc/PID/smaps_rollup`, in bytes.

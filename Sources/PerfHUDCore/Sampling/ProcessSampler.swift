@@ -240,7 +240,7 @@ public final class ProcessSampler {
             virtual &+= reading.statm.sizePages &* pageSize
             threads += reading.stat.threads
             sample.processCount += 1
-            if collectsActivity { readActivity(of: process, stat: reading.stat, now: now, slow: slowDue, into: &activity) }
+            if collectsActivity { readActivity(of: process, stat: reading.stat, statm: reading.statm, now: now, slow: slowDue, into: &activity) }
         }
         if !rootGone { accumulate(root) }
         // Descendants that vanished are let go after the loop (not while iterating the dictionary),
@@ -295,11 +295,11 @@ public final class ProcessSampler {
     }
 
     /// Reads one process's "why" files into the tick's sums (and, when `slow`, the once-a-second part).
-    private func readActivity(of process: TrackedProcess, stat: ProcStat, now: UInt64, slow: Bool, into total: inout Activity?) {
+    private func readActivity(of process: TrackedProcess, stat: ProcStat, statm: ProcStatm, now: UInt64, slow: Bool, into total: inout Activity?) {
         if process.activity == nil { process.activity = ProcessActivity(pid: process.pid) }
         guard let collector = process.activity else { return }
         var own = Activity()
-        collector.readEveryTick(into: &own, stat: stat, includeReaped: includeChildren, now: now, buffer: buffer)
+        collector.readEveryTick(into: &own, stat: stat, statm: statm, includeReaped: includeChildren, now: now, buffer: buffer)
         if slow {
             var slowPart = Activity()
             collector.readEverySecond(into: &slowPart, now: now, busiest: true, readLimit: process === root, buffer: buffer)

@@ -7,7 +7,7 @@
 /// Writes go to a `TerminalDevice`: the real terminal, or a byte buffer in tests.
 public final class Screen {
     private let device: TerminalDevice
-    private let style: HUDStyle
+    private var style: HUDStyle
     /// The HUD reads keys itself (attach, demo): input in `.keys` mode and the cursor hidden.
     /// Otherwise (run) keys go to the program and its cursor shows.
     private let ownsKeys: Bool
@@ -20,6 +20,7 @@ public final class Screen {
     private var frames = FrameWriter()
     private var translator: ProgramOutputTranslator
     private var graph: (lines: [String], drawnAt: UInt64)?
+    private var details: (line: String, drawnAt: UInt64)?
     private var actionLog = ActionLogView()
     private var isSetUp = false
     private var hudDirty = true
@@ -42,6 +43,12 @@ public final class Screen {
     /// The size the program's terminal gets: the rows the HUD leaves, every column.
     public var programSize: TerminalSize { TerminalSize(rows: layout.programRows, columns: layout.size.columns) }
     public var isClosed: Bool { device.isClosed }
+
+    /// The details line (`d`): the HUD's height changes with it, so the caller then calls `relayout`.
+    public var showsDetails: Bool {
+        get { style.showsDetails }
+        set { style.showsDetails = newValue; details = nil; hudDirty = true }
+    }
 
     /// A new frame is wanted (a sample, an event); drawn by the next `draw`.
     public func invalidate() { hudDirty = true }
@@ -132,6 +139,7 @@ public final class Screen {
         needsRelayout = false
         guard let size = device.size() else { return nil }
         let grew = size.rows > layout.size.rows
+        let old = layout
         layout = ScreenLayout(size: size, style: style)
         translator.offset = layout.programOffset
         translator.programRows = layout.programRows
@@ -142,6 +150,10 @@ public final class Screen {
             // does), old HUD rows among them, into the program's area: cleared, for the program to
             // repaint on its SIGWINCH. (The HUD, drawn whole below, covers anything erased of it.)
             bytes += ControlSequence.moveTo(row: layout.programTop) + ControlSequence.eraseBelow
+        } else if layout.hudHeight < old.hudHeight && size == old.size {
+            // The HUD shrank in place (its details line hidden): the rows it gave up are cleared.
+            let freed = layout.position == .top ? (layout.hudHeight + 1)...old.hudHeight : old.hudFirstRow...(layout.hudFirstRow - 1)
+            for row in freed { bytes += ControlSequence.moveTo(row: row) + ControlSequence.eraseLine }
         }
         bytes += ControlSequence.restoreCursor
         bytes += hudBytes(force: true)
@@ -197,7 +209,7 @@ public final class Screen {
     public func noticeAttached(to process: ProcessDescription) {
         notice("attached to PID \(process.pid) (\(TerminalText.escaped(process.commandName))), user \(TerminalText.escaped(process.user))")
         notice("command line: " + TerminalText.escaped(process.commandLine, maxLength: 400))
-        notice("press q to quit")
+        notice("press q to quit, d to show or hide the details line")
     }
 
     /// Actions as log lines (see `ActionLogView`); held back while the program's output stops
@@ -238,7 +250,10 @@ public final class Screen {
         if force || graph == nil || now &- graph!.drawnAt >= graphInterval || current.status != .running {
             graph = (HUDRenderer.graphLines(current, size: layout.size, style: style), now)
         }
-        let lines = HUDRenderer.render(current, size: layout.size, style: style, graph: graph?.lines)
+        if style.showsDetails, force || details == nil || now &- details!.drawnAt >= HUDRenderer.detailsRefreshInterval || current.status != .running {
+            details = (HUDRenderer.detailsLine(current, size: layout.size, style: style), now)
+        }
+        let lines = HUDRenderer.render(current, size: layout.size, style: style, graph: graph?.lines, details: style.showsDetails ? details?.line : nil)
         let changes = frames.update(lines: lines, firstRow: layout.hudFirstRow)
         hudDirty = false
         lastDraw = now
