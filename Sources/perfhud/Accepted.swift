@@ -52,6 +52,9 @@ enum Accepted {
         "--metrics-listen": "HOST:PORT, such as 127.0.0.1:9469 or [::1]:9469 (an IPv6 address in brackets)",
         "--log-interval": "a duration such as 1m, longer than 0",
         "--record-max-size": "a size of at least 1MiB, such as 500MiB",
+        // top
+        "--from": "the http URL of a daemon's metrics, such as http://127.0.0.1:9469",
+        "--sort": "cpu, memory, name, fps or actions",
         // emit
         "<kind>": "action, frame or phase",
         "<value>": "the action's label, the frame's milliseconds or the phase's name",

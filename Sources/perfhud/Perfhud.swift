@@ -9,7 +9,7 @@ struct Perfhud: ParsableCommand {
         commandName: "perfhud",
         abstract: "A performance HUD for Linux processes: CPU, memory and more, pinned in the terminal.",
         version: perfhudVersion,
-        subcommands: [Attach.self, Run.self, Demo.self, Daemon.self, Emit.self, ReportCommand.self, ReplayCommand.self, ExportCommand.self, BenchmarkSampler.self, BenchmarkClient.self]
+        subcommands: [Attach.self, Run.self, Demo.self, Daemon.self, TopCommand.self, Emit.self, ReportCommand.self, ReplayCommand.self, ExportCommand.self, BenchmarkSampler.self, BenchmarkClient.self]
     )
 }
 

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import BIN, PERFHUD, perfhud
 
-COMMANDS = ["attach", "run", "demo", "daemon", "emit", "report", "replay", "export"]
+COMMANDS = ["attach", "run", "demo", "daemon", "top", "emit", "report", "replay", "export"]
 # What each command needs besides the option under test, so that the option is what fails.
 BEFORE = {"attach": ["1"], "daemon": ["--pid", "1"], "emit": ["action", "x"], "report": ["f.db"],
           "replay": ["f.db"], "export": ["f.db", "--format", "csv"]}

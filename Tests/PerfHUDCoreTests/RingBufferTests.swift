@@ -28,6 +28,29 @@ final class RingBufferTests: XCTestCase {
         }
     }
 
+    /// The room grows with the elements (a daemon's many targets keep their history's room
+    /// unreserved until they fill it), and stops growing at `capacity`: once full, appends do not
+    /// allocate.
+    func testRoomGrowsUpToCapacityThenStays() {
+        for capacity in [1, 15, 16, 17, 33, 100, 600] {
+            var ring = RingBuffer(capacity: capacity, filler: 0)
+            var model: [Int] = []
+            for value in 0..<(3 * capacity + 5) {
+                ring.append(value)
+                model.append(value)
+                if model.count > capacity { model.removeFirst() }
+                XCTAssertLessThanOrEqual(ring.storage.count, capacity)
+                if value < 8 { XCTAssertLessThan(ring.storage.capacity, 64, "room for the first few only") }
+            }
+            XCTAssertEqual(ring.elements, model, "capacity \(capacity)")
+            let room = ring.storage.capacity
+            let before = ring.storage.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+            for value in 0..<capacity { ring.append(value) }
+            XCTAssertEqual(ring.storage.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }, before, "reallocated when full")
+            XCTAssertEqual(ring.storage.capacity, room)
+        }
+    }
+
     func testCapacityNeverGrows() {
         var ring = RingBuffer(capacity: 3, filler: 0)
         for value in 0..<1000 { ring.append(value) }

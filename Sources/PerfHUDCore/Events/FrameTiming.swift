@@ -40,7 +40,9 @@ struct FrameTiming {
     private var currentSecond: Int64 = -1
     private var currentMaximum: UInt64 = 0
 
-    init() { unplaced.reserveCapacity(1024) }
+    /// `unplaced` grows with the first frames and keeps its room (it is swapped, not freed): not
+    /// reserved up front, where its 24 KiB were resident pages for every target of a daemon.
+    init() {}
 
     @inline(__always)
     mutating func addUnplaced(_ frame: Unplaced) {

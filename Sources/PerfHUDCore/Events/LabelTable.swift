@@ -17,7 +17,8 @@ struct LabelTable {
         var size = 16
         while size < capacity * 2 { size *= 2 }
         slots = [Int32](repeating: -1, count: size)
-        arena.reserveCapacity(capacity * 64)
+        // The arena grows with the labels (a new label is rare): reserved up front, its 12 KiB
+        // were a resident page or more for each of a daemon's targets, most of which send none.
     }
 
     /// FNV-style mixing eight bytes at a time: labels are tens of bytes long.

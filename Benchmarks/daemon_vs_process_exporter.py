@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""What one `perfhud daemon` costs per target, side by side with Debian's prometheus-process-exporter
+watching the same processes (issue 21, "Measured"), in one run: for 1, 10, 50 and 200 targets, each a
+real process (`sleep`, one distinct command line each), started fresh for every round.
+
+- perfhud: `perfhud daemon --pid tN=PID …` (one target per process, default 1 s tick).
+- process-exporter: a config file with one group per target, matched by its command line
+  (`cmdline: ['^sleep 7000N$']`): it has no PID mode; it reads every process of the host at each scrape.
+
+Per exporter and count: CPU per scrape (`curl`-like GETs of /metrics, SCRAPES of them in a row, the CPU
+time of the exporter's threads before and after, from /proc/PID/task/*/schedstat, in ns, less what it
+spends idle over the same time), CPU per second idle (no scrapes, IDLE seconds: perfhud samples every
+tick, process-exporter reads /proc only when scraped), both together over a 15 s scrape interval, RSS
+(VmRSS after the scrapes) and series (sample lines of one scrape). Medians of ROUNDS rounds; the ratios perfhud / process-exporter.
+
+    apt-get install prometheus-process-exporter
+    python3 Benchmarks/daemon_vs_process_exporter.py [--bin .build/release] [--rounds 3] [--counts 1,10,50,200]
+"""
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+
+def cpu_ns(pid):
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass      # a thread that ended meanwhile
+    return total
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        return answer.read()
+
+
+def wait_for(url, deadline=20):
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        try:
+            return get(url)
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing answers at {url}")
+
+
+def measure(command, url, idle_seconds, scrapes):
+    """(cpu ns per scrape, cpu ns per idle second, rss KiB, series) of the exporter `command` starts."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        body = wait_for(url)
+        time.sleep(3)          # settled: first samples taken, first scrape's caches built
+        before, start = cpu_ns(process.pid), time.monotonic()
+        time.sleep(idle_seconds)
+        idle = (cpu_ns(process.pid) - before) / (time.monotonic() - start)
+        before, start = cpu_ns(process.pid), time.monotonic()
+        for _ in range(scrapes):
+            body = get(url)
+        elapsed = time.monotonic() - start
+        per_scrape = max(0.0, (cpu_ns(process.pid) - before - idle * elapsed) / scrapes)
+        series = sum(1 for line in body.decode("utf-8", "replace").splitlines() if line and not line.startswith("#"))
+        return per_scrape, idle, rss_kib(process.pid), series
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", default=".build/release")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--counts", default="1,10,50,200")
+    parser.add_argument("--scrapes", type=int, default=50)
+    parser.add_argument("--idle", type=float, default=10)
+    arguments = parser.parse_args()
+    perfhud = os.path.join(arguments.bin, "perfhud")
+    exporter = "/usr/bin/prometheus-process-exporter"
+    rows = []
+    for count in [int(n) for n in arguments.counts.split(",")]:
+        results = {"perfhud": [], "process-exporter": []}
+        for _ in range(arguments.rounds):
+            targets = [subprocess.Popen(["sleep", str(700000 + index)]) for index in range(count)]
+            directory = tempfile.mkdtemp()
+            try:
+                port = free_port()
+                # One target: --events is its socket; several: the directory of theirs.
+                events = os.path.join(directory, "events.sock") if count == 1 else directory
+                daemon = [perfhud, "daemon", "--metrics-listen", f"127.0.0.1:{port}", "--events", events]
+                for index, target in enumerate(targets):
+                    daemon += ["--pid", f"t{index}={target.pid}"]
+                results["perfhud"].append(measure(daemon, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes))
+                config = os.path.join(directory, "process-exporter.yml")
+                with open(config, "w") as f:
+                    f.write("process_names:\n")
+                    for index in range(count):
+                        f.write(f"  - name: t{index}\n    cmdline:\n      - '^sleep {700000 + index}$'\n")
+                port = free_port()
+                command = [exporter, "-config.path", config, "-web.listen-address", f"127.0.0.1:{port}"]
+                results["process-exporter"].append(measure(command, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes))
+            finally:
+                for target in targets:
+                    target.kill()
+                    target.wait()
+                subprocess.run(["rm", "-rf", directory])
+        medians = {name: [statistics.median(values) for values in zip(*runs)] for name, runs in results.items()}
+        rows.append((count, medians))
+        p, e = medians["perfhud"], medians["process-exporter"]
+        print(f"{count:>4} targets | CPU/scrape µs: perfhud {p[0] / 1e3:8.0f}  process-exporter {e[0] / 1e3:8.0f}  ratio {ratio(p[0], e[0])}"
+              f" | idle CPU ms/s: {p[1] / 1e6:6.2f} vs {e[1] / 1e6:6.2f}"
+              f" | RSS KiB: {p[2]:7.0f} vs {e[2]:7.0f}  ratio {ratio(p[2], e[2])}"
+              f" | series: {p[3]:.0f} vs {e[3]:.0f}"
+              f" | CPU per 15 s scrape interval ms: {cycle(p) / 1e6:.1f} vs {cycle(e) / 1e6:.1f}  ratio {ratio(cycle(p), cycle(e))}", flush=True)
+    if len(rows) > 1:
+        (n0, first), (n1, last) = rows[0], rows[-1]
+        for name in ("perfhud", "process-exporter"):
+            print(f"{name}: RSS {(last[name][2] - first[name][2]) / (n1 - n0):.0f} KiB per extra target ({n0} → {n1})")
+
+
+def cycle(figures):
+    """CPU of one scrape and the sampling between two, at Prometheus' common 15 s interval."""
+    return figures[0] + 15 * figures[1]
+
+
+def ratio(a, b):
+    return f"{a / b:5.2f}" if b else "  n/a"
+
+
+if __name__ == "__main__":
+    main()

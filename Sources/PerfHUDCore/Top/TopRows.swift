@@ -1,0 +1,156 @@
+/// One scrape of a daemon's `/metrics`, and when it was taken (monotonic nanoseconds).
+public struct TopScrape {
+    public var samples: [PrometheusSample]
+    public var time: UInt64
+
+    public init(samples: [PrometheusSample], time: UInt64) {
+        self.samples = samples
+        self.time = time
+    }
+}
+
+/// One row of `perfhud top`: a target of the daemon, as two consecutive scrapes tell it. A
+/// figure the daemon does not export (yet), or a rate before the second scrape, is nil: shown as
+/// `-`, never as 0.
+public struct TopRow: Equatable {
+    public var target: String
+    public var up = false
+    public var pid: Int32?
+    public var commandName: String?
+    /// Percent of one core, user and system together, from `perfhud_target_cpu_seconds_total`.
+    public var cpuPercent: Double?
+    public var residentBytes: Double?
+    /// Bytes per second: the daemon's `perfhud_target_rss_trend_bytes_per_second` (a line fitted
+    /// over `--leak-window`) once it has one, else the change between the two scrapes.
+    public var residentTrend: Double?
+    public var framesPerSecond: Double?
+    public var actionsPerSecond: Double?
+    /// The high-frequency action with the highest rate (`perfhud_high_frequency_action_rate`).
+    public var hotAction: (label: String, rate: Double)?
+    public var phase: String?
+
+    public init(target: String) { self.target = target }
+
+    public static func == (left: TopRow, right: TopRow) -> Bool {
+        left.target == right.target && left.up == right.up && left.pid == right.pid && left.commandName == right.commandName
+            && left.cpuPercent == right.cpuPercent && left.residentBytes == right.residentBytes
+            && left.residentTrend == right.residentTrend && left.framesPerSecond == right.framesPerSecond
+            && left.actionsPerSecond == right.actionsPerSecond && left.hotAction?.label == right.hotAction?.label
+            && left.hotAction?.rate == right.hotAction?.rate && left.phase == right.phase
+    }
+}
+
+/// What the table is sorted by (the keys `c`, `m`, `n`, `f`, `a`).
+public enum TopSort: String, CaseIterable {
+    case cpu, memory, name, fps, actions
+
+    /// The column title the sort marks.
+    public var column: String {
+        switch self {
+        case .cpu: return "CPU%"
+        case .memory: return "RSS"
+        case .name: return "TARGET"
+        case .fps: return "FPS"
+        case .actions: return "ACT/s"
+        }
+    }
+}
+
+public enum TopRows {
+    /// The rows of `current`, one per `target` label, with rates against `previous` (nil: the
+    /// first scrape). A counter that went down (a target forgotten and back, a daemon restarted)
+    /// gives no rate rather than a negative one.
+    public static func rows(previous: TopScrape?, current: TopScrape) -> [TopRow] {
+        let now = Totals(current.samples)
+        let before = previous.map { Totals($0.samples) }
+        let seconds = previous.map { Double(current.time &- $0.time) / 1e9 } ?? 0
+        func rate(_ key: KeyPath<Totals, [String: Double]>, _ target: String) -> Double? {
+            guard seconds > 0, let was = before?[keyPath: key][target], let is_ = now[keyPath: key][target], is_ >= was else { return nil }
+            let value = (is_ - was) / seconds
+            return value.isFinite ? value : nil
+        }
+        return now.targets.map { target in
+            var row = TopRow(target: target)
+            row.up = (now.up[target] ?? 0) == 1
+            row.pid = now.info[target]?.pid
+            row.commandName = now.info[target]?.comm
+            row.cpuPercent = rate(\.cpuSeconds, target).map { $0 * 100 }
+            row.residentBytes = row.up ? now.resident[target] : nil
+            if row.up {
+                if let trend = now.trend[target] { row.residentTrend = trend }
+                else if seconds > 0, let was = before?.resident[target], let is_ = now.resident[target] {
+                    let change = (is_ - was) / seconds
+                    row.residentTrend = change.isFinite ? change : nil
+                }
+            }
+            row.framesPerSecond = rate(\.frames, target)
+            row.actionsPerSecond = rate(\.actions, target)
+            row.hotAction = now.hot[target]
+            row.phase = now.phase[target]
+            return row
+        }
+    }
+
+    /// `rows` in the order of `sort`: largest first for figures (unknown ones last), by name for
+    /// names; ties by name, so the order does not flicker between refreshes.
+    public static func sorted(_ rows: [TopRow], by sort: TopSort) -> [TopRow] {
+        func figure(_ row: TopRow) -> Double? {
+            switch sort {
+            case .cpu: return row.cpuPercent
+            case .memory: return row.residentBytes
+            case .fps: return row.framesPerSecond
+            case .actions: return row.actionsPerSecond
+            case .name: return nil
+            }
+        }
+        return rows.sorted { left, right in
+            if sort != .name {
+                let a = figure(left).flatMap { $0.isNaN ? nil : $0 }, b = figure(right).flatMap { $0.isNaN ? nil : $0 }
+                if a != b {
+                    guard let a else { return false }
+                    guard let b else { return true }
+                    return a > b
+                }
+            }
+            return left.target.unicodeScalars.lexicographicallyPrecedes(right.target.unicodeScalars)
+        }
+    }
+
+    /// The daemon's series, summed by target.
+    private struct Totals {
+        var targets: [String] = []
+        var up: [String: Double] = [:]
+        var info: [String: (comm: String, pid: Int32?)] = [:]
+        var cpuSeconds: [String: Double] = [:]
+        var resident: [String: Double] = [:]
+        var trend: [String: Double] = [:]
+        var frames: [String: Double] = [:]
+        var actions: [String: Double] = [:]
+        var hot: [String: (label: String, rate: Double)] = [:]
+        var phase: [String: String] = [:]
+
+        init(_ samples: [PrometheusSample]) {
+            var seen = Set<String>()
+            for sample in samples {
+                guard let target = sample.labels["target"] else { continue }
+                // A target is one that has `perfhud_target_up`; other series only add to it.
+                if sample.name == "perfhud_target_up", seen.insert(target).inserted { targets.append(target) }
+                let value = sample.value
+                switch sample.name {
+                case "perfhud_target_up": up[target] = value
+                case "perfhud_target_info":
+                    info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil })
+                case "perfhud_target_cpu_seconds_total": cpuSeconds[target, default: 0] += value
+                case "perfhud_target_resident_memory_bytes": resident[target] = value
+                case "perfhud_target_rss_trend_bytes_per_second": trend[target] = value.isFinite ? value : nil
+                case "perfhud_frames_total": frames[target, default: 0] += value
+                case "perfhud_actions_total": actions[target, default: 0] += value
+                case "perfhud_high_frequency_action_rate":
+                    if let label = sample.labels["action"], value.isFinite, value > (hot[target]?.rate ?? -1) { hot[target] = (label, value) }
+                case "perfhud_phase_info": if let name = sample.labels["phase"], value == 1 { phase[target] = name }
+                default: break
+                }
+            }
+        }
+    }
+}

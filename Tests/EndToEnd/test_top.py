@@ -1,0 +1,159 @@
+"""`perfhud top` in a real terminal (tmux), reading a real daemon that watches real programs: one
+row per target, up or down, sorted by a key, escaped names, Enter opens the HUD, a narrow terminal,
+and the one line it says when no daemon answers."""
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PERFHUD, perfhud, wait_until
+from test_daemon_targets import Daemon, free_port
+from test_tmux import Tmux, assert_restored
+
+pytestmark = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by `make test`")
+
+BUSY = [sys.executable, "-c", "while True: pass"]
+
+
+@pytest.fixture
+def processes():
+    started = []
+
+    def start(*command):
+        started.append(subprocess.Popen(list(command)))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def daemon():
+    made = []
+
+    def make(*args):
+        made.append(Daemon(*args))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.stop()
+
+
+def rows_of(screen, names):
+    """The table's lines that start with one of `names`, in screen order: (name, line)."""
+    found = []
+    for line in screen:
+        for name in names:
+            if line.startswith(name + " "):
+                found.append((name, line))
+    return found
+
+
+def test_three_targets_up_and_down_sorted_by_cpu_then_by_name_and_enter_opens_the_hud(processes, daemon):
+    busy = processes(*BUSY)
+    idle = processes("sleep", "600")
+    brief = processes("sleep", "1")
+    watched = daemon("--pid", f"busy={busy.pid}", "--pid", f"idle={idle.pid}", "--pid", f"brief={brief.pid}")
+    brief.wait()
+    assert wait_until(lambda: watched.value("perfhud_target_up", '{target="brief"}') == 0, timeout=10)
+
+    tmux = Tmux(columns=120, rows=30)
+    try:
+        tmux.type(f"{PERFHUD} top --from http://127.0.0.1:{watched.port}")
+        names = ["busy", "idle", "brief"]
+
+        def sorted_by_cpu(screen):
+            rows = rows_of(screen, names)
+            # Rates need two scrapes: the busy one's CPU% is a number, and it leads.
+            return len(rows) == 3 and rows[0][0] == "busy" and re.search(r"busy\s+up\s+\d+\.\d", rows[0][1])
+        tmux.wait(sorted_by_cpu, "three rows, busy first by CPU")
+        screen = tmux.screen()
+        assert "sorted by CPU" in screen[0] and "3 targets, 2 up" in screen[0], screen[0]
+        rows = dict(rows_of(screen, names))
+        assert re.match(r"idle\s+up\s", rows["idle"]) and re.match(r"brief\s+down\s", rows["brief"]), rows
+        # A busy loop on a machine shared with builds gets what it gets; a sleeping process nothing.
+        assert float(rows["busy"].split()[2]) > 5 and float(rows["idle"].split()[2]) < 1, rows
+
+        tmux.type("n", enter=False)
+        tmux.wait(lambda s: [name for name, _ in rows_of(s, names)] == ["brief", "busy", "idle"] and "sorted by name" in s[0],
+                  "sorted by name")
+        tmux.type("c", enter=False)
+        tmux.wait(lambda s: [name for name, _ in rows_of(s, names)][:1] == ["busy"] and "sorted by CPU" in s[0], "sorted by CPU again")
+
+        # Enter on the selected row (the first: busy) runs the HUD on its PID; q there comes back here.
+        tmux.key("Enter")
+        tmux.wait(lambda s: s[0].startswith(" PID ") and str(busy.pid) in s[0], "the HUD of the busy target")
+        tmux.type("q", enter=False)
+        tmux.wait(sorted_by_cpu, "the table again after the HUD quits")
+        tmux.type("q", enter=False)
+        tmux.wait(lambda s: not any(line.startswith("perfhud top") for line in s), "the shell after q")
+        time.sleep(0.3)
+        assert_restored(tmux)
+    finally:
+        tmux.close()
+
+
+def test_a_target_named_by_an_escape_sequence_shows_escaped(processes, daemon):
+    # An unnamed --match target that matches nothing yet is labelled by its pattern, as typed:
+    # here ESC c, which resets the terminal and clears the screen (libproc2 already masks those in comm).
+    idle = processes("sleep", "600")
+    watched = daemon("--match", "\x1bcevil", "--pid", f"idle={idle.pid}")
+    assert "\x1bcevil" in watched.targets()
+    tmux = Tmux(columns=100, rows=20)
+    try:
+        tmux.type(f"clear; {PERFHUD} top --from http://127.0.0.1:{watched.port}")
+        tmux.wait(lambda s: any(line.startswith("\\ecevil ") for line in s), "the name, escaped")
+        screen = tmux.screen()
+        assert screen[0].startswith("perfhud top") and screen[1].startswith("TARGET"), \
+            "the escape was shown, not obeyed"
+        tmux.type("q", enter=False)
+    finally:
+        tmux.close()
+
+
+def test_sixty_columns_show_every_row_on_one_line(processes, daemon):
+    busy = processes(*BUSY)
+    idle = processes("sleep", "600")
+    watched = daemon("--pid", f"a-rather-long-target-name-for-a-narrow-terminal={busy.pid}", "--pid", f"idle={idle.pid}")
+    tmux = Tmux(columns=60, rows=20)
+    try:
+        tmux.type(f"clear; {PERFHUD} top --from http://127.0.0.1:{watched.port}")
+        tmux.wait(lambda s: s[0].startswith("perfhud top") and any(line.startswith("idle ") for line in s), "the table")
+        time.sleep(1.5)     # a refresh with rates
+        screen = tmux.screen()
+        assert screen[1].startswith("TARGET"), screen[:3]
+        # The two targets' rows right under the titles, then blank lines: nothing wrapped onto a line of its own.
+        assert screen[2].startswith("a-rather-long") and screen[3].startswith("idle ") and screen[4].strip() == "", screen[:6]
+        assert all(len(line) <= 60 for line in screen), screen
+        assert screen[-1].startswith("c CPU") or screen[-2].startswith("c CPU"), screen[-3:]
+        tmux.type("q", enter=False)
+    finally:
+        tmux.close()
+
+
+def test_no_daemon_is_one_line_saying_how_to_start_one():
+    port = free_port()
+    result = perfhud("top", "--from", f"http://127.0.0.1:{port}", timeout=20)
+    assert result.returncode == 69, result
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and result.stdout == "", result
+    assert lines[0].startswith(f"perfhud: no perfhud daemon answers at http://127.0.0.1:{port} (connection refused)"), lines
+    assert "perfhud daemon" in lines[0].split("start one with")[1], lines
+
+
+def test_off_a_terminal_the_table_is_printed_once(processes, daemon):
+    busy = processes(*BUSY)
+    idle = processes("sleep", "600")
+    watched = daemon("--pid", f"busy={busy.pid}", "--pid", f"idle={idle.pid}")
+    result = perfhud("top", "--from", f"http://127.0.0.1:{watched.port}", "--sort", "name", timeout=20)
+    assert result.returncode == 0, result
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("perfhud top") and "sorted by name" in lines[0], lines
+    assert lines[1].startswith("TARGET") and "\x1b" not in result.stdout, lines
+    assert [line.split()[0] for line in lines[2:]] == ["busy", "idle"], lines
