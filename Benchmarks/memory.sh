@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # What perfhud keeps resident and how soon it prints (issue 22, "Memory" and "start-up"):
-#   - RSS and PSS of the idle daemon (`perfhud daemon --pid` of a sleeping process), of `attach`
-#     writing JSON rows with no screen, and of the `attach` HUD drawn in tmux, each read from
-#     /proc/PID/smaps_rollup SETTLE seconds after it started; medians of ROUNDS runs, split into
-#     the perfhud binary's own pages, the shared libraries' and anonymous memory (heap, stacks,
-#     relocated data);
+#   - RSS and PSS of the idle daemon (`perfhud daemon --pid` of a sleeping process; again a second
+#     after one scrape of /metrics), of `attach` writing JSON rows with no screen, and of the
+#     `attach` HUD drawn in tmux, each read from /proc/PID/smaps_rollup SETTLE seconds after it
+#     started; medians of ROUNDS runs, the RSS split into the perfhud executable's file pages, the
+#     shared libraries' and anonymous memory (heap, stacks, relocated data);
 #   - start-up to the first row: the wall time of `perfhud attach PID --output json --count 1`
-#     beside `top -b -n 1`, run alternately STARTS times each, medians and their ratio.
+#     beside `top -b -n 1`, run alternately STARTS times each, medians and their ratio, in wall
+#     time (top's includes a 150 ms sleep before its first screen) and in CPU time.
 # Goals of the issue: RSS ≤ 12 MiB for the HUD and the idle daemon; start-up ≤ top's.
 #
 #   Benchmarks/memory.sh [BIN_DIR] [ROUNDS] [STARTS] [SETTLE]   (defaults: .build/release 5 20 3)
