@@ -19,7 +19,10 @@ demo: deps-apt build
 # --disable-local-rpath: no RUNPATH at all (neither $$ORIGIN nor the toolchain's directory).
 # Every build of this tree (make demo, test, install, package) uses these same flags: one release
 # build, never relinked by another set of flags.
-SWIFT_FLAGS ?= -c $(CONFIG) --static-swift-stdlib --disable-local-rpath
+# -function-sections (Swift and C, every module): each function in a section of its own, which
+# the linker drops when unused and places as Packaging/perfhud.order says (see Package.swift).
+SWIFT_FLAGS ?= -c $(CONFIG) --static-swift-stdlib --disable-local-rpath \
+  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
 build:
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud-demo

@@ -6,6 +6,25 @@ import PackageDescription
 // write by hand: swift-prometheus for the exposition, SwiftNIO for HTTP. (swift-service-lifecycle
 // ran it once; its signal handling and Swift concurrency start libdispatch's worker pool, whose
 // manager thread asks for a nice value a hardened service may not have: see DaemonRunner.)
+
+// How perfhud is linked on Linux, for what stays resident (issue 22; docs/benchmarks.md, "Memory"):
+// lld, whose relocations of the position-independent executable go packed in DT_RELR (glibc 2.36,
+// Debian 12) — the loader read 1.3 MiB of .rela.dyn at every start — and no dynamic symbol table of
+// perfhud's own symbols: the Swift toolchain's static-stdlib-args.lnk asks for --export-dynamic,
+// which exported 14,500 symbols (1.3 MiB of .dynsym, .dynstr and .gnu.hash) that nothing looks up.
+// And the code the loops run laid out together, then what start-up runs: the kernel maps the file
+// 64 KiB around each page first touched, so scattered functions made megabytes resident (a tick of
+// the daemon ran 0.8 MiB of functions and kept 3 MiB). Packaging/perfhud.order lists them, made by
+// Benchmarks/symbol_order.sh; the Makefile's -function-sections lets the linker move each function
+// (without it, each object file moves whole). Names no longer there are skipped.
+let residentLinkFlags = [
+    "-use-ld=lld",
+    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-Xlinker", "--no-export-dynamic",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Packaging/perfhud.order",
+    "-Xlinker", "--no-warn-symbol-ordering",
+]
+
 let package = Package(
     name: "perfhud",
     platforms: [.macOS(.v13)],  // Linux only in practice; Duration needs macOS 13 when type-checked there
@@ -57,7 +76,8 @@ let package = Package(
                 "PerfHUDDaemon",
                 "PerfHUDClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            linkerSettings: [.unsafeFlags(residentLinkFlags, .when(platforms: [.linux]))]
         ),
         .target(name: "PerfHUDClient"),
         .executableTarget(name: "perfhud-demo", dependencies: ["PerfHUDClient"]),

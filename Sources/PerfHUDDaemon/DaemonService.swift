@@ -235,6 +235,7 @@ public final class DaemonService: @unchecked Sendable {
         for target in targets { discover(target, now: now) }
         shareTargets()
         tick()
+        StartupPages.release()   // after the discovery and the first tick, which run once
         loop: while true {
             var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: timer.descriptor, events: Int16(POLLIN), revents: 0),

@@ -77,4 +77,13 @@ int perfhud_enable_credentials(int fd);
 /// (sched_setattr's sched_runtime, honoured by EEVDF kernels, 6.6 on, without privilege), else a
 /// lower nice value where allowed (root, RLIMIT_NICE) as well. Returns a bit set: 1 the slice, 2 the nice value.
 int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice);
+/// Hands back the executable's pages that are still pages of its file (code, constants, symbol and
+/// relocation tables; data nobody wrote) and that start-up made resident: argument parsing, help,
+/// the Swift runtime's first type and conformance look-ups, the loader touch megabytes the sampling
+/// loop never runs again, and the kernel maps file pages 64 KiB at a time around each first touch.
+/// madvise(MADV_DONTNEED) takes them out of the process (not out of the page cache); the loop's own
+/// code comes back at its next fault. Pages the process wrote (relocated data, .bss, a breakpoint)
+/// are its own and kept.
+/// Returns the bytes that were resident; 0 with PERFHUD_KEEP_STARTUP_PAGES set (for comparisons).
+long perfhud_release_startup_pages(void);
 #endif

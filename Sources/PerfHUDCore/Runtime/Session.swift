@@ -64,6 +64,7 @@ public final class Session {
         let timer = TickTimer(intervalNanoseconds: configuration.watch.tickNanoseconds)
         state.startedAt = monotonicNanoseconds()
         takeSample()
+        StartupPages.release()   // after the first row, so it is not delayed
         // Fixed slots, allocated once; a descriptor of -1 is skipped by poll.
         let signalSlot = 0, tickSlot = 1, keySlot = 2, outputSlot = 3, exitSlot = 4, actionLogSlot = 5
         var slots = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 6)
