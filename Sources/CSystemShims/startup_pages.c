@@ -49,7 +49,9 @@ static int release_executable(struct dl_phdr_info *info, size_t size, void *data
     struct release_pass *pass = data;
     for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
-        if (segment->p_type != PT_LOAD) continue;
+        // Read-only segments only (code, constants): a writable one's page still a copy of the file
+        // could be written by another thread between the look and the madvise, and the write lost.
+        if (segment->p_type != PT_LOAD || (segment->p_flags & PF_W)) continue;
         uintptr_t start = info->dlpi_addr + segment->p_vaddr, end = start + segment->p_filesz;
         start = (start + pass->page_size - 1) & ~(pass->page_size - 1);
         end &= ~(pass->page_size - 1);
