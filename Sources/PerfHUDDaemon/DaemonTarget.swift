@@ -35,6 +35,9 @@ final class DaemonTarget {
     /// Names of the socket that stay (`/run/perfhud/UNIT.sock` for a unit labelled otherwise).
     var fixedLinks: [String] = []
 
+    /// Samples a target keeps (the store's least): the daemon shows no history.
+    static let historyCapacity = 2
+
     init(spec: TargetSpec, label: String, discovered: Bool, configuration: DaemonConfiguration, metrics registry: DaemonMetrics) throws {
         self.spec = spec
         self.label = label
@@ -44,7 +47,9 @@ final class DaemonTarget {
         group = TargetGroup(includeChildren: configuration.watch.includeChildren)
         let events = SessionEvents(configuration: configuration.watch.events)
         events.aggregator.frameObserver = { [frames] seconds, weight in frames.record(seconds: seconds, weight: weight) }
-        watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: configuration.watch.historyCapacity,
+        // No history: only the HUD draws one (its memory graph); a target's figures come from the
+        // sample before and the leak fit its own. A full 10-minute ring was ~33 KiB a target.
+        watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: DaemonTarget.historyCapacity,
                                 recording: configuration.recordPath != nil, fallbackName: "", leak: configuration.watch.leak)
         remember()
     }

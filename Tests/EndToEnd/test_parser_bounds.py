@@ -92,10 +92,10 @@ def test_the_daemon_survives_each_datagram_and_counts_the_next_good_line(daemons
                 assert time.monotonic() - started < 2, "ingest did not stall"
                 assert daemon.process.poll() is None, f"the daemon died on {datagram!r}"
             client.sendto(b"perfhud.frame:16|ms|@0.5\nperfhud.action:1|c|#action:good", daemon.events)
-        assert wait_until(lambda: daemon.value("perfhud_actions_total", '{action="good"}') == 1, timeout=5)
+        assert wait_until(lambda: daemon.value("perfhud_actions_total", '{target="sleep",action="good"}') == 1, timeout=5)
         assert daemon.value("perfhud_frames_total") == 2, "a frame at @0.5 counts twice"
         assert daemon.value("perfhud_frame_duration_seconds_count") == 2
-        assert daemon.value("perfhud_frame_duration_seconds_bucket", '{le="0.016666666666666666"}') == 2
+        assert daemon.value("perfhud_frame_duration_seconds_bucket", '{target="sleep",le="0.016666666666666666"}') == 2
         finite, values = finite_exposition(daemon.metrics())
         assert finite, [value for value in values if not math.isfinite(float(value))]
     finally:
