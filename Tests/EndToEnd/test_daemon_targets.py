@@ -37,11 +37,16 @@ def free_port():
 
 
 class Daemon:
-    def __init__(self, *args, env=None):
+    """`perfhud daemon` on a free port with its sockets in a directory of its own, as `user` when given."""
+    def __init__(self, *args, env=None, user=None):
         self.port = free_port()
         self.directory = tempfile.mkdtemp()
-        self.process = subprocess.Popen([PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{self.port}",
-                                         "--events", self.directory, "--tick", "100ms"],
+        prefix = []
+        if user is not None:
+            os.chmod(self.directory, 0o777)
+            prefix = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"]
+        self.process = subprocess.Popen(prefix + [PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{self.port}",
+                                                  "--events", self.directory, "--tick", "100ms"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         assert wait_until(self.listening, timeout=15), self.process.stderr.read() if self.process.poll() is not None else "not listening"
 

@@ -7,15 +7,13 @@ import os
 import pathlib
 import re
 import shutil
-import socket
 import subprocess
-import tempfile
 import time
-import urllib.request
 
 import pytest
 
 from conftest import PERFHUD, ROOT, perfhud, wait_until
+import test_daemon_targets as targets
 
 
 @pytest.fixture(scope="module")
@@ -44,34 +42,8 @@ def program():
         process.wait()
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Daemon:
-    def __init__(self, *args, user=None):
-        self.port = free_port()
-        self.directory = tempfile.mkdtemp()
-        os.chmod(self.directory, 0o777)
-        prefix = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] if user is not None else []
-        self.process = subprocess.Popen(prefix + [PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{self.port}",
-                                                  "--events", self.directory, "--tick", "100ms"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        assert wait_until(self.listening, timeout=15), self.process.stderr.read() if self.process.poll() is not None else "not listening"
-
-    def listening(self):
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                return True
-        except OSError:
-            return False
-
-    def metrics(self):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as response:
-            return response.read().decode()
-
+class Daemon(targets.Daemon):
+    """A daemon whose series are read by name and labels, whatever their order."""
     def series(self, text=None):
         """{(name, frozenset of labels): value} of the exposition."""
         found = {}
@@ -84,13 +56,6 @@ class Daemon:
 
     def value(self, name, **labels):
         return self.series().get((name, frozenset(labels.items())))
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-        _, err = self.process.communicate(timeout=30)
-        shutil.rmtree(self.directory, ignore_errors=True)
-        return self.process.returncode, err
 
 
 @pytest.fixture

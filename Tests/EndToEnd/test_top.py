@@ -10,39 +10,12 @@ import time
 import pytest
 
 from conftest import PERFHUD, perfhud, wait_until
-from test_daemon_targets import Daemon, free_port
+from test_daemon_targets import daemons, free_port, spawn  # noqa: F401 (the fixtures)
 from test_tmux import Tmux, assert_restored
 
 pytestmark = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by `make test`")
 
 BUSY = [sys.executable, "-c", "while True: pass"]
-
-
-@pytest.fixture
-def processes():
-    started = []
-
-    def start(*command):
-        started.append(subprocess.Popen(list(command)))
-        return started[-1]
-
-    yield start
-    for process in started:
-        process.kill()
-        process.wait()
-
-
-@pytest.fixture
-def daemon():
-    made = []
-
-    def make(*args):
-        made.append(Daemon(*args))
-        return made[-1]
-
-    yield make
-    for each in made:
-        each.stop()
 
 
 def rows_of(screen, names):
@@ -55,11 +28,11 @@ def rows_of(screen, names):
     return found
 
 
-def test_three_targets_up_and_down_sorted_by_cpu_then_by_name_and_enter_opens_the_hud(processes, daemon):
-    busy = processes(*BUSY)
-    idle = processes("sleep", "600")
-    brief = processes("sleep", "1")
-    watched = daemon("--pid", f"busy={busy.pid}", "--pid", f"idle={idle.pid}", "--pid", f"brief={brief.pid}")
+def test_three_targets_up_and_down_sorted_by_cpu_then_by_name_and_enter_opens_the_hud(spawn, daemons):
+    busy = spawn(*BUSY)
+    idle = spawn("sleep", "600")
+    brief = spawn("sleep", "1")
+    watched = daemons("--pid", f"busy={busy.pid}", "--pid", f"idle={idle.pid}", "--pid", f"brief={brief.pid}")
     brief.wait()
     assert wait_until(lambda: watched.value("perfhud_target_up", '{target="brief"}') == 0, timeout=10)
 
@@ -99,11 +72,11 @@ def test_three_targets_up_and_down_sorted_by_cpu_then_by_name_and_enter_opens_th
         tmux.close()
 
 
-def test_a_target_named_by_an_escape_sequence_shows_escaped(processes, daemon):
+def test_a_target_named_by_an_escape_sequence_shows_escaped(spawn, daemons):
     # An unnamed --match target that matches nothing yet is labelled by its pattern, as typed:
     # here ESC c, which resets the terminal and clears the screen (libproc2 already masks those in comm).
-    idle = processes("sleep", "600")
-    watched = daemon("--match", "\x1bcevil", "--pid", f"idle={idle.pid}")
+    idle = spawn("sleep", "600")
+    watched = daemons("--match", "\x1bcevil", "--pid", f"idle={idle.pid}")
     assert "\x1bcevil" in watched.targets()
     tmux = Tmux(columns=100, rows=20)
     try:
@@ -117,10 +90,10 @@ def test_a_target_named_by_an_escape_sequence_shows_escaped(processes, daemon):
         tmux.close()
 
 
-def test_sixty_columns_show_every_row_on_one_line(processes, daemon):
-    busy = processes(*BUSY)
-    idle = processes("sleep", "600")
-    watched = daemon("--pid", f"a-rather-long-target-name-for-a-narrow-terminal={busy.pid}", "--pid", f"idle={idle.pid}")
+def test_sixty_columns_show_every_row_on_one_line(spawn, daemons):
+    busy = spawn(*BUSY)
+    idle = spawn("sleep", "600")
+    watched = daemons("--pid", f"a-rather-long-target-name-for-a-narrow-terminal={busy.pid}", "--pid", f"idle={idle.pid}")
     tmux = Tmux(columns=60, rows=20)
     try:
         tmux.type(f"clear; {PERFHUD} top --from http://127.0.0.1:{watched.port}")
@@ -147,10 +120,10 @@ def test_no_daemon_is_one_line_saying_how_to_start_one():
     assert "perfhud daemon" in lines[0].split("start one with")[1], lines
 
 
-def test_off_a_terminal_the_table_is_printed_once(processes, daemon):
-    busy = processes(*BUSY)
-    idle = processes("sleep", "600")
-    watched = daemon("--pid", f"busy={busy.pid}", "--pid", f"idle={idle.pid}")
+def test_off_a_terminal_the_table_is_printed_once(spawn, daemons):
+    busy = spawn(*BUSY)
+    idle = spawn("sleep", "600")
+    watched = daemons("--pid", f"busy={busy.pid}", "--pid", f"idle={idle.pid}")
     result = perfhud("top", "--from", f"http://127.0.0.1:{watched.port}", "--sort", "name", timeout=20)
     assert result.returncode == 0, result
     lines = result.stdout.splitlines()
