@@ -475,9 +475,7 @@ final class PeerFilter {
     /// `1:name=systemd:/system.slice/web.service` on v1 and hybrid hosts).
     static func controlGroups(of pid: Int32) -> [Substring]? {
         guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/cgroup", limit: 16384) else { return nil }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
-            line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).dropFirst(2).first
-        }
+        return ProcessControlGroup.parse(String(decoding: data, as: UTF8.self)).map(\.path)
     }
 
     static func isWithin(_ group: Substring, _ unit: String) -> Bool {

@@ -89,11 +89,9 @@ final class ControlGroupActivity {
     /// mount namespace): the v2 group's directory and the v1 `cpu` controller group's.
     static func directories(groups: String, mountInfo: String) -> (unified: String?, cpu: String?) {
         var unifiedGroup: String?, cpuGroup: String?
-        for line in groups.split(separator: "\n") {
-            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3 else { continue }
-            if fields[0] == "0" && fields[1].isEmpty { unifiedGroup = String(fields[2]) }
-            if fields[1].split(separator: ",").contains("cpu") { cpuGroup = String(fields[2]) }
+        for group in ProcessControlGroup.parse(groups) {
+            if group.isUnified { unifiedGroup = String(group.path) }
+            if group.has(controller: "cpu") { cpuGroup = String(group.path) }
         }
         var unified: String?, cpu: String?
         for line in mountInfo.split(separator: "\n") {

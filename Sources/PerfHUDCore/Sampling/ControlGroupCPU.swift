@@ -170,14 +170,9 @@ public final class ControlGroupCPU {
 
     /// Whether `pid` is in the group (`/proc/PID/cgroup`): the check that joining worked.
     public func contains(pid: Int32) -> Bool {
-        let wanted = hierarchy == .unified ? "0::" + hierarchyPath : hierarchyPath
-        for line in Self.text(of: "/proc/\(pid)/cgroup").split(separator: "\n") {
-            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3 else { continue }
-            if hierarchy == .unified, line == wanted { return true }
-            if hierarchy == .cpuacct, fields[1].split(separator: ",").contains("cpuacct"), fields[2] == wanted { return true }
+        ProcessControlGroup.parse(Self.text(of: "/proc/\(pid)/cgroup")).contains { group in
+            group.path == hierarchyPath && (hierarchy == .unified ? group.isUnified : group.has(controller: "cpuacct"))
         }
-        return false
     }
 
     /// The group's CPU time so far; nil once it is removed or unreadable.
