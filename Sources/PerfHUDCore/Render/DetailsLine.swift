@@ -79,9 +79,11 @@ enum DetailsLine {
     }
 
     /// The fields joined by `separator` after a leading space, at most `width` columns: the field
-    /// of the highest priority is dropped first, among equals the one further right; what still
+    /// of the highest priority is dropped first, among equals the one further right; fields of
+    /// priority `keeping` or less are never dropped (the status line's PID, CPU and RSS). What still
     /// does not fit (the last field alone on a very narrow terminal) is cut. Never wider than `width`.
-    static func fit(_ fields: [Field], separator: String, width: Int) -> String {
+    /// The details line and the status line both fit this way.
+    static func fit(_ fields: [Field], separator: String, width: Int, keeping: Int = .min) -> String {
         // Each field measured once; the line's width is then a sum (drawn up to 20 times a second).
         let widths = fields.map { TerminalText.displayWidth($0.text) }
         let separatorWidth = TerminalText.displayWidth(separator)
@@ -90,6 +92,7 @@ enum DetailsLine {
         while kept.count > 1, total > width {
             var drop = kept.count - 1
             for position in kept.indices.reversed() where fields[kept[position]].priority > fields[kept[drop]].priority { drop = position }
+            if fields[kept[drop]].priority <= keeping { break }
             total -= widths[kept[drop]] + separatorWidth
             kept.remove(at: drop)
         }

@@ -135,15 +135,9 @@ public enum HUDRenderer {
         if snapshot.playback == nil { segments.append((5, DurationText.clock(seconds: snapshot.elapsedSeconds))) }
 
         let separator = paint.dim(unicode ? " │ " : " | ")
-        if !unicode { segments = segments.map { ($0.priority, TerminalText.ascii($0.text)) } }
-        var kept = segments
-        func joined() -> String { " " + kept.map(\.text).joined(separator: separator) }
-        // Drop the least important segment first; among equals, the one further right.
-        while TerminalText.displayWidth(joined()) > width, let lowest = kept.map(\.priority).max(), lowest > 0,
-              let drop = kept.lastIndex(where: { $0.priority == lowest }) {
-            kept.remove(at: drop)
-        }
-        return paint.inverse(TerminalText.truncated(joined(), toWidth: width).padded(toWidth: width))
+        let fields = segments.map { DetailsLine.Field(priority: $0.priority, text: unicode ? $0.text : TerminalText.ascii($0.text)) }
+        // The least important segment dropped first, among equals the one further right; priority 0 stays.
+        return paint.inverse(DetailsLine.fit(fields, separator: separator, width: width, keeping: 0).padded(toWidth: width))
     }
 
     // MARK: memory graph
