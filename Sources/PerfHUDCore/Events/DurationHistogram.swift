@@ -104,6 +104,46 @@ final class DurationHistogram {
     /// Nearest rank: the smallest duration with at least `percent` % of them at or below it.
     func percentile(_ percent: Double) -> Double? {
         guard count > 0 else { return nil }
-        return value(atRank: max(0, Int((percent / 100 * Double(count)).rounded(.up)) - 1))
+        return value(atRank: rank(ofPercentile: percent))
+    }
+
+    private func rank(ofPercentile percent: Double) -> Int {
+        max(0, Int((percent / 100 * Double(count)).rounded(.up)) - 1)
+    }
+
+    /// Three percentiles (`percentile`), ascending, in one walk of the counts: a tick asks for
+    /// p50, p95 and p99, and a walk each was ~5k instructions a tick of a 60 FPS program.
+    func percentiles(_ first: Double, _ second: Double, _ third: Double) -> (Double, Double, Double)? {
+        guard count > 0 else { return nil }
+        let ranks = (rank(ofPercentile: first), rank(ofPercentile: second), rank(ofPercentile: third))
+        var found: (Double, Double, Double) = (0, 0, 0)
+        var next = 0   // which of the three ranks is looked for
+        @inline(__always) func wanted() -> Int { next == 0 ? ranks.0 : next == 1 ? ranks.1 : ranks.2 }
+        @inline(__always) func take(_ value: Double) {
+            switch next { case 0: found.0 = value; case 1: found.1 = value; default: found.2 = value }
+            next += 1
+        }
+        while next < 3 && wanted() < below.count { take(below[wanted()].atResolution(1000)) }
+        var before = below.count   // durations before the block or key being looked at
+        var block = 0
+        while next < 3 && block < blocks.count {
+            let inBlock = Int(blocks[block])
+            if wanted() >= before + inBlock { before += inBlock; block += 1; continue }
+            var key = block << Self.blockShift
+            let blockEnd = key + Self.blockKeys
+            while next < 3 && key < blockEnd {
+                let here = Int(fine[key])
+                while next < 3 && wanted() < before + here { take(Double(key) / 1000) }
+                before += here
+                key += 1
+            }
+            block += 1
+        }
+        while next < 3 {
+            let rest = wanted() - before
+            guard rest < above.count else { return nil }
+            take(above[rest].atResolution(1000))
+        }
+        return found
     }
 }

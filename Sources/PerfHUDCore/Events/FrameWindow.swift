@@ -82,7 +82,7 @@ struct FrameWindow {
         leave(before: newStart)
         holdBack(after: time)
         defer { putBack() }
-        guard let p50 = histogram.percentile(50), let p95 = histogram.percentile(95), let p99 = histogram.percentile(99) else { return nil }
+        guard let (p50, p95, p99) = histogram.percentiles(50, 95, 99) else { return nil }
         return (p50, p95, p99)
     }
 

@@ -11,93 +11,100 @@ public enum ReportFormatter {
     /// order (`appendJSON`, as a `String`).
     public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil,
                             fields: [Figure] = Figure.all) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(700)
+        var out = ByteBuffer(capacity: 2048)
         appendJSON(report, commandName: commandName, status: status, events: events, fields: fields, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The JSON object of `json`, appended to `out` as UTF-8 bytes: a row may be written every
     /// millisecond, and the writer keeps one buffer for all of them, so a row allocates nothing
-    /// once that buffer has grown (a `String` per field or per row cost more than the rest of the tick).
+    /// once that buffer has grown (a `String` per field or per row cost more than the rest of the
+    /// tick, and `Array.append` per piece half of what was left: `ByteBuffer`).
     public static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot?,
-                                  fields: [Figure], to out: inout [UInt8]) {
+                                  fields: [Figure], to out: inout ByteBuffer) {
+        appendJSON(report, commandName: commandName, status: status, events: events, plan: fields.map(\.plain), to: &out)
+    }
+
+    /// `appendJSON` with the fields as plain values, made once by a writer of many rows (`ReportWriter`).
+    static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot?,
+                           plan fields: [Figure.Plain], to out: inout ByteBuffer) {
         let first = out.count + 1
-        out.append(UInt8(ascii: "{"))
+        out.append("{")
         appendKey("time", first: first, to: &out)
-        out.append(UInt8(ascii: "\""))
+        out.append("\"")
         appendRFC3339(report.wallSeconds, to: &out)
-        out.append(UInt8(ascii: "\""))
+        out.append("\"")
         appendKey("pid", first: first, to: &out)
         appendInteger(Int64(report.pid), to: &out)
         appendKey("alive", first: first, to: &out)
-        appendStatic(report.alive ? "true" : "false", to: &out)
+        out.append(report.alive ? "true" : "false")
         // Asked once: comparing the optional snapshot with nil copies it (it is Equatable).
         let hasEvents = events != nil
         let figures = events ?? EventSnapshot()
         for figure in fields {
             if figure.source == .events && !hasEvents {
-                if figure.nullWithoutEvents { appendKey(figure.key, first: first, to: &out); appendStatic("null", to: &out) }
+                if figure.nullWithoutEvents { appendKey(figure.key, first: first, to: &out); out.append("null") }
                 continue
             }
             switch figure.kind {
             case .number(let decimals):
                 appendKey(figure.key, first: first, to: &out)
-                appendNumber(figure.read(report, figures), decimals: decimals, to: &out)
+                appendNumber(Figure.read(figure.field, report, figures), decimals: decimals, to: &out)
             case .boolean:
                 appendKey(figure.key, first: first, to: &out)
-                if let value = figure.read(report, figures) { appendStatic(value != 0 ? "true" : "false", to: &out) } else { appendStatic("null", to: &out) }
+                if let value = Figure.read(figure.field, report, figures) { out.append(value != 0 ? "true" : "false") } else { out.append("null") }
             case .special(.busiestThreads):
                 appendKey(figure.key, first: first, to: &out)
-                guard let threads = report.busiestThreads else { appendStatic("null", to: &out); continue }
-                out.append(UInt8(ascii: "["))
+                guard let threads = report.busiestThreads else { out.append("null"); continue }
+                out.append("[")
                 for (index, thread) in threads.enumerated() {
-                    if index > 0 { out.append(UInt8(ascii: ",")) }
-                    appendStatic("{\"tid\":", to: &out)
+                    if index > 0 { out.append(",") }
+                    out.append("{\"tid\":")
                     appendInteger(Int64(thread.tid), to: &out)
-                    appendStatic(",\"name\":", to: &out)
+                    out.append(",\"name\":")
                     appendQuoted(thread.name, to: &out)
-                    appendStatic(",\"cpu_percent\":", to: &out)
+                    out.append(",\"cpu_percent\":")
                     appendNumber(thread.cpuPercent, decimals: 1, to: &out)
                     if thread.pid != report.pid {
-                        appendStatic(",\"pid\":", to: &out)
+                        out.append(",\"pid\":")
                         appendInteger(Int64(thread.pid), to: &out)
                     }
-                    out.append(UInt8(ascii: "}"))
+                    out.append("}")
                 }
-                out.append(UInt8(ascii: "]"))
+                out.append("]")
             case .special(.highFrequencyActions):
                 appendKey(figure.key, first: first, to: &out)
-                out.append(UInt8(ascii: "["))
+                out.append("[")
                 for (index, action) in figures.highFrequencyActions.enumerated() {
-                    if index > 0 { out.append(UInt8(ascii: ",")) }
-                    appendStatic("{\"action\":", to: &out)
+                    if index > 0 { out.append(",") }
+                    out.append("{\"action\":")
                     appendQuoted(action.action, to: &out)
-                    appendStatic(",\"rate\":", to: &out)
+                    out.append(",\"rate\":")
                     appendNumber(action.rate, decimals: 2, to: &out)
-                    appendStatic(",\"peak\":", to: &out)
+                    out.append(",\"peak\":")
                     appendNumber(action.peak, decimals: 2, to: &out)
-                    out.append(UInt8(ascii: "}"))
+                    out.append("}")
                 }
-                out.append(UInt8(ascii: "]"))
+                out.append("]")
             case .special(.phase):
                 appendKey(figure.key, first: first, to: &out)
-                if let phase = figures.phase { appendQuoted(phase, to: &out) } else { appendStatic("null", to: &out) }
+                if let phase = figures.phase { appendQuoted(phase, to: &out) } else { out.append("null") }
             case .special(.rejectedByReason):
                 appendKey(figure.key, first: first, to: &out)
-                out.append(UInt8(ascii: "{"))
+                out.append("{")
                 if !figures.rejected.isEmpty {
                     for (index, reason) in figures.rejected.sorted(by: { $0.key < $1.key }).enumerated() {
-                        if index > 0 { out.append(UInt8(ascii: ",")) }
+                        if index > 0 { out.append(",") }
                         appendQuoted(reason.key, to: &out)
-                        out.append(UInt8(ascii: ":"))
-                        appendDigits(reason.value, count: 0, to: &out)
+                        out.reserve(numberRoom + 1)
+                        out.put(UInt8(ascii: ":"))
+                        out.putDigits(reason.value)
                     }
                 }
-                out.append(UInt8(ascii: "}"))
+                out.append("}")
             case .special(.frameSource):
                 appendKey(figure.key, first: first, to: &out)
-                if let source = figures.frameSource { appendQuoted(source.rawValue, to: &out) } else { appendStatic("null", to: &out) }
+                if let source = figures.frameSource { appendQuoted(source.rawValue, to: &out) } else { out.append("null") }
             case .special(.framesUnreportedReason):
                 // Only while there is a reason: rows of runs (and recordings) from before the key
                 // existed stay as they were, byte for byte, when replayed.
@@ -111,34 +118,35 @@ public enum ReportFormatter {
             case .special(.exitStatus):
                 if case .exited(let code, let signal) = status {
                     appendKey("exit_code", first: first, to: &out)
-                    if let code { appendInteger(Int64(code), to: &out) } else { appendStatic("null", to: &out) }
+                    if let code { appendInteger(Int64(code), to: &out) } else { out.append("null") }
                     appendKey("exit_signal", first: first, to: &out)
-                    if let signal { appendInteger(Int64(signal), to: &out) } else { appendStatic("null", to: &out) }
+                    if let signal { appendInteger(Int64(signal), to: &out) } else { out.append("null") }
                 }
             }
         }
-        out.append(UInt8(ascii: "}"))
+        out.append("}")
     }
 
-    /// `,"key":` (no comma before the object's first field, which starts at `first`).
+    /// `,"key":` (no comma before the object's first field, which starts at `first`), with room
+    /// reserved for a number after it.
     @inline(__always)
-    private static func appendKey(_ key: StaticString, first: Int, to out: inout [UInt8]) {
-        if out.count > first { out.append(UInt8(ascii: ",")) }
-        out.append(UInt8(ascii: "\""))
-        appendStatic(key, to: &out)
-        out.append(UInt8(ascii: "\""))
-        out.append(UInt8(ascii: ":"))
+    private static func appendKey(_ key: StaticString, first: Int, to out: inout ByteBuffer) {
+        out.reserve(key.utf8CodeUnitCount + 4 + numberRoom)
+        if out.count > first { out.put(UInt8(ascii: ",")) }
+        out.put(UInt8(ascii: "\""))
+        out.put(key)
+        out.put(UInt8(ascii: "\""))
+        out.put(UInt8(ascii: ":"))
     }
 
-    @inline(__always)
-    private static func appendStatic(_ text: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
+    /// The most bytes `appendNumber` or `appendInteger` writes: a sign, 20 digits, a point and 6 decimals.
+    private static let numberRoom = 28
 
     /// A whole number in decimal.
-    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        appendDigits(value.magnitude, count: 0, to: &out)
+    private static func appendInteger(_ value: Int64, to out: inout ByteBuffer) {
+        out.reserve(numberRoom)
+        if value < 0 { out.put(UInt8(ascii: "-")) }
+        out.putDigits(value.magnitude)
     }
 
     /// One line for people, the same figures as the status line.
@@ -175,24 +183,24 @@ public enum ReportFormatter {
 
     /// `2026-11-22T04:37:01.123Z`.
     public static func rfc3339(_ seconds: Double) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(24)
+        var out = ByteBuffer(capacity: 32)
         appendRFC3339(seconds, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// `rfc3339` appended to `out`.
-    static func appendRFC3339(_ seconds: Double, to out: inout [UInt8]) {
+    static func appendRFC3339(_ seconds: Double, to out: inout ByteBuffer) {
         var whole = time_t(seconds.rounded(.down))
         var milliseconds = Int(((seconds - Double(whole)) * 1000).rounded())
         if milliseconds == 1000 { milliseconds = 0; whole += 1 }
         var parts = tm()
         gmtime_r(&whole, &parts)
+        out.reserve(7 * 24)
         // Zero-padded to `width` characters, a minus sign counted among them (a year of a bogus clock).
-        func padded(_ value: Int32, _ width: Int, then separator: UInt8?) {
-            if value < 0 { out.append(UInt8(ascii: "-")) }
-            appendDigits(UInt64(value.magnitude), count: value < 0 ? width - 1 : width, to: &out)
-            if let separator { out.append(separator) }
+        func padded(_ value: Int32, _ width: Int, then separator: UInt8) {
+            if value < 0 { out.put(UInt8(ascii: "-")) }
+            out.putDigits(UInt64(value.magnitude), width: value < 0 ? width - 1 : width)
+            out.put(separator)
         }
         padded(parts.tm_year + 1900, 4, then: UInt8(ascii: "-"))
         padded(parts.tm_mon + 1, 2, then: UInt8(ascii: "-"))
@@ -205,36 +213,21 @@ public enum ReportFormatter {
 
     /// `number(value, decimals:)` written straight into `out`: the JSON row has ~60 numbers a tick,
     /// and a `String` each cost more than the rest of the row.
-    static func appendNumber(_ value: Double?, decimals: Int, to out: inout [UInt8]) {
-        guard let value, value.isFinite, abs(value) < 9e15 else { out.append(contentsOf: "null".utf8); return }
+    static func appendNumber(_ value: Double?, decimals: Int, to out: inout ByteBuffer) {
+        out.reserve(numberRoom)
+        guard let value, value.isFinite, abs(value) < 9e15 else { out.put("null"); return }
         var scale: UInt64 = 1
-        for _ in 0..<decimals { scale *= 10 }
+        for _ in 0..<min(decimals, 6) { scale *= 10 }
         let scaled = Int64((value * Double(scale)).rounded())
-        if scaled < 0 { out.append(UInt8(ascii: "-")) }
+        if scaled < 0 { out.put(UInt8(ascii: "-")) }
         let magnitude = scaled.magnitude
-        appendDigits(magnitude / scale, count: 0, to: &out)
+        out.putDigits(magnitude / scale)
         var fraction = magnitude % scale
         if fraction != 0 {
             var digits = decimals
             while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
-            out.append(UInt8(ascii: "."))
-            appendDigits(fraction, count: digits, to: &out)
-        }
-    }
-
-    /// The decimal digits of `value`, zero-padded to `count` digits.
-    private static func appendDigits(_ value: UInt64, count: Int, to out: inout [UInt8]) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits
-        var length = 0
-        var rest = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - length] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                length += 1
-            } while rest > 0 && length < 24
-            while length < count && length < 24 { buffer[23 - length] = UInt8(ascii: "0"); length += 1 }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - length)...]))
+            out.put(UInt8(ascii: "."))
+            out.putDigits(fraction, width: digits)
         }
     }
 
@@ -257,45 +250,48 @@ public enum ReportFormatter {
         return text
     }
 
-
     /// A JSON string literal: quotes, backslashes and every control character (C0, DEL, C1)
     /// escaped (`appendQuoted`).
     public static func quoted(_ text: String) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count + 2)
+        var out = ByteBuffer(capacity: text.utf8.count * 6 + 2)
         appendQuoted(text, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// `quoted(text)` appended to `out`. Works on UTF-8 bytes; C1 controls are the two-byte
     /// sequences C2 80…C2 9F.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        func escapeControl(_ value: UInt8) {
-            appendStatic("\\u00", to: &out)
-            let hex: StaticString = "0123456789abcdef"
-            out.append(hex.utf8Start[Int(value >> 4)])
-            out.append(hex.utf8Start[Int(value & 15)])
-        }
-        var pendingC2 = false
-        for byte in text.utf8 {
-            if pendingC2 {
-                pendingC2 = false
-                if byte >= 0x80 && byte <= 0x9F { escapeControl(byte); continue }
-                out.append(0xC2)
+    static func appendQuoted(_ text: String, to out: inout ByteBuffer) {
+        var text = text
+        text.withUTF8 { bytes in
+            // At most 6 bytes an input byte (`\u00XX`), and the quotes.
+            out.reserve(bytes.count * 6 + 2)
+            out.put(UInt8(ascii: "\""))
+            func escapeControl(_ value: UInt8) {
+                out.put("\\u00")
+                let hex: StaticString = "0123456789abcdef"
+                out.put(hex.utf8Start[Int(value >> 4)])
+                out.put(hex.utf8Start[Int(value & 15)])
             }
-            switch byte {
-            case UInt8(ascii: "\""): appendStatic("\\\"", to: &out)
-            case UInt8(ascii: "\\"): appendStatic("\\\\", to: &out)
-            case UInt8(ascii: "\n"): appendStatic("\\n", to: &out)
-            case UInt8(ascii: "\r"): appendStatic("\\r", to: &out)
-            case UInt8(ascii: "\t"): appendStatic("\\t", to: &out)
-            case 0xC2: pendingC2 = true
-            case 0..<0x20, 0x7F: escapeControl(byte)
-            default: out.append(byte)
+            var pendingC2 = false
+            for byte in bytes {
+                if pendingC2 {
+                    pendingC2 = false
+                    if byte >= 0x80 && byte <= 0x9F { escapeControl(byte); continue }
+                    out.put(0xC2)
+                }
+                switch byte {
+                case UInt8(ascii: "\""): out.put("\\\"")
+                case UInt8(ascii: "\\"): out.put("\\\\")
+                case UInt8(ascii: "\n"): out.put("\\n")
+                case UInt8(ascii: "\r"): out.put("\\r")
+                case UInt8(ascii: "\t"): out.put("\\t")
+                case 0xC2: pendingC2 = true
+                case 0..<0x20, 0x7F: escapeControl(byte)
+                default: out.put(byte)
+                }
             }
+            if pendingC2 { out.put(0xC2) }
+            out.put(UInt8(ascii: "\""))
         }
-        if pendingC2 { out.append(0xC2) }
-        out.append(UInt8(ascii: "\""))
     }
 }

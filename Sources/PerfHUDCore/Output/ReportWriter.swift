@@ -7,9 +7,10 @@ final class ReportWriter {
     private let everyNanoseconds: UInt64
     private var last: UInt64?
     /// The fields of a row: all; a replay of an older recording, those its live rows had.
-    var figures = Figure.all
+    var figures = Figure.all { didSet { plan = figures.map(\.plain) } }
+    private var plan = Figure.all.map(\.plain)
     /// The JSON row's bytes, kept from row to row (emptied, not freed): no allocation per row.
-    private var row: [UInt8] = []
+    private var row = ByteBuffer(capacity: 4096)
 
     init(format: SessionConfiguration.Output, tickNanoseconds: UInt64, everyNanoseconds: UInt64?, output: Terminal) {
         self.format = format
@@ -36,11 +37,11 @@ final class ReportWriter {
         if !tick.isExitRow, everyNanoseconds > tickNanoseconds, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
         last = now
         if format == .json {
-            row.removeAll(keepingCapacity: true)
+            row.removeAll()
             ReportFormatter.appendJSON(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events,
-                                       fields: figures, to: &row)
-            row.append(UInt8(ascii: "\n"))
-            output.write(row)
+                                       plan: plan, to: &row)
+            row.append("\n")
+            row.withBytes { output.write($0) }
         } else {
             output.write(ReportFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
         }

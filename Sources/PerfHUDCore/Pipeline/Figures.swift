@@ -128,6 +128,18 @@ public final class Figure {
 
     public var name: String { String(describing: key) }
 
+    /// What a row writer needs of a figure, as plain values: a walk over `[Figure]` retains and
+    /// releases each figure (a class), ~60 of each a row; a walk over these retains nothing.
+    struct Plain {
+        let key: StaticString
+        let kind: Kind
+        let source: Source
+        let nullWithoutEvents: Bool
+        let field: Field
+    }
+
+    var plain: Plain { Plain(key: key, kind: kind, source: source, nullWithoutEvents: nullWithoutEvents, field: field) }
+
     /// The figure's value in a row: nil for an event figure of a session without an event socket
     /// (null in the live row, empty in CSV, no sample in OpenMetrics, skipped by a run summary).
     public func value(in report: Report, events: EventSnapshot?) -> Double? {
@@ -143,7 +155,10 @@ public final class Figure {
     }
 
     /// The figure's value in a tick's report and event figures.
-    func read(_ r: Report, _ e: EventSnapshot) -> Double? {
+    func read(_ r: Report, _ e: EventSnapshot) -> Double? { Self.read(field, r, e) }
+
+    /// The value of `field` in a tick's report and event figures (for a walk over plain values: `Figure.Plain`).
+    static func read(_ field: Field, _ r: Report, _ e: EventSnapshot) -> Double? {
         switch field {
         case .cpu_percent: return r.cpuPercent
         case .cpu_machine_percent: return r.cpuMachinePercent

@@ -47,15 +47,31 @@ public enum ProcParser {
     /// Parses a `/proc/PID/stat` line. The command name (field 2) may contain spaces and
     /// parentheses, so fields are counted from the *last* `)`.
     public static func stat(_ bytes: UnsafeRawBufferPointer) -> ProcStat? {
-        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")), let base = bytes.baseAddress else { return nil }
-        // FNV-1a over comm (at most 15 bytes after "PID ("), on raw bytes: this runs every tick.
+        // Unchecked loads through the pointer (every index is below `bytes.count`): this runs
+        // every tick for every tracked process, and the checked walk cost ~6k instructions.
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
         var open = 0
-        while open < close && base.load(fromByteOffset: open, as: UInt8.self) != UInt8(ascii: "(") { open += 1 }
-        guard open < close else { return nil }
+        while open < bytes.count && base[open] != UInt8(ascii: "(") { open += 1 }
+        guard open < bytes.count else { return nil }
+        // The kernel's comm is at most 15 bytes, so its `)` is among the 16 after the `(` — the last
+        // one there, as a comm may hold `)`. Looked for there first: the line's other ~280 bytes
+        // are fields, none of them a `)`. Anything else (not the kernel's) from the end.
+        var close = -1
+        var scan = open + 1
+        while scan < min(bytes.count, open + 17) {
+            if base[scan] == UInt8(ascii: ")") { close = scan }
+            scan += 1
+        }
+        if close < 0 {
+            close = bytes.count - 1
+            while close > open && base[close] != UInt8(ascii: ")") { close -= 1 }
+        }
+        guard close > open else { return nil }
+        // FNV-1a over comm (at most 15 bytes after "PID ("), on raw bytes: this runs every tick.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         var index = open + 1
         while index < close {
-            hash = (hash ^ UInt64(base.load(fromByteOffset: index, as: UInt8.self))) &* 0x100_0000_01b3
+            hash = (hash ^ UInt64(base[index])) &* 0x100_0000_01b3
             index += 1
         }
         var result = ProcStat(commandNameHash: hash, state: 0, parentPID: 0, flags: 0,
@@ -68,7 +84,7 @@ public enum ProcParser {
         index = close + 1
         let end = bytes.count
         while index <= end {
-            let byte: UInt8 = index < end ? bytes[index] : UInt8(ascii: " ")
+            let byte: UInt8 = index < end ? base[index] : UInt8(ascii: " ")
             if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") {
                 if inNumber || field == 3 {
                     switch field {
@@ -98,9 +114,17 @@ public enum ProcParser {
             } else if field == 3 && !inNumber {
                 result.state = byte
                 inNumber = true
-            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+            } else if byte &- UInt8(ascii: "0") <= 9 {
+                // A run of digits in one go (most of the line's bytes).
+                var digit = byte &- UInt8(ascii: "0")
+                repeat {
+                    value = value &* 10 &+ UInt64(digit)
+                    index += 1
+                    guard index < end else { break }
+                    digit = base[index] &- UInt8(ascii: "0")
+                } while digit <= 9
                 inNumber = true
+                continue
             } else if byte == UInt8(ascii: "-") {
                 inNumber = true   // negative fields (priority, nice) are not used
             }

@@ -84,21 +84,24 @@ public final class Terminal {
     /// Writes all of `bytes` in as few `write` calls as the kernel allows. A closed terminal
     /// (EIO, EPIPE) is remembered and later writes are dropped: the sampling goes on.
     public func write(_ bytes: [UInt8]) {
-        guard !isClosed, !bytes.isEmpty else { return }
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let result = Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
-                if result > 0 { offset += result; continue }
-                if result < 0 && errno == EINTR { continue }
-                if result < 0 && errno == EAGAIN {
-                    var descriptor = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&descriptor, 1, 100)
-                    continue
-                }
-                isClosed = true
-                return
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// `write(_:)` of bytes the caller owns (a buffer kept from tick to tick).
+    public func write(_ buffer: UnsafeRawBufferPointer) {
+        guard !isClosed, !buffer.isEmpty else { return }
+        var offset = 0
+        while offset < buffer.count {
+            let result = Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
+            if result > 0 { offset += result; continue }
+            if result < 0 && errno == EINTR { continue }
+            if result < 0 && errno == EAGAIN {
+                var descriptor = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&descriptor, 1, 100)
+                continue
             }
+            isClosed = true
+            return
         }
     }
 
