@@ -216,11 +216,12 @@ public enum ReportFormatter {
     static func appendNumber(_ value: Double?, decimals: Int, to out: inout ByteBuffer) {
         out.reserve(numberRoom)
         guard let value, value.isFinite, abs(value) < 9e15 else { out.put("null"); return }
-        var scale: UInt64 = 1
-        for _ in 0..<min(decimals, 6) { scale *= 10 }
-        let scaled = Int64((value * Double(scale)).rounded())
-        if scaled < 0 { out.put(UInt8(ascii: "-")) }
-        let magnitude = scaled.magnitude
+        var scale: UInt64 = 1, decimals = min(decimals, 6)
+        for _ in 0..<decimals { scale *= 10 }
+        // A value too large for its decimals in 64 bits (above 9.2e12 at 6) is printed whole.
+        if abs(value) * Double(scale) >= 9.2e18 { scale = 1; decimals = 0 }
+        let magnitude = roundedMagnitude(value * Double(scale))
+        if value < 0 && magnitude != 0 { out.put(UInt8(ascii: "-")) }
         out.putDigits(magnitude / scale)
         var fraction = magnitude % scale
         if fraction != 0 {
@@ -231,23 +232,25 @@ public enum ReportFormatter {
         }
     }
 
+    /// `abs(x).rounded()` (half away from zero) as an integer, without libm's `round` (a call
+    /// per number of the row): truncation of x + 0.5, less one where that addition rounded up
+    /// (0.49999999999999994 + 0.5 is 1.0; whole − 0.5 is exact below 2^52, where every double
+    /// is already whole). `abs(x)` is below 9.2e18 (`appendNumber`).
+    @inline(__always)
+    private static func roundedMagnitude(_ x: Double) -> UInt64 {
+        let y = abs(x)
+        guard y < 4_503_599_627_370_496 else { return UInt64(y) }
+        var whole = UInt64(y + 0.5)
+        if Double(whole) - 0.5 > y { whole -= 1 }
+        return whole
+    }
+
     /// A JSON number with at most `decimals` decimals, trailing zeros dropped: `52.3`, `0`, `-1.25`.
     /// Formatted from integers: `Double.description` costs several times more per report.
     public static func number(_ value: Double?, decimals: Int = 2) -> String {
-        guard let value, value.isFinite, abs(value) < 9e15 else { return "null" }
-        var scale: Int64 = 1
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int64((value * Double(scale)).rounded())
-        let magnitude = scaled.magnitude
-        var text = (scaled < 0 ? "-" : "") + String(magnitude / UInt64(scale))
-        var fraction = magnitude % UInt64(scale)
-        if fraction != 0 {
-            var digits = decimals
-            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
-            let fractionText = String(fraction)
-            text += "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
-        }
-        return text
+        var out = ByteBuffer(capacity: 32)
+        appendNumber(value, decimals: decimals, to: &out)
+        return out.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A JSON string literal: quotes, backslashes and every control character (C0, DEL, C1)
@@ -266,6 +269,12 @@ public enum ReportFormatter {
             // At most 6 bytes an input byte (`\u00XX`), and the quotes.
             out.reserve(bytes.count * 6 + 2)
             out.put(UInt8(ascii: "\""))
+            // Most texts (a command, a phase, an action) need no escape: copied whole.
+            if let start = bytes.baseAddress, !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xC2 }) {
+                out.put(start, bytes.count)
+                out.put(UInt8(ascii: "\""))
+                return
+            }
             func escapeControl(_ value: UInt8) {
                 out.put("\\u00")
                 let hex: StaticString = "0123456789abcdef"

@@ -14,8 +14,12 @@ final class TickSinks {
     private var summary: SessionSummary?
     /// The screen's action log shows the actions (attach, demo; under `run` that area is the program's).
     private let showsActionLog: Bool
-    /// The last tick delivered: the HUD draws it.
+    /// The last tick delivered, kept for the HUD, which draws it (rows need no copy of it: a copy
+    /// of the tick and its references was ~2k instructions a tick).
     private(set) var latest: Tick?
+    /// Whether the last tick delivered was the session's last, and the target's name then.
+    private(set) var deliveredFinal = false
+    private(set) var latestCommandName: String?
     /// Ticks drawn (HUD) or rows written (plain, JSON): what `--count` counts.
     private(set) var reports = 0
 
@@ -31,7 +35,9 @@ final class TickSinks {
 
     /// Hands `tick` to every sink.
     func deliver(_ tick: Tick) {
-        latest = tick
+        if screen != nil { latest = tick }
+        deliveredFinal = tick.isFinal
+        if latestCommandName != tick.commandName { latestCommandName = tick.commandName }
         for note in tick.notes {
             // Said once: on the HUD as a notice; under the rows (which own standard output) on standard error.
             if let screen { screen.notice(TerminalText.escaped(note)) } else {
@@ -60,6 +66,6 @@ final class TickSinks {
 
     /// What the HUD prints under the program's output at the end (`--no-summary`: nothing).
     func summaryText(commandName: String, recordPath: String?, ending: String? = nil) -> String? {
-        summary.map { $0.text(commandName: latest?.commandName ?? commandName, recordPath: recordPath, ending: ending) }
+        summary.map { $0.text(commandName: latestCommandName ?? commandName, recordPath: recordPath, ending: ending) }
     }
 }

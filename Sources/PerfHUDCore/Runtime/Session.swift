@@ -188,7 +188,7 @@ public final class Session {
 
     /// The session's last tick, once: the event socket drained first, so every sink has the same totals.
     private func deliverFinalTick() {
-        guard sinks.latest?.isFinal != true,
+        guard !sinks.deliveredFinal,
               let tick = watcher?.tick(status: state.status, final: true, endedByPerfhud: state.stoppedByUs || state.status == .running)
         else { return }
         deliver(tick)
@@ -251,7 +251,7 @@ public final class Session {
             screen.drawFinalFrame()
             // Who ended the program, and so why perfhud's status is not the program's.
             let ending = state.ending.map { how in
-                "perfhud ended \(TerminalText.escaped(sinks.latest?.commandName ?? watcher.commandName)) at \(state.stopReason ?? "its end"): \(how)"
+                "perfhud ended \(TerminalText.escaped(sinks.latestCommandName ?? watcher.commandName)) at \(state.stopReason ?? "its end"): \(how)"
                     + (state.exitStatus == .success ? "; exit status 0 (ended on purpose)" : "")
             }
             screen.restore(thenWrite: sinks.summaryText(commandName: watcher.commandName, recordPath: configuration.recordPath, ending: ending) ?? "")
