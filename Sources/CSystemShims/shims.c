@@ -10,7 +10,12 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <stdint.h>
+#include <poll.h>
 #include "CSystemShims.h"
+
+int perfhud_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout) {
+    return ppoll(fds, (nfds_t)count, timeout, NULL);
+}
 
 int perfhud_open_pseudo_terminal(char *slave_path, size_t length) {
     int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);

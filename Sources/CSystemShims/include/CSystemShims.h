@@ -42,6 +42,12 @@ static inline int perfhud_pidfd_open(int pid) {
 /// Returns the master descriptor (close-on-exec) and writes the slave's path, or -1 with errno.
 int perfhud_open_pseudo_terminal(char *slave_path, size_t length);
 
+/// ppoll(2) without a signal mask (declared by <poll.h> only under _GNU_SOURCE): a session's wait,
+/// its timeout the next tick, to the nanosecond.
+struct pollfd;
+struct timespec;
+int perfhud_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout);
+
 /// Launches `path` as a shell launches a job, on the pseudo-terminal `tty_path`: a session leader
 /// (a fork of perfhud that execs nothing) makes the terminal its controlling terminal and runs the
 /// program in a process group of its own, in the foreground. The program's group then has a parent

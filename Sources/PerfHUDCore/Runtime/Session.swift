@@ -61,15 +61,15 @@ public final class Session {
             standardError.write("perfhud: \(failure.message)\n")
             return failure.exitStatus
         }
-        let timer = TickTimer(intervalNanoseconds: configuration.watch.tickNanoseconds)
+        var ticks = TickSchedule(intervalNanoseconds: configuration.watch.tickNanoseconds)
         state.startedAt = monotonicNanoseconds()
         takeSample()
         StartupPages.release()   // after the first row, so it is not delayed
         // Fixed slots, allocated once; a descriptor of -1 is skipped by poll.
-        let signalSlot = 0, tickSlot = 1, keySlot = 2, outputSlot = 3, exitSlot = 4, actionLogSlot = 5
-        var slots = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 6)
+        // The ticks are the wait's deadline (`TickSchedule`), not a descriptor.
+        let signalSlot = 0, keySlot = 1, outputSlot = 2, exitSlot = 3, actionLogSlot = 4
+        var slots = [pollfd](repeating: pollfd(fd: -1, events: Int16(POLLIN), revents: 0), count: 5)
         slots[signalSlot].fd = signals.descriptor
-        slots[tickSlot].fd = timer.descriptor
         // Keys are read by the HUD itself only on a terminal; in `run` always, to pass them on.
         let readsKeys = ownsKeys ? screen != nil && Terminal.isTerminal(STDIN_FILENO) : true
         while !state.finished {
@@ -81,7 +81,7 @@ public final class Session {
             slots[exitSlot].fd = program == nil && state.status == .running ? sampler.exitDescriptor : -1
             slots[actionLogSlot].fd = actionLog?.pollDescriptor ?? -1
             for index in slots.indices { slots[index].revents = 0 }
-            guard case .success = SystemCall.poll(&slots) else { break }
+            guard case .success = SystemCall.poll(&slots, until: ticks.deadline) else { break }
 
             if slots[signalSlot].revents != 0 { for signal in signals.drain() { handle(signal: signal) } }
             if slots[outputSlot].revents & Int16(POLLOUT) != 0 { program?.flushInput() }
@@ -89,7 +89,7 @@ public final class Session {
             if slots[keySlot].revents != 0 { readKeys() }
             if slots[exitSlot].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
             if slots[actionLogSlot].revents != 0 { actionLog?.read(into: events.aggregator) }
-            if slots[tickSlot].revents != 0, timer.expirations() > 0, !state.finished { takeSample() }
+            if ticks.expirations() > 0, !state.finished { takeSample() }
             if let screen {
                 if screen.needsRelayout { relayout() }
                 if !state.finished { screen.draw() }

@@ -23,3 +23,29 @@ public final class TickTimer {
         return read(descriptor, &count, 8) == 8 ? count : 0
     }
 }
+
+/// The ticks of a session as deadlines on CLOCK_MONOTONIC, for a loop that waits in `ppoll`
+/// anyway: the wait's timeout is the next tick, so a tick costs that one system call where a
+/// timerfd in the poll set cost the poll and a read of the timer (measured: Benchmarks/README.md).
+/// Like the timerfd, no drift (deadlines are start + k × interval) and a late wake-up is one tick
+/// that counts the periods it missed.
+public struct TickSchedule {
+    public let intervalNanoseconds: UInt64
+    /// The next tick's time.
+    public private(set) var deadline: UInt64
+
+    public init(intervalNanoseconds: UInt64, now: UInt64 = monotonicNanoseconds()) {
+        self.intervalNanoseconds = max(intervalNanoseconds, 1)
+        deadline = now &+ self.intervalNanoseconds
+    }
+
+    /// Periods elapsed by `now` since the last call (0 if the next tick is not due), the deadline
+    /// moved past `now`.
+    public mutating func expirations(now: UInt64 = monotonicNanoseconds()) -> UInt64 {
+        guard now >= deadline else { return 0 }
+        let periods = (now - deadline) / intervalNanoseconds + 1
+        deadline &+= periods &* intervalNanoseconds
+        return periods
+    }
+}
+
