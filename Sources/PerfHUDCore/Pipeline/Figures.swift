@@ -143,7 +143,11 @@ public final class Figure {
     }
 
     /// The figure's value in a tick's report and event figures.
-    func read(_ r: Report, _ e: EventSnapshot) -> Double? {
+    func read(_ r: Report, _ e: EventSnapshot) -> Double? { Self.read(field, r, e) }
+
+    /// The value of the figure `field` (the recorder walks its columns as fields, not figures: no
+    /// reference counted per figure per tick).
+    static func read(_ field: Field, _ r: Report, _ e: EventSnapshot) -> Double? {
         switch field {
         case .cpu_percent: return r.cpuPercent
         case .cpu_machine_percent: return r.cpuMachinePercent

@@ -47,6 +47,14 @@ public final class Recorder {
     /// The sample, frame and action rows of the current second, written at the commit.
     private var samples, frames, actions: BatchedInsert
     private static var sampleColumns: Int { leadingColumnCount + Figure.recorded.count }
+    /// A recorded figure as the row needs it: plain values (walking `Figure.recorded`'s objects
+    /// retains and releases each, every tick).
+    private struct Column {
+        let field: Figure.Field
+        let storage: Figure.Storage
+        let fromEvents: Bool
+    }
+    private static let columns = Figure.recorded.map { Column(field: $0.field, storage: $0.storage, fromEvents: $0.source == .events) }
     private let insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
     private var nameIDs: [String: Int64] = [:]
     private var lastCommit: UInt64
@@ -92,10 +100,12 @@ public final class Recorder {
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
-            // SQLite binds at most 32,766 values a statement: 32 rows of ~40 columns, 256 of 3.
+            // SQLite binds at most 32,766 values a statement. Past ~16 rows a statement, more save little
+            // (Benchmarks/recording_floor.c: 16 rows 16.0k instructions a row, 100 rows 15.6k); a second's
+            // frames at 60 FPS are 60, so 16 to a statement (at 256, none was ever a multi-row insert).
             samples = try BatchedInsert(database, table: "sample_log", width: Self.sampleColumns, rowsPerInsert: 32)
-            frames = try BatchedInsert(database, table: "frame_log", width: 3, rowsPerInsert: 256, reserveRows: 1024)
-            actions = try BatchedInsert(database, table: "action_log", width: 3, rowsPerInsert: 256, reserveRows: 1024)
+            frames = try BatchedInsert(database, table: "frame_log", width: 3, rowsPerInsert: 16, reserveRows: 1024)
+            actions = try BatchedInsert(database, table: "action_log", width: 3, rowsPerInsert: 16, reserveRows: 1024)
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
             insertName = try database.prepare("INSERT INTO names(name) VALUES (?1)")
             insertPhase = try database.prepare("INSERT INTO phases(t, name, rss_entry_bytes) VALUES (?1, ?2, ?3)")
@@ -140,15 +150,10 @@ public final class Recorder {
         let time = Self.milliseconds(elapsed: tick.report.elapsedSeconds)
         do {
             try recordPhases(tick.phases)
-            if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time) }
+            if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time, into: &samples) }
             if tick.isExitRow, case .exited(let code, let signal) = tick.status { recordEnd(exitCode: code, exitSignal: signal) }
-            for frame in tick.frames {
-                frames.appendInteger(milliseconds(frame.time)); frames.appendInteger(Int64((frame.milliseconds * 1000).rounded()))
-                frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
-            }
-            for action in tick.actions {
-                actions.appendInteger(time); actions.appendInteger(try nameID(action.label)); actions.appendReal(action.count)
-            }
+            if !tick.frames.isEmpty { recordFrames(tick.frames, into: &frames) }
+            if !tick.actions.isEmpty { try recordActions(tick.actions, time: time, into: &actions) }
             if tick.monotonicNanoseconds &- lastCommit >= 1_000_000_000 {
                 try writePending()
                 try dropOldestIfFull()
@@ -161,10 +166,24 @@ public final class Recorder {
         }
     }
 
+    // The rows are appended through one `inout` access each (`BatchedInsert`: not an exclusivity check per value).
+    private func recordFrames(_ tick: [RecordedFrame], into frames: inout BatchedInsert) {
+        for frame in tick {
+            frames.appendInteger(milliseconds(frame.time)); frames.appendInteger(BatchedInsert.nearest(frame.milliseconds * 1000))
+            frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
+        }
+    }
+
+    private func recordActions(_ tick: [(label: String, count: Double)], time: Int64, into actions: inout BatchedInsert) throws {
+        for action in tick {
+            actions.appendInteger(time); actions.appendInteger(try nameID(action.label)); actions.appendReal(action.count)
+        }
+    }
+
     /// The tick's row of `sample_log`, column by column in the table's order.
-    private func recordRow(_ tick: Tick, time: Int64) throws {
-        let report = tick.report, events = tick.events, phases = tick.phases, commandName = tick.commandName
-        let phaseID = try phases.current.map { try nameID($0.name) }
+    private func recordRow(_ tick: Tick, time: Int64, into samples: inout BatchedInsert) throws {
+        let events = tick.events, commandName = tick.commandName
+        let phaseID = try tick.phases.current.map { try nameID($0.name) }
         if let events, events.highFrequencyActions != lastHighFrequency {
             // A change: the new list, or one row without a label for "none from here".
             for action in events.highFrequencyActions {
@@ -184,23 +203,23 @@ public final class Recorder {
         }
         let figures = events ?? EventSnapshot()
         // Column by column, in the order of `sample_log`; written at the commit (`writePending`).
-        samples.appendInteger(time); samples.appendInteger(report.alive ? 1 : 0)
+        samples.appendInteger(time); samples.appendInteger(tick.report.alive ? 1 : 0)
         let hasEvents = events != nil   // once: comparing the optional snapshot with nil copies it
         samples.appendInteger(hasEvents ? 1 : nil); samples.appendInteger(phaseID)
         samples.appendInteger(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })
         samples.appendInteger(commandID)
         if let reasons { samples.appendText(reasons) } else { samples.appendNull() }
-        samples.appendInteger(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time)
-        if lastBusiest != .some(report.busiestThreads) {
-            samples.appendText(BusyThread.encoded(report.busiestThreads))
-            lastBusiest = .some(report.busiestThreads)
+        samples.appendInteger(Recording.milliseconds(unix: tick.report.wallSeconds) - startedAtMilliseconds - time)
+        if lastBusiest != .some(tick.report.busiestThreads) {
+            samples.appendText(BusyThread.encoded(tick.report.busiestThreads))
+            lastBusiest = .some(tick.report.busiestThreads)
         } else {
             samples.appendNull()
         }
         // Straight from the figure to its column, kept as its storage says (`BatchedInsert.append(_:storage:)`).
-        for figure in Figure.recorded {
-            if figure.source == .events && !hasEvents { samples.appendNull(); continue }
-            samples.append(figure.read(report, figures), storage: figure.storage)
+        for column in Self.columns {
+            if column.fromEvents && !hasEvents { samples.appendNull(); continue }
+            samples.append(Figure.read(column.field, tick.report, figures), storage: column.storage)
         }
     }
 
