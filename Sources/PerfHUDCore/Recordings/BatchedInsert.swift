@@ -20,6 +20,19 @@ struct BatchedInsert {
     struct Value {
         var kind: Kind
         var bits: Int64
+
+        init(kind: Kind, bits: Int64) { self.kind = kind; self.bits = bits }
+
+        /// A figure's value as its column keeps it (`Figure.Storage`; nil or not finite: NULL).
+        @inline(__always) init(_ value: Double?, storage: Figure.Storage) {
+            guard let value, value.isFinite else { self.init(kind: .null, bits: 0); return }
+            switch storage {
+            case .fixed(let scale): self.init(kind: .integer, bits: BatchedInsert.nearest(value * scale))
+            case .integer: self.init(kind: .integer, bits: BatchedInsert.nearest(value))
+            case .real: self.init(kind: .real, bits: Int64(bitPattern: value.bitPattern))
+            case .derived: self.init(kind: .null, bits: 0)
+            }
+        }
     }
 
     init(_ database: SQLiteDatabase, table: String, width: Int, rowsPerInsert: Int, reserveRows: Int = 128) throws {
@@ -44,15 +57,7 @@ struct BatchedInsert {
     @inline(__always) mutating func appendInteger(_ value: Int64?) { if let value { appendInteger(value) } else { appendNull() } }
 
     /// A figure's value as its column keeps it (`Figure.Storage`; nil or not finite: NULL).
-    @inline(__always) mutating func append(_ value: Double?, storage: Figure.Storage) {
-        guard let value, value.isFinite else { appendNull(); return }
-        switch storage {
-        case .fixed(let scale): appendInteger(Self.nearest(value * scale))
-        case .integer: appendInteger(Self.nearest(value))
-        case .real: appendReal(value)
-        case .derived: appendNull()
-        }
-    }
+    @inline(__always) mutating func append(_ value: Double?, storage: Figure.Storage) { values.append(Value(value, storage: storage)) }
 
     /// `Int64(value.rounded().clampedInt)` (to nearest, halves away from zero) without libm's
     /// `round`, a call per figure: the fraction `value - trunc(value)` is exact for any double.

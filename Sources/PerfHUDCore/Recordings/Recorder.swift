@@ -133,7 +133,16 @@ public final class Recorder {
 
     private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
     /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
-    private static func milliseconds(elapsed seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
+    private static func milliseconds(elapsed seconds: Double) -> Int64 { BatchedInsert.nearest(seconds * 1000) }
+
+    /// The current phase's id: the same phase tick after tick, looked up once (hashing its name costs ~600 instructions).
+    private func currentPhaseID(_ name: String) throws -> Int64 {
+        if let lastPhase, lastPhase.name == name { return lastPhase.id }
+        let id = try nameID(name)
+        lastPhase = (name, id)
+        return id
+    }
+    private var lastPhase: (name: String, id: Int64)?
 
     private func nameID(_ name: String) throws -> Int64 {
         if let id = nameIDs[name] { return id }
@@ -182,31 +191,32 @@ public final class Recorder {
 
     /// The tick's row of `sample_log`, column by column in the table's order.
     private func recordRow(_ tick: Tick, time: Int64, into samples: inout BatchedInsert) throws {
-        let events = tick.events, commandName = tick.commandName
-        let phaseID = try tick.phases.current.map { try nameID($0.name) }
-        if let events, events.highFrequencyActions != lastHighFrequency {
+        // The event figures are read in place (`tick.events?.…`), never bound whole: each binding of
+        // the snapshot is a copy (a retain per array, dictionary and string in it).
+        let commandName = tick.commandName
+        let phaseID = try tick.phases.current.map { try currentPhaseID($0.name) }
+        if let highFrequency = tick.events?.highFrequencyActions, highFrequency != lastHighFrequency {
             // A change: the new list, or one row without a label for "none from here".
-            for action in events.highFrequencyActions {
+            for action in highFrequency {
                 try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
             }
-            if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
-            lastHighFrequency = events.highFrequencyActions
+            if highFrequency.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
+            lastHighFrequency = highFrequency
         }
         // Written again after an exec that kept the name: a reader counts the target's execs by it.
         let commandID = commandName == lastCommandName && tick.sample.execsSeen == lastExecs ? nil : try nameID(commandName)
         lastCommandName = commandName
         lastExecs = tick.sample.execsSeen
         var reasons: String?
-        if let rejected = events?.rejected, rejected != lastRejected {
+        if let rejected = tick.events?.rejected, rejected != lastRejected {
             reasons = rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
             lastRejected = rejected
         }
-        let figures = events ?? EventSnapshot()
         // Column by column, in the order of `sample_log`; written at the commit (`writePending`).
         samples.appendInteger(time); samples.appendInteger(tick.report.alive ? 1 : 0)
-        let hasEvents = events != nil   // once: comparing the optional snapshot with nil copies it
+        let hasEvents = tick.hasEvents
         samples.appendInteger(hasEvents ? 1 : nil); samples.appendInteger(phaseID)
-        samples.appendInteger(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })
+        samples.appendInteger(tick.events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })
         samples.appendInteger(commandID)
         if let reasons { samples.appendText(reasons) } else { samples.appendNull() }
         samples.appendInteger(Recording.milliseconds(unix: tick.report.wallSeconds) - startedAtMilliseconds - time)
@@ -216,12 +226,21 @@ public final class Recorder {
         } else {
             samples.appendNull()
         }
-        // Straight from the figure to its column, kept as its storage says (`BatchedInsert.append(_:storage:)`).
-        for column in Self.columns {
-            if column.fromEvents && !hasEvents { samples.appendNull(); continue }
-            samples.append(Figure.read(column.field, tick.report, figures), storage: column.storage)
-        }
+        Self.appendFigures(tick.report, tick.events, into: &samples)
     }
+
+    /// Straight from each figure to its column, kept as its storage says (`BatchedInsert.append(_:storage:)`).
+    /// The report and the event figures are this function's borrowed arguments, not copies.
+    private static func appendFigures(_ report: Report, _ events: EventSnapshot?, into samples: inout BatchedInsert) {
+        guard let events else {
+            for column in columns {
+                if column.fromEvents { samples.appendNull() } else { samples.append(Figure.read(column.field, report, noEvents), storage: column.storage) }
+            }
+            return
+        }
+        for column in columns { samples.append(Figure.read(column.field, report, events), storage: column.storage) }
+    }
+    private static let noEvents = EventSnapshot()
 
     /// Writes the rows kept since the last commit.
     private func writePending() throws {
@@ -281,6 +300,11 @@ public final class Recorder {
         }
         database.close()
     }
+}
+
+private extension Tick {
+    /// Whether the session has an event socket, without copying the snapshot (`events != nil` does).
+    var hasEvents: Bool { if case .none = events { return false } else { return true } }
 }
 
 extension Recorder {
