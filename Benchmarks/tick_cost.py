@@ -20,6 +20,9 @@ event receiver thread's instructions per frame it took in (demo).
                 the demo: perfhud's own CPU over 1,200 ticks) beside the C floor
                 (Benchmarks/tick_floor.c) and top -b -d 0.01
     --cpu-only  only that (noisy on a shared machine: the instruction counts are the guard)
+Recording's floor: Benchmarks/recording_floor.c keeps the demo's rows with SQLite alone (the same
+table, values, pragmas, batching and commits), its instructions per row the same way (600 rows less
+200): floor.recording_row, what a recorded tick cannot cost less than with this layout.
 Exit status 1 when a count is more than 5 % above the kept one.
 """
 import os
@@ -141,6 +144,18 @@ def measure(work, pid):
     return figures
 
 
+def recording_floor(work):
+    """SQLite's own instructions per recorded tick (Benchmarks/recording_floor.c), the smallest of ROUNDS."""
+    floor = os.path.join(work, "recording_floor")
+    subprocess.run(["cc", "-O2", "-o", floor, str(ROOT / "Benchmarks" / "recording_floor.c"), "-lsqlite3"], check=True)
+    def total(rows):
+        profile = os.path.join(work, "cg.floor")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}", floor, os.path.join(work, "floor.db"), str(rows)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        return inclusive_counts(profile)[1]
+    return min((total(LONG) - total(SHORT)) / (LONG - SHORT) for _ in range(ROUNDS))
+
+
 def read_kept():
     kept = {}
     if KEPT.exists():
@@ -214,6 +229,7 @@ def main():
         sys.exit("tick_cost.py: valgrind is needed (apt-get install valgrind)")
     try:
         figures = measure(work, idle.pid)
+        figures["floor.recording_row"] = recording_floor(work)
         kept = read_kept()
         print(f"== instructions per tick at --tick 10ms (callgrind, a 600-row run less a 200-row run, smallest of {ROUNDS} rounds)")
         print(f"  {'figure':28} {'now':>10} {'kept':>10} {'ratio':>7}")
@@ -227,11 +243,15 @@ def main():
                 worse.append(key)
             print(f"  {key:28} {value:10.0f} {before if before is not None else float('nan'):10.0f} "
                   f"{ratio if ratio is not None else float('nan'):7.3f}{flag}")
+        demo, record = figures["demo.per_tick"], figures["record.per_tick"]
+        print(f"  --record adds {(record - demo) / demo * 100:.0f} % to the demo's tick (goal: 10 %); SQLite alone keeping "
+              f"the same rows (recording_floor.c) {figures['floor.recording_row'] / demo * 100:.0f} %")
         if "--update" in sys.argv:
             lines = ["# Instructions per tick of perfhud at --tick 10ms (Benchmarks/tick_cost.py; callgrind,",
                      "# a 600-row run less a 200-row run, strip --strip-debug build, the smallest of the rounds).",
                      "# Stages are inclusive counts (the functions: STAGES in tick_cost.py).",
-                     "# per_frame_received: the event receiver's instructions per frame taken in (demo)."]
+                     "# per_frame_received: the event receiver's instructions per frame taken in (demo).",
+                     "# floor.recording_row: SQLite alone keeping a tick of the demo's recording (recording_floor.c)."]
             lines += [f"{key} {value:.0f}" if value >= 100 else f"{key} {value:.3f}" for key, value in figures.items()]
             KEPT.write_text("\n".join(lines) + "\n")
             print(f"written: {KEPT}")

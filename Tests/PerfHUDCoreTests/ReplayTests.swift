@@ -157,6 +157,21 @@ final class ReplayTests: XCTestCase {
         XCTAssertTrue(replayed[5].contains("\"alive\":false"), replayed[5])
     }
 
+    /// The recorder rounds a figure to its stored resolution without libm's `round` (a call per
+    /// figure per tick): the same integer `rounded()` gives, halves away from zero, at the edges
+    /// where adding 0.5 would not (0.49999999999999994 + 0.5 is 1.0), and clamped like `clampedInt`.
+    func testAFigureIsStoredRoundedAsRoundedGivesIt() {
+        let edges: [Double] = [0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 1.0.nextDown,
+                               33.335 * 100, 4503599627370495.5, 4503599627370497, 9007199254740993, 1e15 + 0.5, 9.1e18, 9.3e18,
+                               -9.3e18, 1e300, -1e300, .greatestFiniteMagnitude, .leastNonzeroMagnitude]
+        var values = edges
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<10_000 { values.append(Double.random(in: -1e7...1e7, using: &generator).rounded(.down) + [0.5, 0.25, 0.75][Int.random(in: 0...2)]) }
+        for value in values {
+            XCTAssertEqual(BatchedInsert.nearest(value), Int64(value.rounded().clampedInt), "\(value)")
+        }
+    }
+
     func testAnOlderRecordingRepeatsItsLastSampleAsTheExitRow() throws {
         let path = NSTemporaryDirectory() + "perfhud-replay-old-\(getpid()).db"
         defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }

@@ -157,7 +157,8 @@ public final class Figure {
     /// The figure's value in a tick's report and event figures.
     func read(_ r: Report, _ e: EventSnapshot) -> Double? { Self.read(field, r, e) }
 
-    /// The value of `field` in a tick's report and event figures (for a walk over plain values: `Figure.Plain`).
+    /// The value of the figure `field`: the JSON row (`Figure.Plain`) and the recorder walk their
+    /// fields as plain values, not figures — no reference counted per figure per tick.
     static func read(_ field: Field, _ r: Report, _ e: EventSnapshot) -> Double? {
         switch field {
         case .cpu_percent: return r.cpuPercent

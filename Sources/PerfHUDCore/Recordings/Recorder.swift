@@ -47,6 +47,14 @@ public final class Recorder {
     /// The sample, frame and action rows of the current second, written at the commit.
     private var samples, frames, actions: BatchedInsert
     private static var sampleColumns: Int { leadingColumnCount + Figure.recorded.count }
+    /// A recorded figure as the row needs it: plain values (walking `Figure.recorded`'s objects
+    /// retains and releases each, every tick).
+    private struct Column {
+        let field: Figure.Field
+        let storage: Figure.Storage
+        let fromEvents: Bool
+    }
+    private static let columns = Figure.recorded.map { Column(field: $0.field, storage: $0.storage, fromEvents: $0.source == .events) }
     private let insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
     private var nameIDs: [String: Int64] = [:]
     private var lastCommit: UInt64
@@ -92,10 +100,12 @@ public final class Recorder {
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
-            // SQLite binds at most 32,766 values a statement: 32 rows of ~40 columns, 256 of 3.
+            // SQLite binds at most 32,766 values a statement. Past ~16 rows a statement, more save little
+            // (Benchmarks/recording_floor.c: 16 rows 16.0k instructions a row, 100 rows 15.6k); a second's
+            // frames at 60 FPS are 60, so 16 to a statement (at 256, none was ever a multi-row insert).
             samples = try BatchedInsert(database, table: "sample_log", width: Self.sampleColumns, rowsPerInsert: 32)
-            frames = try BatchedInsert(database, table: "frame_log", width: 3, rowsPerInsert: 256, reserveRows: 1024)
-            actions = try BatchedInsert(database, table: "action_log", width: 3, rowsPerInsert: 256, reserveRows: 1024)
+            frames = try BatchedInsert(database, table: "frame_log", width: 3, rowsPerInsert: 16, reserveRows: 1024)
+            actions = try BatchedInsert(database, table: "action_log", width: 3, rowsPerInsert: 16, reserveRows: 1024)
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
             insertName = try database.prepare("INSERT INTO names(name) VALUES (?1)")
             insertPhase = try database.prepare("INSERT INTO phases(t, name, rss_entry_bytes) VALUES (?1, ?2, ?3)")
@@ -123,7 +133,16 @@ public final class Recorder {
 
     private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
     /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
-    private static func milliseconds(elapsed seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
+    private static func milliseconds(elapsed seconds: Double) -> Int64 { BatchedInsert.nearest(seconds * 1000) }
+
+    /// The current phase's id: the same phase tick after tick, looked up once (hashing its name costs ~600 instructions).
+    private func currentPhaseID(_ name: String) throws -> Int64 {
+        if let lastPhase, lastPhase.name == name { return lastPhase.id }
+        let id = try nameID(name)
+        lastPhase = (name, id)
+        return id
+    }
+    private var lastPhase: (name: String, id: Int64)?
 
     private func nameID(_ name: String) throws -> Int64 {
         if let id = nameIDs[name] { return id }
@@ -140,15 +159,10 @@ public final class Recorder {
         let time = Self.milliseconds(elapsed: tick.report.elapsedSeconds)
         do {
             try recordPhases(tick.phases)
-            if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time) }
+            if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time, into: &samples) }
             if tick.isExitRow, case .exited(let code, let signal) = tick.status { recordEnd(exitCode: code, exitSignal: signal) }
-            for frame in tick.frames {
-                frames.appendInteger(milliseconds(frame.time)); frames.appendInteger(Int64((frame.milliseconds * 1000).rounded()))
-                frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
-            }
-            for action in tick.actions {
-                actions.appendInteger(time); actions.appendInteger(try nameID(action.label)); actions.appendReal(action.count)
-            }
+            if !tick.frames.isEmpty { recordFrames(tick.frames, into: &frames) }
+            if !tick.actions.isEmpty { try recordActions(tick.actions, time: time, into: &actions) }
             if tick.monotonicNanoseconds &- lastCommit >= 1_000_000_000 {
                 try writePending()
                 try dropOldestIfFull()
@@ -161,48 +175,72 @@ public final class Recorder {
         }
     }
 
+    // The rows are appended through one `inout` access each (`BatchedInsert`: not an exclusivity check per value).
+    private func recordFrames(_ tick: [RecordedFrame], into frames: inout BatchedInsert) {
+        for frame in tick {
+            frames.appendInteger(milliseconds(frame.time)); frames.appendInteger(BatchedInsert.nearest(frame.milliseconds * 1000))
+            frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
+        }
+    }
+
+    private func recordActions(_ tick: [(label: String, count: Double)], time: Int64, into actions: inout BatchedInsert) throws {
+        for action in tick {
+            actions.appendInteger(time); actions.appendInteger(try nameID(action.label)); actions.appendReal(action.count)
+        }
+    }
+
     /// The tick's row of `sample_log`, column by column in the table's order.
-    private func recordRow(_ tick: Tick, time: Int64) throws {
-        let report = tick.report, events = tick.events, phases = tick.phases, commandName = tick.commandName
-        let phaseID = try phases.current.map { try nameID($0.name) }
-        if let events, events.highFrequencyActions != lastHighFrequency {
+    private func recordRow(_ tick: Tick, time: Int64, into samples: inout BatchedInsert) throws {
+        // The event figures are read in place (`tick.events?.…`), never bound whole: each binding of
+        // the snapshot is a copy (a retain per array, dictionary and string in it).
+        let commandName = tick.commandName
+        let phaseID = try tick.phases.current.map { try currentPhaseID($0.name) }
+        if let highFrequency = tick.events?.highFrequencyActions, highFrequency != lastHighFrequency {
             // A change: the new list, or one row without a label for "none from here".
-            for action in events.highFrequencyActions {
+            for action in highFrequency {
                 try insertHighFrequency.run([.integer(time), .integer(try nameID(action.action)), .real(action.rate), .real(action.peak)])
             }
-            if events.highFrequencyActions.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
-            lastHighFrequency = events.highFrequencyActions
+            if highFrequency.isEmpty { try insertHighFrequency.run([.integer(time), nil, nil, nil]) }
+            lastHighFrequency = highFrequency
         }
         // Written again after an exec that kept the name: a reader counts the target's execs by it.
         let commandID = commandName == lastCommandName && tick.sample.execsSeen == lastExecs ? nil : try nameID(commandName)
         lastCommandName = commandName
         lastExecs = tick.sample.execsSeen
         var reasons: String?
-        if let rejected = events?.rejected, rejected != lastRejected {
+        if let rejected = tick.events?.rejected, rejected != lastRejected {
             reasons = rejected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
             lastRejected = rejected
         }
-        let figures = events ?? EventSnapshot()
         // Column by column, in the order of `sample_log`; written at the commit (`writePending`).
-        samples.appendInteger(time); samples.appendInteger(report.alive ? 1 : 0)
-        let hasEvents = events != nil   // once: comparing the optional snapshot with nil copies it
+        samples.appendInteger(time); samples.appendInteger(tick.report.alive ? 1 : 0)
+        let hasEvents = tick.hasEvents
         samples.appendInteger(hasEvents ? 1 : nil); samples.appendInteger(phaseID)
-        samples.appendInteger(events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })
+        samples.appendInteger(tick.events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })
         samples.appendInteger(commandID)
         if let reasons { samples.appendText(reasons) } else { samples.appendNull() }
-        samples.appendInteger(Recording.milliseconds(unix: report.wallSeconds) - startedAtMilliseconds - time)
-        if lastBusiest != .some(report.busiestThreads) {
-            samples.appendText(BusyThread.encoded(report.busiestThreads))
-            lastBusiest = .some(report.busiestThreads)
+        samples.appendInteger(Recording.milliseconds(unix: tick.report.wallSeconds) - startedAtMilliseconds - time)
+        if lastBusiest != .some(tick.report.busiestThreads) {
+            samples.appendText(BusyThread.encoded(tick.report.busiestThreads))
+            lastBusiest = .some(tick.report.busiestThreads)
         } else {
             samples.appendNull()
         }
-        // Straight from the figure to its column, kept as its storage says (`BatchedInsert.append(_:storage:)`).
-        for figure in Figure.recorded {
-            if figure.source == .events && !hasEvents { samples.appendNull(); continue }
-            samples.append(figure.read(report, figures), storage: figure.storage)
-        }
+        Self.appendFigures(tick.report, tick.events, into: &samples)
     }
+
+    /// Straight from each figure to its column, kept as its storage says (`BatchedInsert.append(_:storage:)`).
+    /// The report and the event figures are this function's borrowed arguments, not copies.
+    private static func appendFigures(_ report: Report, _ events: EventSnapshot?, into samples: inout BatchedInsert) {
+        guard let events else {
+            for column in columns {
+                if column.fromEvents { samples.appendNull() } else { samples.append(Figure.read(column.field, report, noEvents), storage: column.storage) }
+            }
+            return
+        }
+        for column in columns { samples.append(Figure.read(column.field, report, events), storage: column.storage) }
+    }
+    private static let noEvents = EventSnapshot()
 
     /// Writes the rows kept since the last commit.
     private func writePending() throws {
@@ -262,6 +300,11 @@ public final class Recorder {
         }
         database.close()
     }
+}
+
+private extension Tick {
+    /// Whether the session has an event socket, without copying the snapshot (`events != nil` does).
+    var hasEvents: Bool { if case .none = events { return false } else { return true } }
 }
 
 extension Recorder {

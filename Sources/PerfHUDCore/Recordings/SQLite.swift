@@ -104,9 +104,11 @@ final class SQLiteStatement {
 
     /// Readies the statement for new bindings (the `BatchedInsert` path: bound one by one, then `step`).
     func reset() { sqlite3_reset(statement) }
-    func bindNull(_ index: Int32) throws { try database.check(sqlite3_bind_null(statement, index)) }
-    func bind(_ index: Int32, integer: Int64) throws { try database.check(sqlite3_bind_int64(statement, index, integer)) }
-    func bind(_ index: Int32, real: Double) throws { try database.check(sqlite3_bind_double(statement, index, real)) }
+    // The database (an unowned reference: loading it is a runtime call) only for the message of a failure.
+    func bindNull(_ index: Int32) throws { try checked(sqlite3_bind_null(statement, index)) }
+    func bind(_ index: Int32, integer: Int64) throws { try checked(sqlite3_bind_int64(statement, index, integer)) }
+    func bind(_ index: Int32, real: Double) throws { try checked(sqlite3_bind_double(statement, index, real)) }
+    @inline(__always) private func checked(_ result: Int32) throws { if result != SQLITE_OK { try database.check(result) } }
     func bind(_ index: Int32, text: String) throws { try bind(index, .text(text)) }
 
     /// Runs an insert or update once.
