@@ -168,7 +168,7 @@ final class ReplayTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<10_000 { values.append(Double.random(in: -1e7...1e7, using: &generator).rounded(.down) + [0.5, 0.25, 0.75][Int.random(in: 0...2)]) }
         for value in values {
-            XCTAssertEqual(BatchedInsert.nearest(value), Int64(value.rounded().clampedInt), "\(value)")
+            XCTAssertEqual(value.nearestInteger, Int64(value.rounded().clampedInt), "\(value)")
         }
     }
 

@@ -220,7 +220,7 @@ public enum ReportFormatter {
         for _ in 0..<decimals { scale *= 10 }
         // A value too large for its decimals in 64 bits (above 9.2e12 at 6) is printed whole.
         if abs(value) * Double(scale) >= 9.2e18 { scale = 1; decimals = 0 }
-        let magnitude = roundedMagnitude(value * Double(scale))
+        let magnitude = (value * Double(scale)).nearestInteger.magnitude
         if value < 0 && magnitude != 0 { out.put(UInt8(ascii: "-")) }
         out.putDigits(magnitude / scale)
         var fraction = magnitude % scale
@@ -230,19 +230,6 @@ public enum ReportFormatter {
             out.put(UInt8(ascii: "."))
             out.putDigits(fraction, width: digits)
         }
-    }
-
-    /// `abs(x).rounded()` (half away from zero) as an integer, without libm's `round` (a call
-    /// per number of the row): truncation of x + 0.5, less one where that addition rounded up
-    /// (0.49999999999999994 + 0.5 is 1.0; whole − 0.5 is exact below 2^52, where every double
-    /// is already whole). `abs(x)` is below 9.2e18 (`appendNumber`).
-    @inline(__always)
-    private static func roundedMagnitude(_ x: Double) -> UInt64 {
-        let y = abs(x)
-        guard y < 4_503_599_627_370_496 else { return UInt64(y) }
-        var whole = UInt64(y + 0.5)
-        if Double(whole) - 0.5 > y { whole -= 1 }
-        return whole
     }
 
     /// A JSON number with at most `decimals` decimals, trailing zeros dropped: `52.3`, `0`, `-1.25`.

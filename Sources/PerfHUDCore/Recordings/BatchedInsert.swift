@@ -27,8 +27,8 @@ struct BatchedInsert {
         @inline(__always) init(_ value: Double?, storage: Figure.Storage) {
             guard let value, value.isFinite else { self.init(kind: .null, bits: 0); return }
             switch storage {
-            case .fixed(let scale): self.init(kind: .integer, bits: BatchedInsert.nearest(value * scale))
-            case .integer: self.init(kind: .integer, bits: BatchedInsert.nearest(value))
+            case .fixed(let scale): self.init(kind: .integer, bits: (value * scale).nearestInteger)
+            case .integer: self.init(kind: .integer, bits: value.nearestInteger)
             case .real: self.init(kind: .real, bits: Int64(bitPattern: value.bitPattern))
             case .derived: self.init(kind: .null, bits: 0)
             }
@@ -58,17 +58,6 @@ struct BatchedInsert {
 
     /// A figure's value as its column keeps it (`Figure.Storage`; nil or not finite: NULL).
     @inline(__always) mutating func append(_ value: Double?, storage: Figure.Storage) { values.append(Value(value, storage: storage)) }
-
-    /// `Int64(value.rounded().clampedInt)` (to nearest, halves away from zero) without libm's
-    /// `round`, a call per figure: the fraction `value - trunc(value)` is exact for any double.
-    @inline(__always) static func nearest(_ value: Double) -> Int64 {
-        guard !value.isNaN else { return 0 }
-        guard value > -9.2e18 else { return Int64(Int.min) }
-        guard value < 9.2e18 else { return Int64(Int.max) }
-        let whole = Int64(value)
-        let fraction = value - Double(whole)
-        return fraction >= 0.5 ? whole + 1 : fraction <= -0.5 ? whole - 1 : whole
-    }
 
     /// Writes the rows kept: `rowsPerInsert` at a time, the rest one by one.
     mutating func write() throws {

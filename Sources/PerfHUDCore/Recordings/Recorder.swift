@@ -133,7 +133,7 @@ public final class Recorder {
 
     private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
     /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
-    private static func milliseconds(elapsed seconds: Double) -> Int64 { BatchedInsert.nearest(seconds * 1000) }
+    private static func milliseconds(elapsed seconds: Double) -> Int64 { (seconds * 1000).nearestInteger }
 
     /// The current phase's id: the same phase tick after tick, looked up once (hashing its name costs ~600 instructions).
     private func currentPhaseID(_ name: String) throws -> Int64 {
@@ -178,7 +178,7 @@ public final class Recorder {
     // The rows are appended through one `inout` access each (`BatchedInsert`: not an exclusivity check per value).
     private func recordFrames(_ tick: [RecordedFrame], into frames: inout BatchedInsert) {
         for frame in tick {
-            frames.appendInteger(milliseconds(frame.time)); frames.appendInteger(BatchedInsert.nearest(frame.milliseconds * 1000))
+            frames.appendInteger(milliseconds(frame.time)); frames.appendInteger((frame.milliseconds * 1000).nearestInteger)
             frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
         }
     }
