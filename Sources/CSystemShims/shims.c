@@ -30,6 +30,8 @@ struct perfhud_datagram_batch {
     unsigned char *data;
     unsigned char *control;
     size_t control_size;
+    /* Messages the last receive filled: only their headers were changed by the kernel. */
+    unsigned int filled;
 };
 
 perfhud_datagram_batch *perfhud_batch_create(unsigned int count, size_t size) {
@@ -46,6 +48,15 @@ perfhud_datagram_batch *perfhud_batch_create(unsigned int count, size_t size) {
         perfhud_batch_destroy(batch);
         return NULL;
     }
+    for (unsigned int i = 0; i < count; i++) {
+        batch->vectors[i].iov_base = batch->data + (size_t)i * size;
+        batch->vectors[i].iov_len = size;
+        struct msghdr *header = &batch->messages[i].msg_hdr;
+        header->msg_iov = &batch->vectors[i];
+        header->msg_iovlen = 1;
+        header->msg_control = batch->control + (size_t)i * batch->control_size;
+        header->msg_controllen = batch->control_size;
+    }
     return batch;
 }
 
@@ -58,18 +69,14 @@ void perfhud_batch_destroy(perfhud_datagram_batch *batch) {
     free(batch);
 }
 
+/* The headers are set up once (perfhud_batch_create); of what recvmmsg writes back, only a
+ * header's msg_controllen is read by the next call, so only the headers the last call filled
+ * are reset: with one datagram a wake-up, resetting all 64 cost more than the datagram's parse. */
 int perfhud_batch_receive(int fd, perfhud_datagram_batch *batch) {
-    for (unsigned int i = 0; i < batch->count; i++) {
-        batch->vectors[i].iov_base = batch->data + (size_t)i * batch->size;
-        batch->vectors[i].iov_len = batch->size;
-        struct msghdr *header = &batch->messages[i].msg_hdr;
-        memset(header, 0, sizeof *header);
-        header->msg_iov = &batch->vectors[i];
-        header->msg_iovlen = 1;
-        header->msg_control = batch->control + (size_t)i * batch->control_size;
-        header->msg_controllen = batch->control_size;
-    }
-    return recvmmsg(fd, batch->messages, batch->count, MSG_DONTWAIT, NULL);
+    for (unsigned int i = 0; i < batch->filled; i++) batch->messages[i].msg_hdr.msg_controllen = batch->control_size;
+    int received = recvmmsg(fd, batch->messages, batch->count, MSG_DONTWAIT, NULL);
+    batch->filled = received > 0 ? (unsigned int)received : 0;
+    return received;
 }
 
 const unsigned char *perfhud_batch_data(const perfhud_datagram_batch *batch, unsigned int index, size_t *length) {
