@@ -178,14 +178,14 @@ def callgrind_total(path):
 
 # (receiver, transport, lines per datagram) -> (datagrams of the short run, of the long one, pace)
 CALLGRIND_RUNS = {
-    ("perfhud", "unix", 1): (5_000, 30_000, None),
-    ("perfhud", "unix", 32): (300, 1_300, None),
-    ("perfhud", "udp", 1): (5_000, 30_000, 20_000),
-    ("perfhud", "udp", 32): (300, 1_300, 2_000),
     ("limit", "unix", 1): (5_000, 30_000, None),
     ("limit", "unix", 32): (300, 1_300, None),
     ("collectd", "udp", 1): (4_000, 20_000, 2_000),
     ("collectd", "udp", 32): (200, 1_000, 200),
+    ("perfhud", "unix", 1): (5_000, 30_000, None),
+    ("perfhud", "unix", 32): (300, 1_300, None),
+    ("perfhud", "udp", 1): (5_000, 30_000, 20_000),
+    ("perfhud", "udp", 32): (300, 1_300, 2_000),
 }
 
 
@@ -224,34 +224,32 @@ def instruction_table(work):
     subprocess.run(["strip", "--strip-debug", perfhud], check=True)
     global PERFHUD
     full, PERFHUD = PERFHUD, perfhud
-    figures, peers = {}, {}
+    figures, peers, worse = {}, {}, []
+    kept = read_kept()
+    print(f"== instructions per line received (callgrind, user space, every thread; a long run less a short one; "
+          f"Unix queue {queue_length()})", flush=True)
+    print(f"  {'figure':22} {'now':>8} {'kept':>8} {'ratio':>7}   {'limit (Unix)':>12} {'collectd (UDP)':>14}", flush=True)
     try:
         for (kind, transport, lines) in CALLGRIND_RUNS:
             if kind == "collectd" and not have_collectd():
                 continue
             value = instructions_per_line(work, kind, transport, lines)
-            if kind == "perfhud":
-                figures[f"{transport}.{lines}line.per_line"] = value
-            else:
+            if kind != "perfhud":
                 peers[(kind, transport, lines)] = value
+                continue
+            key = f"{transport}.{lines}line.per_line"
+            figures[key] = value
+            before = kept.get(key)
+            ratio = value / before if before else float("nan")
+            flag = "  WORSE by more than 5 %" if before and ratio > 1 + TOLERANCE else ""
+            if flag:
+                worse.append(key)
+            limit = peers.get(("limit", "unix", lines))
+            collectd = peers.get(("collectd", "udp", lines))
+            print(f"  {key:22} {value:8.0f} {before if before else float('nan'):8.0f} {ratio:7.3f}   "
+                  f"{limit if limit else float('nan'):12.0f} {collectd if collectd else float('nan'):14.0f}{flag}", flush=True)
     finally:
         PERFHUD = full
-    kept = read_kept()
-    worse = []
-    print(f"== instructions per line received (callgrind, user space, every thread; a long run less a short one; "
-          f"Unix queue {queue_length()})")
-    print(f"  {'figure':22} {'now':>8} {'kept':>8} {'ratio':>7}   {'limit (Unix)':>12} {'collectd (UDP)':>14}")
-    for key, value in figures.items():
-        transport, size = key.split(".")[0], int(key.split(".")[1].removesuffix("line"))
-        before = kept.get(key)
-        ratio = value / before if before else float("nan")
-        flag = "  WORSE by more than 5 %" if before and ratio > 1 + TOLERANCE else ""
-        if flag:
-            worse.append(key)
-        limit = peers.get(("limit", "unix", size))
-        collectd = peers.get(("collectd", "udp", size))
-        print(f"  {key:22} {value:8.0f} {before if before else float('nan'):8.0f} {ratio:7.3f}   "
-              f"{limit if limit else float('nan'):12.0f} {collectd if collectd else float('nan'):14.0f}{flag}")
     if "--update" in sys.argv:
         lines = ["# Instructions per event line received by perfhud attach (Benchmarks/ingest_cost.py; callgrind,",
                  "# strip --strip-debug build, every thread, a long run less a short one, Unix queue 512).",

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -41,6 +42,10 @@ int main(int argc, char **argv) {
     }
     int size = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    // A SIGTERM that comes between the check of `stop` and the call would leave the call waiting
+    // for a datagram that never comes: it gives up every 100 ms to look again.
+    struct timeval patience = { 0, 100 * 1000 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
     struct sigaction action = { .sa_handler = on_term };
     sigaction(SIGTERM, &action, NULL);
     enum { COUNT = 64, SIZE = 65536 };

@@ -354,6 +354,11 @@ public enum EventLineParser {
     /// A decimal number: `16`, `16.7`, `-2`, `.5`, `1e3`. No hex, no inf, no nan.
     static func number(_ bytes: UnsafeRawBufferPointer) -> Double? {
         guard !bytes.isEmpty, bytes.count <= 32 else { return nil }
+        // The common count, `1` (and any one digit): what the loop below gives, without it.
+        if bytes.count == 1 {
+            let digit = bytes[0] &- 0x30
+            return digit <= 9 ? Double(digit) : nil
+        }
         var index = 0
         var negative = false
         if bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+") { negative = bytes[0] == UInt8(ascii: "-"); index = 1 }
