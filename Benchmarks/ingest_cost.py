@@ -4,11 +4,13 @@ statsd plugin, and the kept instruction counts it must not exceed (issue 22, par
 
 Instructions (the guard; callgrind, stable on a noisy machine): `perfhud attach` on a
 strip --strip-debug copy of the build receiving N1 and then N2 datagrams from
-Benchmarks/ingest_sender.c, (count of the N2 run - count of the N1 run) / lines in between, so
-start-up is not counted; every thread of the process. Unix: blocking sends, nothing lost, every
+Benchmarks/ingest_sender.c, (count of the N2 run - count of the N1 run) / lines in between; the
+count of its receiving thread (EventReceiver.receiveLoop, inclusive), so neither start-up nor the
+main thread's ticks are in it. Unix: blocking sends, nothing lost, every
 batch full (the receiver is the slower under valgrind). UDP: paced sends; the lines perfhud counted
 must be the lines sent. Beside them the limit (recvmmsg + count newlines) and collectd 5's statsd
-plugin, counted the same way: user-space instructions only (the kernel's are not in callgrind's).
+plugin, counted the same way but for every thread of the process: user-space instructions only
+(the kernel's are not in callgrind's).
 
 CPU (--cpu, --cpu-only): lines per CPU-second of the receiver with a full queue. Each round a fresh
 receiver pinned to CPU 0 and the sender on the same CPU at a real-time priority (chrt -f, as root):
@@ -169,6 +171,19 @@ def send(transport, destination, lines, *extra, pin=True, prefix=()):
 
 # ---------------------------------------------------------------- instructions (callgrind)
 
+def receiver_instructions(path):
+    """The inclusive count of perfhud's receiving thread (EventReceiver.receiveLoop): what taking
+    the datagrams in costs, without the ticks of the main thread (whose snapshot of the frame
+    window costs more the more frames a run left in it) or start-up."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
+                          capture_output=True, text=True, check=True).stdout
+    counts = [int(match.group(1).replace(",", "")) for match in
+              re.finditer(r"^\s*([\d,]+) \([ \d.]+%\)\s+\S*13EventReceiverC11receiveLoop", text, re.MULTILINE)]
+    if not counts:
+        raise RuntimeError("no EventReceiver.receiveLoop in " + path)
+    return max(counts)
+
+
 def callgrind_total(path):
     for line in open(path):
         if line.startswith("summary:") or line.startswith("totals:"):
@@ -203,7 +218,7 @@ def instructions_per_line(work, kind, transport, lines):
         counted = receiver.finish(flush=6)
         if counted != sent:
             raise RuntimeError(f"{kind} {transport} {lines}-line: {sent} lines sent, {counted} counted under callgrind")
-        counts.append((callgrind_total(out), counted))
+        counts.append((receiver_instructions(out) if kind == "perfhud" else callgrind_total(out), counted))
     (short_total, short_lines), (long_total, long_lines) = counts
     return (long_total - short_total) / (long_lines - short_lines)
 
@@ -226,7 +241,8 @@ def instruction_table(work):
     full, PERFHUD = PERFHUD, perfhud
     figures, peers, worse = {}, {}, []
     kept = read_kept()
-    print(f"== instructions per line received (callgrind, user space, every thread; a long run less a short one; "
+    print(f"== instructions per line received (callgrind, user space; perfhud's receiving thread, the others' whole "
+          f"process; a long run less a short one; "
           f"Unix queue {queue_length()})", flush=True)
     print(f"  {'figure':22} {'now':>8} {'kept':>8} {'ratio':>7}   {'limit (Unix)':>12} {'collectd (UDP)':>14}", flush=True)
     try:
@@ -252,7 +268,7 @@ def instruction_table(work):
         PERFHUD = full
     if "--update" in sys.argv:
         lines = ["# Instructions per event line received by perfhud attach (Benchmarks/ingest_cost.py; callgrind,",
-                 "# strip --strip-debug build, every thread, a long run less a short one, Unix queue 512).",
+                 "# strip --strip-debug build, the receiving thread, a long run less a short one, Unix queue 512).",
                  "# unix: the event socket, blocking sends; udp: --statsd-udp, paced sends."]
         lines += [f"{key} {value:.1f}" for key, value in figures.items()]
         KEPT.write_text("\n".join(lines) + "\n")
@@ -262,14 +278,14 @@ def instruction_table(work):
 
 # ---------------------------------------------------------------- CPU (full queue)
 
-CYCLES = 40
+CYCLES = 100
 # Datagrams put in the queue before each drain: what the smallest receive buffer among the
 # receivers (collectd's default 208 KiB) holds, so all drain the same batches.
 FILL = {1: 200, 32: 40}
 
 
 def cpu_round(kind, transport, lines, directory):
-    receiver = Receiver(kind, transport, directory, prefix=PIN_RECEIVER, duration="3s")
+    receiver = Receiver(kind, transport, directory, prefix=PIN_RECEIVER, duration="4s")
     pid = receiver.process.pid
     sender_kind = "collectd" if kind == "collectd" else transport.split("+")[0]
     started = time.monotonic()
@@ -280,7 +296,7 @@ def cpu_round(kind, transport, lines, directory):
                 pin=False, prefix=FILLER)
     time.sleep(0.1)
     used = cpu_ns(pid) - before
-    if kind == "perfhud" and time.monotonic() - started > 2.5:
+    if kind == "perfhud" and time.monotonic() - started > 3.5:
         raise RuntimeError("a round took longer than perfhud's --duration allows")
     counted = receiver.finish()
     return counted, used, sent
@@ -299,8 +315,8 @@ RECEIVERS = [
 def cpu_table(directory):
     receivers = [r for r in RECEIVERS if r[0] != "collectd" or have_collectd()]
     print(f"== lines per CPU-second of the receiver, full queue (receiver on CPU 0; {CYCLES} times a round "
-          f"stopped, {FILL[1]} 1-line or {FILL[32]} 32-line datagrams queued, drained); median of {ROUNDS} rounds; "
-          f"Unix queue {queue_length()}")
+          f"{FILL[1]} 1-line or {FILL[32]} 32-line datagrams queued by a sender on the same CPU at a real-time priority, "
+          f"then drained); median of {ROUNDS} rounds; Unix queue {queue_length()}")
     results = {}
     for lines in (1, 32):
         rates = {(kind, transport): [] for kind, transport, _ in receivers}
@@ -319,14 +335,17 @@ def cpu_table(directory):
             print(f"    {name:44s} {medians[(kind, transport)] / 1e6:6.3f} M lines/s   "
                   f"(rounds {', '.join(f'{v / 1e6:.3f}' for v in values)}; spread {spread:.0f} %; "
                   f"{min(kept_share[(kind, transport)]) * 100:.0f} % of the lines queued counted)")
-        ours_unix, ours_udp = medians[("perfhud", "unix")], medians[("perfhud", "udp")]
-        line = (f"    perfhud Unix / limit Unix = {ours_unix / medians[('limit', 'unix')]:.2f}x "
-                f"(/ limit with SO_PASSCRED = {ours_unix / medians[('limit', 'unix+passcred')]:.2f}x); "
-                f"perfhud UDP / limit UDP = {ours_udp / medians[('limit', 'udp')]:.2f}x")
-        if ("collectd", "udp") in medians:
-            line += (f"; perfhud UDP / collectd = {ours_udp / medians[('collectd', 'udp')]:.2f}x, "
-                     f"perfhud Unix / collectd = {ours_unix / medians[('collectd', 'udp')]:.2f}x")
-        print(line)
+        # Each ratio is the median of the rounds' ratios: the receivers of a round ran one after
+        # the other within seconds, so a change in the machine's load over minutes cancels out.
+        def ratio(ours, theirs):
+            return statistics.median(a / b for a, b in zip(rates[ours], rates[theirs]))
+        pairs = [("perfhud Unix / limit Unix", ("perfhud", "unix"), ("limit", "unix")),
+                 ("perfhud Unix / limit with SO_PASSCRED", ("perfhud", "unix"), ("limit", "unix+passcred")),
+                 ("perfhud UDP / limit UDP", ("perfhud", "udp"), ("limit", "udp")),
+                 ("perfhud UDP / collectd", ("perfhud", "udp"), ("collectd", "udp")),
+                 ("perfhud Unix / collectd", ("perfhud", "unix"), ("collectd", "udp"))]
+        print("    ratios (median of the rounds' ratios): " + "; ".join(
+            f"{name} = {ratio(ours, theirs):.2f}x" for name, ours, theirs in pairs if theirs in rates))
     print("  goals (1-line): >= 0.8x the C limit, >= 1.2x collectd")
     return results
 
