@@ -12,7 +12,8 @@
 
   4. Event ingest on one core: lines per CPU-second of the receiver, with parsing and
      aggregation, for 1-line and 32-line datagrams, against a minimal C recvmmsg loop that only
-     counts lines (the limit) and collectd's statsd plugin fed the same lines over UDP.
+     counts lines (the limit) and collectd's statsd plugin fed the same lines over UDP, each
+     draining a full queue (Benchmarks/ingest_cost.py --cpu-only).
   5. Client cost: nanoseconds per PerfHUDClient action() call in the calling thread.
   6. perfhud daemon against Debian's prometheus-process-exporter watching the same process: CPU
      per scrape, CPU per second between scrapes, RSS; /metrics render time with 200 action labels.
@@ -217,90 +218,6 @@ def wait_for_path(path, timeout=5):
         time.sleep(0.02)
 
 
-COLLECTD_CONF = """Hostname "bench"
-FQDNLookup false
-Interval 1
-BaseDir "{dir}"
-PIDFile "{dir}/collectd.pid"
-PluginDir "/usr/lib/collectd"
-TypesDB "/usr/share/collectd/types.db"
-LoadPlugin statsd
-LoadPlugin csv
-<Plugin statsd>
-  Host "127.0.0.1"
-  Port "{port}"
-  DeleteCounters false
-</Plugin>
-<Plugin csv>
-  DataDir "{dir}/csv"
-  StoreRates false
-</Plugin>
-"""
-
-
-def ingest_rates(sender, limit, seconds):
-    """Lines per CPU-second of each receiver (pinned to CPU 0; the sender on CPU 1)."""
-    results = []
-    target = subprocess.Popen(["sleep", "3600"])
-    pin_receiver, pin_sender = ["taskset", "-c", "0"], ["taskset", "-c", "1"]
-    try:
-        for lines in (1, 32):
-            with tempfile.TemporaryDirectory() as directory:
-                # The limit: C recvmmsg counting newlines, on a Unix socket.
-                path = os.path.join(directory, "limit.sock")
-                receiver = subprocess.Popen(pin_receiver + [limit, path], stdout=subprocess.PIPE, text=True)
-                receiver.stdout.readline()
-                before = cpu_ns(receiver.pid)
-                subprocess.run(pin_sender + [sender, "unix", path, str(lines), str(seconds)], capture_output=True, check=True)
-                used = cpu_ns(receiver.pid) - before
-                receiver.terminate()
-                counted = int(receiver.stdout.read().split()[-1])
-                results.append((lines, "C recvmmsg + count newlines (limit), Unix", counted, used))
-
-                # perfhud: parse and aggregate, over its Unix socket and over UDP.
-                for transport in ("unix", "udp"):
-                    path = os.path.join(directory, f"perfhud-{transport}.sock")
-                    port = 18126
-                    argv = [PERFHUD, "attach", str(target.pid), "--events", path, "--output", "json", "--tick", "1s"]
-                    if transport == "udp":
-                        argv += ["--statsd-udp", f"127.0.0.1:{port}"]
-                    receiver = subprocess.Popen(pin_receiver + argv, stdout=subprocess.PIPE, text=True)
-                    wait_for_path(path)
-                    time.sleep(0.3)
-                    before = cpu_ns(receiver.pid)
-                    destination = path if transport == "unix" else str(port)
-                    subprocess.run(pin_sender + [sender, transport, destination, str(lines), str(seconds)], capture_output=True, check=True)
-                    time.sleep(0.2)
-                    used = cpu_ns(receiver.pid) - before
-                    receiver.terminate()
-                    out, _ = receiver.communicate(timeout=30)
-                    received = json.loads(out.splitlines()[-1])["events_received"]
-                    results.append((lines, f"perfhud (parse + aggregate), {transport.upper() if transport == 'udp' else 'Unix'}", received, used))
-
-                # collectd's statsd plugin, the same number of lines over UDP, tags in the names.
-                if shutil.which("collectd") and os.path.exists("/usr/lib/collectd/statsd.so"):
-                    conf = os.path.join(directory, "collectd.conf")
-                    open(conf, "w").write(COLLECTD_CONF.format(dir=directory, port=18127))
-                    receiver = subprocess.Popen(pin_receiver + ["collectd", "-f", "-C", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    time.sleep(1)
-                    before = cpu_ns(receiver.pid)
-                    subprocess.run(pin_sender + [sender, "udp", "18127", str(lines), str(seconds), "plain"], capture_output=True, check=True)
-                    time.sleep(2.5)    # its 1 s interval writes the counters out
-                    used = cpu_ns(receiver.pid) - before - 2_500_000 * 0   # idle time costs ~nothing
-                    receiver.terminate()
-                    receiver.wait()
-                    processed = 0
-                    csv_dir = os.path.join(directory, "csv", "bench", "statsd")
-                    for name in os.listdir(csv_dir) if os.path.isdir(csv_dir) else []:
-                        if name.startswith("derive-"):
-                            last = open(os.path.join(csv_dir, name)).read().strip().splitlines()[-1]
-                            processed += int(float(last.split(",")[1]))
-                    results.append((lines, "collectd statsd plugin, UDP", processed, used))
-    finally:
-        target.kill()
-    return results
-
-
 def client_cost():
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "client.sock")
@@ -468,20 +385,11 @@ def daemon_section():
 
 
 def events_sections():
-    seconds = 2 if QUICK else 4
-    with tempfile.TemporaryDirectory() as directory:
-        sender = build(directory, "ingest_sender")
-        limit = build(directory, "recvmmsg_limit")
-        print(f"\n## 4. event ingest on one core (receiver on CPU 0, sender on CPU 1, {seconds} s each)")
-        print("  lines per CPU-second of the receiver (lines it handled / its CPU time)")
-        rows = ingest_rates(sender, limit, seconds)
-        for lines in (1, 32):
-            subset = [row for row in rows if row[0] == lines]
-            limit_rate = next(count / (used / 1e9) for _, name, count, used in subset if name.startswith("C "))
-            print(f"  {lines}-line datagrams:")
-            for _, name, count, used in subset:
-                rate = count / (used / 1e9) if used > 0 else float("nan")
-                print(f"    {name:46s} {count:10d} lines {used / 1e9:6.2f} CPU s {rate / 1e6:6.2f} M lines/s  ({rate / limit_rate:4.2f}x the limit)")
+    # Benchmarks/ingest_cost.py: lines per receiver CPU-second with a full queue, medians of
+    # rounds, beside the C limit and collectd (it runs in a network namespace of its own as root).
+    print("\n## 4. event ingest on one core", flush=True)
+    rounds = ["--rounds", "3"] if QUICK else []
+    subprocess.run([sys.executable, str(ROOT / "Benchmarks/ingest_cost.py"), "--cpu-only", "--bin", str(BIN), *rounds])
     cost, dropped, noop = client_cost()
     print("\n## 5. PerfHUDClient action() in the calling thread (bursts of 1000, median of runs)")
     print(f"  with perfhud receiving: {cost:6.1f} ns per call ({dropped} dropped); without PERFHUD_SOCKET: {noop:4.1f} ns")

@@ -4,6 +4,7 @@ import json
 import math
 import os
 import random
+import signal
 import socket
 import stat
 import subprocess
@@ -130,6 +131,50 @@ def test_accept_from_target_rejects_a_stranger(tmp_path):
     assert last["events_rejected_by_reason"] == {"peer": 1}
     assert last["actions_total"] == 0
     assert not os.path.exists(path), "the socket is removed on exit"
+
+
+def test_target_and_stranger_interleaved_in_one_batch_are_each_judged(tmp_path):
+    """The receiver decides once per run of datagrams from one sender: the target's, a stranger's
+    and the target's again, queued while perfhud is stopped so that one recvmmsg takes all nine,
+    are accepted, refused and accepted."""
+    path = str(tmp_path / "events.sock")
+    target_script = textwrap.dedent("""
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        for line in sys.stdin:
+            for _ in range(3):
+                s.sendto(b'perfhud.action:1|c|#action:Target', sys.argv[1])
+            print('sent', flush=True)
+    """)
+    stranger = ("import socket, sys; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                "for _ in range(3): s.sendto(b'perfhud.action:1|c|#action:Stranger', sys.argv[1])")
+    target = subprocess.Popen([sys.executable, "-c", target_script, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        proc = subprocess.Popen([PERFHUD, "attach", str(target.pid), "--events", path, "--accept-from", "target",
+                                 "--output", "json", "--tick", "200ms", "--duration", "2.5s"],
+                                stdout=subprocess.PIPE, text=True)
+        for _ in range(250):
+            if os.path.exists(path):
+                break
+            time.sleep(0.02)
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            for sender in ("target", "stranger", "target"):
+                if sender == "target":
+                    target.stdin.write("go\n"); target.stdin.flush()
+                    assert target.stdout.readline().strip() == "sent"
+                else:
+                    subprocess.run([sys.executable, "-c", stranger, path], check=True, timeout=10)
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        target.kill()
+    last = json.loads(out.splitlines()[-1])
+    assert last["events_received"] == 6
+    assert last["actions_total"] == 6, "the target's six, before and after the stranger's"
+    assert last["events_rejected_by_reason"] == {"peer": 3}
 
 
 def test_socket_file_and_directory_modes(tmp_path):

@@ -86,18 +86,15 @@ public enum EventLineParser {
         return lines
     }
 
-    /// The index of `byte` in `bytes[from...]`; nil when absent. A plain loop: the separators of
-    /// a line are a few bytes apart, where calling memchr costs more than it saves.
+    /// The index of `byte` in `bytes[from...]`; nil when absent. memchr: a line's longest spans
+    /// (a label in the name or in the tags, tens of bytes) are scanned many bytes at a time, where a
+    /// loop took 4 to 5 instructions a byte; for the short ones (a count, a type) the call costs
+    /// about what the loop did.
     @inline(__always)
     static func find(_ byte: UInt8, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
-        guard from < bytes.count, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        var index = from
-        let count = bytes.count
-        while index < count {
-            if base[index] == byte { return index }
-            index += 1
-        }
-        return nil
+        guard from < bytes.count, let base = bytes.baseAddress,
+              let found = memchr(base + from, Int32(byte), bytes.count - from) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     @inline(__always)
@@ -106,8 +103,10 @@ public enum EventLineParser {
     }
 
     static func parseLine<Sink: EventSink>(_ line: UnsafeRawBufferPointer, into sink: inout Sink) {
-        if hasPrefix(line, "_e{") { if isDogStatsDEvent(line) { sink.ignored() } else { sink.malformed() }; return }
-        if hasPrefix(line, "_sc|") { if isServiceCheck(line) { sink.ignored() } else { sink.malformed() }; return }
+        if line.first == UInt8(ascii: "_") {
+            if hasPrefix(line, "_e{") { if isDogStatsDEvent(line) { sink.ignored() } else { sink.malformed() }; return }
+            if hasPrefix(line, "_sc|") { if isServiceCheck(line) { sink.ignored() } else { sink.malformed() }; return }
+        }
         // name:values|type[|@rate][|#tags]
         guard let colon = find(UInt8(ascii: ":"), in: line, from: 0), colon > 0,
               let pipe = find(UInt8(ascii: "|"), in: line, from: colon + 1), pipe > colon + 1 else {
@@ -262,6 +261,11 @@ public enum EventLineParser {
     static func tag(_ key: StaticString, in tags: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard let base = tags.baseAddress else { return nil }
         let length = key.utf8CodeUnitCount
+        // No comma at all (one tag, the common case): no parentheses to follow.
+        if memchr(base, Int32(UInt8(ascii: ",")), tags.count) == nil {
+            guard tags.count >= length, memcmp(base, key.utf8Start, length) == 0 else { return nil }
+            return slice(tags, length, tags.count)
+        }
         var start = 0
         while start < tags.count {
             var end = start
@@ -350,6 +354,11 @@ public enum EventLineParser {
     /// A decimal number: `16`, `16.7`, `-2`, `.5`, `1e3`. No hex, no inf, no nan.
     static func number(_ bytes: UnsafeRawBufferPointer) -> Double? {
         guard !bytes.isEmpty, bytes.count <= 32 else { return nil }
+        // The common count, `1` (and any one digit): what the loop below gives, without it.
+        if bytes.count == 1 {
+            let digit = bytes[0] &- 0x30
+            return digit <= 9 ? Double(digit) : nil
+        }
         var index = 0
         var negative = false
         if bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+") { negative = bytes[0] == UInt8(ascii: "-"); index = 1 }

@@ -250,42 +250,65 @@ public final class EventReceiver {
             // Asked to stop: what is queued still counts (a program's last frames, sent as it
             // exits, belong in the last report).
             let stopping = descriptors[0].revents != 0
-            for (index, checksCredentials) in [(1, true), (2, false)] where stopping || descriptors[index].revents != 0 {
-                guard descriptors[index].fd >= 0 else { continue }
-                receive(from: descriptors[index].fd, checksCredentials: checksCredentials, batch: batch)
+            if descriptors[1].fd >= 0 && (stopping || descriptors[1].revents != 0) {
+                receive(from: descriptors[1].fd, checksCredentials: true, batch: batch)
+            }
+            if descriptors[2].fd >= 0 && (stopping || descriptors[2].revents != 0) {
+                receive(from: descriptors[2].fd, checksCredentials: false, batch: batch)
             }
             if stopping { return }
         }
     }
 
+    /// A batch this full says the senders outrun the receiver: the queue has likely filled again
+    /// while it was parsed, so the next batch is taken at once rather than after a poll(2). A
+    /// Unix socket's queue holds 11 datagrams where net.unix.max_dgram_qlen is the kernel's 10
+    /// (512 where systemd set it), so a batch is seldom the full 64 there. Below it, back to
+    /// poll: a sender slower than the receiver leaves one or two datagrams a wake-up, and one more
+    /// recvmmsg would find nothing.
+    static let drainAgainAt: Int32 = 8
+
     /// Takes what is queued on `descriptor`, batch by batch, into the aggregator.
     private func receive(from descriptor: Int32, checksCredentials: Bool, batch: OpaquePointer) {
-        let capacity = Self.batchCapacity
         while true {
             let received = perfhud_batch_receive(descriptor, batch)
             if received <= 0 { break }
             let count = Int(received)
-            var reasons = [String?](repeating: nil, count: count)
-            for message in 0..<count {
-                if perfhud_batch_truncated(batch, UInt32(message)) != 0 { reasons[message] = "truncated"; continue }
-                guard checksCredentials else { continue }
-                var pid: Int32 = 0
-                var uid: UInt32 = 0
-                let known = perfhud_batch_sender(batch, UInt32(message), &pid, &uid) == 1
-                reasons[message] = known ? filter.refusal(pid: pid, uid: uid) : "no_credentials"
-            }
-            let now = monotonicNanoseconds()
-            aggregator.withLock { ingest in
-                ingest.setTime(now)
+            // Who sent each datagram is decided before the aggregator's lock is taken (deciding
+            // may read /proc); consecutive datagrams of one sender, the usual batch, ask once.
+            withUnsafeTemporaryAllocation(of: Refusal.self, capacity: count) { refusals in
+                var last: (pid: Int32, uid: UInt32, refusal: Refusal)? = nil
                 for message in 0..<count {
-                    if let reason = reasons[message] { ingest.reject(reason: reason); continue }
-                    var length = 0
-                    guard let data = perfhud_batch_data(batch, UInt32(message), &length) else { continue }
-                    let lines = EventLineParser.parse(UnsafeRawBufferPointer(start: data, count: length), into: &ingest)
-                    ingest.countLines(lines)
+                    var refusal = Refusal.none
+                    if perfhud_batch_truncated(batch, UInt32(message)) != 0 {
+                        refusal = .truncated
+                    } else if checksCredentials {
+                        var pid: Int32 = 0
+                        var uid: UInt32 = 0
+                        if perfhud_batch_sender(batch, UInt32(message), &pid, &uid) != 1 {
+                            refusal = .noCredentials
+                        } else if let last, last.pid == pid, last.uid == uid {
+                            refusal = last.refusal
+                        } else {
+                            refusal = filter.refusal(pid: pid, uid: uid)
+                            last = (pid, uid, refusal)
+                        }
+                    }
+                    refusals[message] = refusal
+                }
+                let now = monotonicNanoseconds()
+                aggregator.withLock { ingest in
+                    ingest.setTime(now)
+                    for message in 0..<count {
+                        if let reason = refusals[message].reason { ingest.reject(reason: reason); continue }
+                        var length = 0
+                        guard let data = perfhud_batch_data(batch, UInt32(message), &length) else { continue }
+                        let lines = EventLineParser.parse(UnsafeRawBufferPointer(start: data, count: length), into: &ingest)
+                        ingest.countLines(lines)
+                    }
                 }
             }
-            if received < Int32(capacity) { break }
+            if received < Self.drainAgainAt { break }
         }
     }
 
@@ -381,6 +404,22 @@ public final class EventReceiverPool: @unchecked Sendable {
     }
 }
 
+/// Why a datagram is refused; its `reason` label in `events_rejected_by_reason`. A byte rather
+/// than the label: a batch's verdicts are kept in a buffer on the stack.
+enum Refusal: UInt8 {
+    case none, truncated, noCredentials, peer, otherTarget
+
+    var reason: String? {
+        switch self {
+        case .none: return nil
+        case .truncated: return "truncated"
+        case .noCredentials: return "no_credentials"
+        case .peer: return "peer"
+        case .otherTarget: return "other_target"
+        }
+    }
+}
+
 /// Decides whether a sender may send: by user id, or by being the target or its descendant
 /// (walking the parent chain in /proc). Decisions are cached for a second per PID.
 final class PeerFilter {
@@ -426,12 +465,12 @@ final class PeerFilter {
         pthread_mutex_unlock(&mutex)
     }
 
-    func accepts(pid: Int32, uid: UInt32) -> Bool { refusal(pid: pid, uid: uid) == nil }
+    func accepts(pid: Int32, uid: UInt32) -> Bool { refusal(pid: pid, uid: uid) == .none }
 
-    /// Why a datagram from `pid` is refused (the `reason` label), or nil when it is accepted.
-    func refusal(pid: Int32, uid: UInt32) -> String? {
+    /// Why a datagram from `pid` is refused, or `.none` when it is accepted.
+    func refusal(pid: Int32, uid: UInt32) -> Refusal {
         let family = self.family(of: pid)
-        if family == .otherTarget { return "other_target" }
+        if family == .otherTarget { return .otherTarget }
         let allowed: Bool
         switch policy {
         case .any: allowed = true
@@ -439,7 +478,7 @@ final class PeerFilter {
         case .target: allowed = family == .target
         case nil: allowed = uid == ourUID || family == .target
         }
-        return allowed ? nil : "peer"
+        return allowed ? .none : .peer
     }
 
     private func family(of pid: Int32) -> Family {
