@@ -20,6 +20,7 @@ event receiver thread's instructions per frame it took in (demo).
                 the demo: perfhud's own CPU over 1,200 ticks) beside the C floor
                 (Benchmarks/tick_floor.c) and top -b -d 0.01
     --cpu-only  only that (noisy on a shared machine: the instruction counts are the guard)
+    --against DIR  with --cpu: also the attach of another build, in the same run
 Recording's floor: Benchmarks/recording_floor.c keeps the demo's rows with SQLite alone (the same
 table, values, pragmas, batching and commits), its instructions per row the same way (600 rows less
 200): floor.recording_row, what a recorded tick cannot cost less than with this layout.
@@ -40,6 +41,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 KEPT = ROOT / "Benchmarks" / "tick_instructions.txt"
 BIN = pathlib.Path(sys.argv[sys.argv.index("--bin") + 1]) if "--bin" in sys.argv else ROOT / ".build" / "release"
 SHORT, LONG = 200, 600
+AGAINST = pathlib.Path(sys.argv[sys.argv.index("--against") + 1]) if "--against" in sys.argv else None
 ROUNDS = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 2
 TOLERANCE = 0.05
 
@@ -198,6 +200,9 @@ def cpu_table(work, pid):
         "C floor writing perfhud's JSON row": lambda: marginal(lambda n: [floor, str(pid), "10000000", str(n), "row"]),
         "top -b -d 0.01 -p PID": lambda: marginal(lambda n: ["top", "-b", "-d", "0.01", "-n", str(n), "-p", str(pid)]),
         "perfhud attach, JSON": lambda: marginal(lambda n: [perfhud, "attach", str(pid), "--tick", "10ms", "--count", str(n), "--output", "json"]),
+        # --against DIR: another build's attach in the same run (before and after a change).
+        **({f"attach of {AGAINST}": lambda: marginal(lambda n: [str(AGAINST / "perfhud"), "attach", str(pid), "--tick", "10ms", "--count",
+                                                                str(n), "--output", "json"])} if AGAINST else {}),
         "perfhud demo, JSON": lambda: demo_cpu_per_tick(perfhud, []),
         "perfhud demo, JSON, --record": lambda: demo_cpu_per_tick(perfhud, ["--record", os.path.join(work, f"cpu{time.time_ns()}.db")]),
     }
