@@ -1,4 +1,3 @@
-import CSystemShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,24 +16,6 @@ public enum SystemCall {
             if code != EINTR { return .failure(SystemError(code)) }
             if timeoutMilliseconds >= 0 { return .success(0) }
         }
-    }
-
-    /// ppoll(2) until `deadline` (CLOCK_MONOTONIC nanoseconds; nil: no limit). An interrupted
-    /// call returns 0 (nothing ready): the caller looks at the clock and its signals again.
-    public static func poll(_ descriptors: inout [pollfd], until deadline: UInt64?) -> Result<Int32, SystemError> {
-        var timeout = timespec()
-        if let deadline {
-            let now = monotonicNanoseconds()
-            let rest = deadline > now ? deadline - now : 0
-            timeout = timespec(tv_sec: Int(rest / 1_000_000_000), tv_nsec: Int(rest % 1_000_000_000))
-        }
-        let result = descriptors.withUnsafeMutableBufferPointer { slots in
-            deadline == nil ? perfhud_ppoll(slots.baseAddress, UInt(slots.count), nil)
-                            : perfhud_ppoll(slots.baseAddress, UInt(slots.count), &timeout)
-        }
-        if result >= 0 { return .success(result) }
-        let code = errno
-        return code == EINTR ? .success(0) : .failure(SystemError(code))
     }
 
     /// read(2) into `buffer`: the number of bytes (0 at the end).
