@@ -66,7 +66,10 @@ def run_children(script, env, tick="100ms"):
     clock = re.findall(r"(\d+)m([\d.]+)s", "\n".join(result.stderr.splitlines()[-2:]))
     assert len(clock) == 4, result.stderr
     children = sum(int(minutes) * 60 + float(seconds) for minutes, seconds in clock)
-    in_group = result.stderr.splitlines()[0].strip() != "0"
+    # grep's count is the first line the program writes; perfhud's own warnings may come before it.
+    counts = [line.strip() for line in result.stderr.splitlines() if line.strip().isdigit()]
+    assert counts, result.stderr
+    in_group = counts[0] != "0"
     assert not leftover_groups(), "the run's group is removed when it ends"
     return rows, children, in_group
 
