@@ -105,4 +105,31 @@ final class FrameWindowTests: XCTestCase {
         XCTAssertEqual((0..<histogram.count).map { histogram.value(atRank: $0) }, rest.map { $0.atResolution(1000) })
         XCTAssertNil(histogram.value(atRank: rest.count))
     }
+
+    /// Every rank, from both ends of each level of the histogram's sums, against a sort, while
+    /// durations come and go: clusters (a 60 FPS program's), a spread up past the fine range, and
+    /// repeats of one microsecond.
+    func testEveryRankMatchesASortAsDurationsComeAndGo() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> Double {   // xorshift: the same sequence on every run
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Double(state % 1_000_000) / 1_000_000
+        }
+        let histogram = DurationHistogram()
+        var kept: [Double] = []
+        for round in 0..<40 {
+            for _ in 0..<50 {
+                let kind = next()
+                let value = kind < 0.6 ? 16.6 + next() * 0.4 : kind < 0.9 ? next() * 140 : 33.333
+                histogram.add(value); kept.append(value)
+            }
+            for _ in 0..<(round % 3 == 2 ? 60 : 20) where !kept.isEmpty {
+                let value = kept.remove(at: Int(next() * Double(kept.count)))
+                histogram.remove(value)
+            }
+            let ordered = kept.sorted().map { $0.atResolution(1000) }
+            XCTAssertEqual(histogram.count, ordered.count)
+            XCTAssertEqual((0..<ordered.count).map { histogram.value(atRank: $0) }, ordered, "round \(round)")
+        }
+    }
 }

@@ -59,4 +59,28 @@ final class JSONRowTests: XCTestCase {
         let plain = try row(report, command: "python3 -m http.server")
         XCTAssertEqual(plain["command"] as? String, "python3 -m http.server")
     }
+
+    /// The test of 8 bytes at a time that lets a text be copied whole: each byte that needs an
+    /// escape (and a C1 control, and a non-ASCII letter), at each place of texts of 1 to 20 bytes
+    /// (inside a word, across two, in the tail), comes out escaped and the text reads back whole.
+    func testEachByteThatNeedsAnEscapeIsFoundWhereverItStands() throws {
+        let escaped: [Character] = (0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) }
+            + ["\"", "\\", "\u{7F}", "\u{85}", "\u{9F}", "é"]
+        for length in 1...20 {
+            for place in 0..<length {
+                for special in escaped {
+                    var characters = Array(repeating: Character("a"), count: length)
+                    characters[place] = special
+                    let text = String(characters)
+                    let quoted = ReportFormatter.quoted(text)
+                    XCTAssertFalse(quoted.utf8.contains { $0 < 0x20 || $0 == 0x7F }, "\(length) \(place): \(quoted)")
+                    XCTAssertFalse(quoted.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, "\(length) \(place): \(quoted)")
+                    let back = try JSONSerialization.jsonObject(with: Data(quoted.utf8), options: .fragmentsAllowed) as? String
+                    XCTAssertEqual(back, text, "\(length) \(place)")
+                }
+                let plain = String(repeating: "b", count: length)
+                XCTAssertEqual(ReportFormatter.quoted(plain), "\"" + plain + "\"")
+            }
+        }
+    }
 }

@@ -9,33 +9,42 @@ import Glibc
 /// of the raw durations followed by `atResolution(1000)` gave.
 ///
 /// Durations from 0 up to `fineMilliseconds` have a counter each (calloc'd: only the pages of the
-/// durations that occur become resident; 60 FPS touches one or two of its 128), grouped in blocks
-/// of 128 µs whose sums let a walk skip them; a walk starts at the lowest or the highest block in
-/// use, whichever end is nearer its rank (a 60 FPS program's frames fill one or two blocks, so a
-/// percentile is a walk of those, not of the ~130 empty blocks below 16.7 ms). Longer ones (and negative ones, which the parser
-/// refuses but a caller could add) are kept as values in sorted arrays: they are few a second.
+/// durations that occur become resident; 60 FPS touches one or two of its 128), summed by 16 in
+/// three levels above it (16 µs, 256 µs, 4.096 ms; the top has 32 sums): a percentile walks down
+/// them, in each node from whichever end is nearer its rank, the top level from the lowest or the
+/// highest sum in use: a few dozen sums. (Blocks of 128 µs walked from the lowest in use were ~3.7k
+/// of the demo's ~52k instructions a tick: one frame of 1 ms put 130 blocks between it and
+/// 16.7 ms.) Longer ones (and negative ones,
+/// which the parser refuses but a caller could add) are kept as values in sorted arrays: they are
+/// few a second.
 final class DurationHistogram {
     static let fineKeys = 1 << 17                                   // 131.072 ms
     static let fineMilliseconds = Double(fineKeys) / 1000
-    private static let blockShift = 7
-    private static let blockKeys = 1 << blockShift
-    private let fine: UnsafeMutablePointer<UInt32>
-    private var blocks = [UInt32](repeating: 0, count: DurationHistogram.fineKeys >> DurationHistogram.blockShift)
+    /// Each sum counts 16 of the level below.
+    private static let fanShift = 4
+    private static let fan = 1 << fanShift
+    /// `sums[0]` is the fine counters; `sums[level][i]` is the sum of `sums[level - 1][16 i ..< 16 i + 16]`.
+    private static let levels = 4
+    private let sums: [UnsafeMutablePointer<UInt32>]
     /// Durations below 0 and from `fineMilliseconds` up, each sorted.
     private var below: [Double] = []
     private var above: [Double] = []
     private(set) var count = 0
-    /// Durations counted in `fine`.
+    /// Durations counted in `sums[0]`.
     private var fineCount = 0
-    /// No block outside `lowestBlock...highestBlock` counts a duration (the bounds may be loose:
-    /// a removal leaves them, a walk moves them in past empty blocks).
-    private var lowestBlock = Int.max, highestBlock = -1
+    /// No top-level sum outside `lowestTop...highestTop` counts a duration (loose: a removal leaves
+    /// them, a walk moves them in past empty sums). A walk's first level starts there, not at an
+    /// end of the whole range: a 60 FPS program's frames are all in the 5th of the 32.
+    private var lowestTop = Int.max, highestTop = -1
 
     init() {
-        fine = calloc(Self.fineKeys, MemoryLayout<UInt32>.stride)!.bindMemory(to: UInt32.self, capacity: Self.fineKeys)
+        sums = (0..<Self.levels).map { level in
+            let count = Self.fineKeys >> (Self.fanShift * level)
+            return calloc(count, MemoryLayout<UInt32>.stride)!.bindMemory(to: UInt32.self, capacity: count)
+        }
     }
 
-    deinit { free(fine) }
+    deinit { for level in sums { free(level) } }
 
     /// The counter of a duration in the fine range, or nil outside it.
     @inline(__always)
@@ -50,12 +59,13 @@ final class DurationHistogram {
         guard !milliseconds.isNaN else { return }
         count += 1
         if let key = Self.key(milliseconds) {
-            fine[key] &+= 1
-            let block = key >> Self.blockShift
-            blocks[block] &+= 1
+            sums.withUnsafeBufferPointer { sums in
+                for level in 0..<Self.levels { sums[level][key >> (Self.fanShift * level)] &+= 1 }
+            }
             fineCount += 1
-            lowestBlock = min(lowestBlock, block)
-            highestBlock = max(highestBlock, block)
+            let top = key >> (Self.fanShift * (Self.levels - 1))
+            lowestTop = min(lowestTop, top)
+            highestTop = max(highestTop, top)
         } else if milliseconds < 0 {
             below.insert(milliseconds, at: Self.insertionPoint(of: milliseconds, in: below))
         } else {
@@ -67,9 +77,10 @@ final class DurationHistogram {
     func remove(_ milliseconds: Double) {
         guard !milliseconds.isNaN else { return }
         if let key = Self.key(milliseconds) {
-            guard fine[key] > 0 else { return }
-            fine[key] -= 1
-            blocks[key >> Self.blockShift] -= 1
+            guard sums[0][key] > 0 else { return }
+            sums.withUnsafeBufferPointer { sums in
+                for level in 0..<Self.levels { sums[level][key >> (Self.fanShift * level)] -= 1 }
+            }
             fineCount -= 1
         } else if milliseconds < 0 {
             let index = Self.insertionPoint(of: milliseconds, in: below)
@@ -103,38 +114,31 @@ final class DurationHistogram {
             rest -= fineCount
             return rest < above.count ? above[rest].atResolution(1000) : nil
         }
-        while lowestBlock < highestBlock && blocks[lowestBlock] == 0 { lowestBlock += 1 }
-        while highestBlock > lowestBlock && blocks[highestBlock] == 0 { highestBlock -= 1 }
-        return blocks.withUnsafeBufferPointer { blocks in
-            if rest < fineCount / 2 {
-                // Up from the lowest block in use.
-                for block in lowestBlock...highestBlock {
-                    let inBlock = Int(blocks[block])
-                    if rest >= inBlock { rest -= inBlock; continue }
-                    var key = block << Self.blockShift
-                    while true {
-                        let here = Int(fine[key])
-                        if rest < here { return Double(key) / 1000 }
-                        rest -= here
-                        key += 1
-                    }
+        return sums.withUnsafeBufferPointer { sums in
+            // Down the levels: in the node holding the rank, past the sums before it, from
+            // whichever end of the node is nearer.
+            let top = Self.levels - 1
+            while lowestTop < highestTop && sums[top][lowestTop] == 0 { lowestTop += 1 }
+            while highestTop > lowestTop && sums[top][highestTop] == 0 { highestTop -= 1 }
+            var node = 0, nodeCount = fineCount
+            for level in stride(from: top, through: 0, by: -1) {
+                let first = level == top ? lowestTop : node << Self.fanShift
+                let width = level == top ? highestTop - lowestTop + 1 : Self.fan
+                let here = sums[level]
+                if rest < nodeCount / 2 {
+                    var index = first
+                    while rest >= Int(here[index]) { rest -= Int(here[index]); index += 1 }
+                    node = index
+                } else {
+                    var fromEnd = nodeCount - 1 - rest
+                    var index = first + width - 1
+                    while fromEnd >= Int(here[index]) { fromEnd -= Int(here[index]); index -= 1 }
+                    node = index
+                    rest = Int(here[index]) - 1 - fromEnd
                 }
-            } else {
-                // Down from the highest, counting ranks from the top.
-                var fromTop = fineCount - 1 - rest
-                for block in stride(from: highestBlock, through: lowestBlock, by: -1) {
-                    let inBlock = Int(blocks[block])
-                    if fromTop >= inBlock { fromTop -= inBlock; continue }
-                    var key = (block << Self.blockShift) + Self.blockKeys - 1
-                    while true {
-                        let here = Int(fine[key])
-                        if fromTop < here { return Double(key) / 1000 }
-                        fromTop -= here
-                        key -= 1
-                    }
-                }
+                nodeCount = Int(here[node])
             }
-            return nil   // not reached: the blocks count `fineCount` durations
+            return Double(node) / 1000
         }
     }
 

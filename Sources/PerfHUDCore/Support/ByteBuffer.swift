@@ -64,15 +64,23 @@ public struct ByteBuffer: ~Copyable {
         var limit: UInt64 = 10
         while length < 20 && value >= limit { length += 1; limit = limit &* 10 }
         length = max(length, min(width, 20))
+        // Two digits a step from the table of 00…99: half the divisions of a digit a step.
         var rest = value
-        var index = count + length - 1
-        while index >= count {
-            base[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-            index -= 1
+        var index = count + length
+        let pairs = Self.digitPairs.utf8Start
+        while index - 2 >= count {
+            let pair = Int(truncatingIfNeeded: rest % 100)
+            rest /= 100
+            index -= 2
+            base[index] = pairs[2 &* pair]
+            base[index + 1] = pairs[2 &* pair + 1]
         }
+        if index > count { base[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10) }
         count += length
     }
+
+    private static let digitPairs: StaticString =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     /// Reserves room for `text` and appends it.
     public mutating func append(_ text: StaticString) {
