@@ -7,13 +7,15 @@ copy of the build, with N1 and N2 rows: (count of the N2 run - count of the N1 r
 the cost of one more tick, start-up and the end excluded.
   idle    perfhud attach PID (a sleeping process)
   demo    perfhud demo (its 60 FPS frames and its actions on the event socket)
+  busy    perfhud attach PID of the demo program run alone (the same busy, two-thread target with
+          no events): the demo's tick less this one is what its frames and actions cost
   record  perfhud demo --record FILE
 Per stage (inclusive counts of the functions that are the stage): sampling (ProcessSampler.sample),
 store (MetricsStore.record), events (SessionEvents.tick: snapshot, drains), rows (ReportWriter.consume:
 the JSON row), recording (Recorder.record); the whole tick is Session.takeSample. Per frame: the
 event receiver thread's instructions per frame it took in (demo).
 
-  Benchmarks/tick_cost.py [--bin DIR] [--rounds N] [--update] [--cpu | --cpu-only]
+  Benchmarks/tick_cost.py [--bin DIR] [--rounds N] [--update] [--cpu | --cpu-only] [--warmth]
     --rounds    callgrind rounds, each figure the smallest of them (default 2)
     --update    writes the counts measured to Benchmarks/tick_instructions.txt
     --cpu       also CPU time per tick (rusage, a 1,500-tick run less a 300-tick run, median of 3;
@@ -21,6 +23,8 @@ event receiver thread's instructions per frame it took in (demo).
                 (Benchmarks/tick_floor.c) and top -b -d 0.01
     --cpu-only  only that (noisy on a shared machine: the instruction counts are the guard)
     --against DIR  with --cpu: also the attach of another build, in the same run
+    --warmth    with --cpu or --cpu-only: the floors and attach at a 10 ms and at a 1 ms tick, side
+                by side: how much of a tick is paid for waking with cold caches
 Recording's floor: Benchmarks/recording_floor.c keeps the demo's rows with SQLite alone (the same
 table, values, pragmas, batching and commits), its instructions per row the same way (600 rows less
 200): floor.recording_row, what a recorded tick cannot cost less than with this layout.
@@ -94,15 +98,16 @@ def frames_total(rows_path):
     return float(match.group(1)) if match else 0.0
 
 
-def run_session(work, perfhud, name, pid, count):
+def run_session(work, perfhud, name, pid, count, busy_pid=None):
     for stale in pathlib.Path(work).glob("cg.*"):
         stale.unlink()
     for suffix in ("", "-wal", "-shm"):
         path = pathlib.Path(work, "r.db" + suffix)
         if path.exists():
             path.unlink()
-    if name == "idle":
-        command = [perfhud, "attach", str(pid), "--tick", "10ms", "--count", str(count), "--output", "json"]
+    if name in ("idle", "busy"):
+        target = pid if name == "idle" else busy_pid
+        command = [perfhud, "attach", str(target), "--tick", "10ms", "--count", str(count), "--output", "json"]
     else:
         command = [perfhud, "demo", "--tick", "10ms", "--count", str(count), "--output", "json"]
         if name == "record":
@@ -130,20 +135,32 @@ def measure(work, pid):
     # demo's frames) is spread over fewer ticks when valgrind falls behind a 10 ms tick on a busy
     # machine: a figure is the smallest of ROUNDS rounds, the one least inflated by that.
     figures = {}
-    for _ in range(ROUNDS):
-        for name in ("idle", "demo", "record"):
-            short, long = run_session(work, perfhud, name, pid, SHORT), run_session(work, perfhud, name, pid, LONG)
-            ticks = LONG - SHORT
-            round_figures = {f"{name}.per_tick": (long["total"] - short["total"]) / ticks}
-            for stage in STAGES:
-                round_figures[f"{name}.{stage}"] = (long[stage] - short[stage]) / ticks
-            frames = long["frames"] - short["frames"]
-            if name == "demo" and frames > 0:
-                round_figures["demo.per_frame_received"] = (long["receiver"] - short["receiver"]) / frames
-                round_figures["demo.frames_per_tick"] = frames / ticks
-            for key, value in round_figures.items():
-                figures[key] = min(value, figures.get(key, value))
+    # The demo program alone (no event socket: it draws and sends nothing), the target of `busy`.
+    demo_program = subprocess.Popen([str(BIN / "perfhud-demo")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    try:
+        for _ in range(ROUNDS):
+            for name in ("idle", "busy", "demo", "record"):
+                measure_session(work, perfhud, name, pid, demo_program.pid, figures)
+    finally:
+        demo_program.kill()
+        demo_program.wait()
     return figures
+
+
+def measure_session(work, perfhud, name, pid, busy_pid, figures):
+    short = run_session(work, perfhud, name, pid, SHORT, busy_pid)
+    long = run_session(work, perfhud, name, pid, LONG, busy_pid)
+    ticks = LONG - SHORT
+    round_figures = {f"{name}.per_tick": (long["total"] - short["total"]) / ticks}
+    for stage in STAGES:
+        round_figures[f"{name}.{stage}"] = (long[stage] - short[stage]) / ticks
+    frames = long["frames"] - short["frames"]
+    if name == "demo" and frames > 0:
+        round_figures["demo.per_frame_received"] = (long["receiver"] - short["receiver"]) / frames
+        round_figures["demo.frames_per_tick"] = frames / ticks
+    for key, value in round_figures.items():
+        figures[key] = min(value, figures.get(key, value))
 
 
 def recording_floor(work):
@@ -215,8 +232,33 @@ def cpu_table(work, pid):
     floor_us = results["C floor (timerfd + two preads)"]
     attach = results["perfhud attach, JSON"]
     row_floor = results["C floor writing perfhud's JSON row"]
+    top = results['top -b -d 0.01 -p PID']
     print(f"  attach = {attach / floor_us:.2f}× the floor, {attach / row_floor:.2f}× the floor writing the same row, "
-          f"{results['top -b -d 0.01 -p PID'] / attach:.2f}× under top")
+          f"{top / attach:.2f}× under top")
+    print(f"  3× under top is {top / 3:.1f} µs a tick: {top / 3 / row_floor:.2f}× the C floor writing the same row")
+    if "--warmth" in sys.argv:
+        warmth_table(floor, perfhud, pid)
+
+
+def warmth_table(floor, perfhud, pid):
+    """The same tools at a 10 ms and a 1 ms tick: at 1 ms the caches and the branch predictors are
+    still warm from the tick before; what a tick costs at 10 ms beyond that is paid for waking cold."""
+    tools = {
+        "C floor (timerfd + two preads)": lambda tick_ns, n: [floor, str(pid), str(tick_ns), str(n)],
+        "C floor writing perfhud's JSON row": lambda tick_ns, n: [floor, str(pid), str(tick_ns), str(n), "row"],
+        "perfhud attach, JSON": lambda tick_ns, n: [perfhud, "attach", str(pid), "--tick", f"{tick_ns // 1000}us", "--count", str(n),
+                                                    "--output", "json"],
+    }
+    print("== CPU µs per tick at a 10 ms and a 1 ms tick (median of 3; 1 ms: a 15,000-tick run less a 3,000-tick run)")
+    results = {}
+    for name, make in tools.items():
+        for tick_ns, short, long in ((10_000_000, 300, 1500), (1_000_000, 3000, 15000)):
+            runs = [(cpu_seconds(make(tick_ns, long)) - cpu_seconds(make(tick_ns, short))) / (long - short) * 1e6 for _ in range(3)]
+            results[(name, tick_ns)] = statistics.median(runs)
+        print(f"  {name:34} 10 ms {results[(name, 10_000_000)]:7.1f}   1 ms {results[(name, 1_000_000)]:7.1f}")
+    for tick_ns in (10_000_000, 1_000_000):
+        extra = results[("perfhud attach, JSON", tick_ns)] - results[("C floor writing perfhud's JSON row", tick_ns)]
+        print(f"  at {tick_ns // 1_000_000:2} ms perfhud costs {extra:5.1f} µs a tick more than the C floor writing the same row")
 
 
 def main():
@@ -248,7 +290,9 @@ def main():
                 worse.append(key)
             print(f"  {key:28} {value:10.0f} {before if before is not None else float('nan'):10.0f} "
                   f"{ratio if ratio is not None else float('nan'):7.3f}{flag}")
-        demo, record = figures["demo.per_tick"], figures["record.per_tick"]
+        idle_tick, busy, demo, record = figures["idle.per_tick"], figures["busy.per_tick"], figures["demo.per_tick"], figures["record.per_tick"]
+        print(f"  the demo's tick is {demo / idle_tick:.2f}× the idle one (goal: 1.1×): the busy two-thread target alone "
+              f"{busy / idle_tick:.2f}×, its frames and actions {demo / busy:.2f}× that")
         print(f"  --record adds {(record - demo) / demo * 100:.0f} % to the demo's tick (goal: 10 %); SQLite alone keeping "
               f"the same rows (recording_floor.c) {figures['floor.recording_row'] / demo * 100:.0f} %")
         if "--update" in sys.argv:

@@ -1,7 +1,9 @@
 """Issue 11: frames of terminal programs nobody changed for perfhud, read from their output, and
 key-to-screen latency — against a program drawing synchronized updates at a known rate."""
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -28,11 +30,31 @@ def test_synchronized_updates_give_fps_p99_and_exact_jank():
     last = reports[-1]
     assert last["frame_source"] == "tty", last
     assert last["janky_frames"] == 5, last
-    assert 292 <= last["frames_total"] <= 301, last      # the first frame only starts the clock
+    assert last["frames_total"] == 301, last      # the first update only starts the clock
     assert 140 <= last["frame_p99_ms"] <= 200, last
     assert 8 <= last["frame_p50_ms"] <= 13, last
     busy = [row["fps"] for row in reports if row["fps"] and row["elapsed_seconds"] > 1.2 and row["alive"]]
     assert busy and 70 <= sorted(busy)[len(busy) // 2] <= 105, busy
+
+
+def test_updates_drawn_while_perfhud_was_not_running_are_each_a_frame():
+    # A loaded machine, made certain: perfhud is stopped (SIGSTOP) for 400 ms while the program
+    # draws an update every 10 ms, so that one read finds ~40 of them. Each is a frame (they were
+    # counted as one: 143 of 149 under a parallel build), spread from the frame before to the read.
+    process = subprocess.Popen([PERFHUD, "run", "--output", "json", "--tick", "100ms", "--", *HELPER, "frames", "10", "150", "1000", "10"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    os.kill(process.pid, signal.SIGSTOP)
+    time.sleep(0.4)
+    os.kill(process.pid, signal.SIGCONT)
+    output, errors = process.communicate(timeout=60)
+    assert process.returncode == 0, errors
+    reports = rows(output)
+    gaps = [b["elapsed_seconds"] - a["elapsed_seconds"] for a, b in zip(reports, reports[1:])]
+    assert max(gaps) >= 0.35, "perfhud was stopped"
+    last = reports[-1]
+    assert last["frame_source"] == "tty" and last["frames_total"] == 149, last
+    assert 9 <= last["frame_p50_ms"] <= 12 and last["frame_p99_ms"] < 50, last
 
 
 def test_key_to_screen_latency_is_measured_for_every_key():

@@ -18,6 +18,39 @@ final class TerminalFramesTests: XCTestCase {
         XCTAssertEqual(ended.map(\.milliseconds), [nil, 17, 16, 50, 17], "the first only starts the clock")
     }
 
+    /// A loaded machine: perfhud was not scheduled while the program drew three updates, and one
+    /// read finds them all. Each is a frame (they were counted as one), spread evenly from the frame
+    /// before to the read: 3 frames and 60 ms, as the program drew them.
+    func testUpdatesFoundInOneReadAreEachAFrame() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        XCTAssertEqual(frames.output(begin + end, at: 100 * ms).frames, [TerminalFrames.Frame(end: 100 * ms, milliseconds: nil)])
+        let three = begin + Array("a".utf8) + end + begin + Array("b".utf8) + end + begin + Array("c".utf8) + end
+        XCTAssertEqual(frames.output(three, at: 160 * ms).frames, [
+            TerminalFrames.Frame(end: 120 * ms, milliseconds: 20), TerminalFrames.Frame(end: 140 * ms, milliseconds: 20),
+            TerminalFrames.Frame(end: 160 * ms, milliseconds: 20),
+        ])
+        // After an idle pause the first starts the clock again; the others came right after it.
+        XCTAssertEqual(frames.output(three, at: 2_000 * ms).frames, [
+            TerminalFrames.Frame(end: 2_000 * ms, milliseconds: nil), TerminalFrames.Frame(end: 2_000 * ms, milliseconds: 0),
+            TerminalFrames.Frame(end: 2_000 * ms, milliseconds: 0),
+        ])
+        XCTAssertEqual(frames.output(begin + end, at: 2_016 * ms).frames, [TerminalFrames.Frame(end: 2_016 * ms, milliseconds: 16)])
+    }
+
+    /// The aggregator takes such frames at their ends, before the read: counted, and in the
+    /// seconds they ended in.
+    func testFramesReadTogetherCountWhereTheyEnded() {
+        let aggregator = EventAggregator()
+        let t0: UInt64 = 1_000_000 * ms
+        aggregator.addFrames((1...100).map { (milliseconds: 10.0, end: t0 + UInt64($0) * 10 * ms) }, source: .tty, arrival: t0 + 1_000 * ms)
+        let snapshot = aggregator.snapshot(at: t0 + 1_000 * ms)
+        XCTAssertEqual(snapshot.framesTotal, 100)
+        XCTAssertEqual(snapshot.frameP50, 10)
+        // The FPS window ends as far back as frames arrived late (here ~1 s): a second later it
+        // is the second they were drawn in, whole.
+        XCTAssertEqual(aggregator.snapshot(at: t0 + 2_000 * ms).fps, 100, accuracy: 1)
+    }
+
     func testAnUpdateSplitAcrossReadsAndSequencesCutAnywhereAreOneFrame() {
         var frames = TerminalFrames(quietNanoseconds: 8 * ms)
         let stream = begin + Array("a".utf8) + end + begin + Array("b".utf8) + end

@@ -96,6 +96,18 @@ public final class EventAggregator: @unchecked Sendable {
         }
     }
 
+    /// Frames read at `arrival` that ended at `end`, at or before it (a terminal program's updates
+    /// found together in one read): placed back from the arrival, as a datagram's frames, where
+    /// their end is more than `FrameTiming.maximumDelayNanoseconds` before it.
+    public func addFrames<Frames: Sequence>(_ frames: Frames, source: FrameSource, arrival: UInt64)
+    where Frames.Element == (milliseconds: Double, end: UInt64) {
+        withLock { ingest in
+            ingest.setTime(arrival)
+            for frame in frames { ingest.frame(milliseconds: frame.milliseconds, count: 1, source: source, end: frame.end) }
+            ingest.endDatagram()
+        }
+    }
+
     /// Actions read from a reducer log (`--actions-from`), stamped `time`.
     public func addActions(_ labels: [String], at time: UInt64) {
         guard !labels.isEmpty else { return }

@@ -70,6 +70,7 @@ public struct TerminalFrames {
             end(at: last, into: &frames)          // the burst before ended in quiet
         }
         var shown = false                                     // the screen changes: keys are answered
+        var updatesEnded = 0
         if !drawsScreen { drawsScreen = control.findsDrawing(in: bytes) }
         for byte in bytes {
             if matched == Self.prefix.count {
@@ -81,13 +82,14 @@ public struct TerminalFrames {
                 } else if byte == UInt8(ascii: "l"), inUpdate {
                     inUpdate = false
                     shown = true
-                    end(at: time, into: &frames)
+                    updatesEnded += 1
                 }
                 continue
             }
             if byte == Self.prefix[matched] { matched += 1 } else { matched = byte == 0x1B ? 1 : 0 }
             if matched == 0, !inUpdate { shown = true }        // not (yet) an update's begin or end
         }
+        if updatesEnded > 0 { endUpdates(updatesEnded, at: time, into: &frames) }
         if !usesSynchronizedOutput { burstLastByte = time }
         if shown { answerKeys(at: time, into: &latencies) }
         return (frames, latencies)
@@ -111,6 +113,29 @@ public struct TerminalFrames {
         if let lastEnd, time > lastEnd, time - lastEnd < Self.idleNanoseconds { duration = Double(time - lastEnd) / 1e6 }
         lastEnd = time
         frames.append(Frame(end: time, milliseconds: duration))
+    }
+
+    /// `count` synchronized updates that ended in one read, at `time` or before. Each is a frame:
+    /// a read holds several when perfhud was not scheduled while the program drew (a loaded
+    /// machine), and counting them as one lost frames (149 drawn, 143 counted). Their ends are not in
+    /// the stream (only the read's time is): they are spread evenly from the frame before to `time`,
+    /// so that the frames and their total time are the program's. After an idle pause (or for the
+    /// program's first), the first starts the clock again and the others of the read came right
+    /// after it, at 0 ms (how far apart is not known).
+    private mutating func endUpdates(_ count: Int, at time: UInt64, into frames: inout [Frame]) {
+        guard let last = lastEnd, time > last, time - last < Self.idleNanoseconds, drawsScreen else {
+            end(at: time, into: &frames)
+            if drawsScreen { for _ in 1..<count { frames.append(Frame(end: time, milliseconds: 0)) } }
+            return
+        }
+        burstLastByte = nil
+        var previous = last
+        for index in 1...count {
+            let end = last + (time - last) * UInt64(index) / UInt64(count)
+            frames.append(Frame(end: end, milliseconds: Double(end - previous) / 1e6))
+            previous = end
+        }
+        lastEnd = time
     }
 
     /// Keys sent before the screen changed at `time` are answered by it.

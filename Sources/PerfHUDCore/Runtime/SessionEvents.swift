@@ -92,7 +92,7 @@ public final class SessionEvents {
     /// the last tick has what the socket held when the target ended.
     /// - Returns: the phases that ended and what each kept, for a notice.
     func tick(now: UInt64, startNanoseconds: UInt64, residentBytes: UInt64?) -> [Tick.EndedPhase] {
-        if let result = terminalFrames?.tick(at: now) { record(result) }
+        if let result = terminalFrames?.tick(at: now) { record(result, readAt: now) }
         guard snapshot != nil else { return [] }   // no event socket was opened
         var ended: [Tick.EndedPhase] = []
         for change in aggregator.drainPhaseChanges() {
@@ -117,7 +117,7 @@ public final class SessionEvents {
         if readActions { aggregator.addActions(outputParser.feed(bytes), at: now) }
         if let result = terminalFrames?.output(bytes, at: now) {
             typedKeys.programWrote(bytes)
-            record(result)
+            record(result, readAt: now)
         }
     }
 
@@ -131,10 +131,9 @@ public final class SessionEvents {
         for _ in 0..<min(reading.keys, TerminalFrames.maximumPendingKeys) { terminalFrames?.keySent(at: now) }
     }
 
-    private func record(_ result: (frames: [TerminalFrames.Frame], latencies: [Double])) {
-        for frame in result.frames {
-            if let milliseconds = frame.milliseconds { aggregator.addFrame(milliseconds: milliseconds, source: .tty, at: frame.end) }
-        }
+    private func record(_ result: (frames: [TerminalFrames.Frame], latencies: [Double]), readAt now: UInt64) {
+        aggregator.addFrames(result.frames.lazy.compactMap { frame in frame.milliseconds.map { (milliseconds: $0, end: frame.end) } },
+                             source: .tty, arrival: now)
         for latency in result.latencies { latencies.add(latency) }
     }
 
