@@ -52,10 +52,14 @@ final class ClientTests: XCTestCase {
         client.frame(milliseconds: 16.7)
         client.phase("Done")
         client.flush()
+        // Until the last datagram (the frame and the phase, sent after every action) is in: the
+        // actions alone being counted left the test reading the snapshot before it (a failure).
         let deadline = monotonicNanoseconds() + 5_000_000_000
-        while aggregator.snapshot(at: monotonicNanoseconds()).actionsTotal < Double(threads * perThread) && monotonicNanoseconds() < deadline {
-            usleep(10_000)
+        func arrived() -> Bool {
+            let snapshot = aggregator.snapshot(at: monotonicNanoseconds())
+            return snapshot.actionsTotal >= Double(threads * perThread) && snapshot.phase == "Done"
         }
+        while !arrived() && monotonicNanoseconds() < deadline { usleep(10_000) }
         let totals = Dictionary(uniqueKeysWithValues: aggregator.actionTotals().map { ($0.label, $0.total) })
         XCTAssertEqual(client.droppedLines, 0)
         XCTAssertEqual(totals["Feature.Action.buttonTapped"], Double(threads * perThread / 2))
