@@ -56,17 +56,9 @@ public final class TargetWatcher {
         let (frames, actions) = recording ? events.aggregator.drainRecorded() : ([], [])
         guard let sample else { return nil }
         let report = store.record(sample, phase: events.phases.current?.id)
-        var tick = Tick(monotonicNanoseconds: now, sample: sample, report: report, events: events.snapshot, commandName: commandName,
-                        status: status, phases: events.phases)
-        tick.endedPhases = ended
-        tick.log = log
-        tick.logDropped = logDropped
-        tick.frames = frames
-        tick.actions = actions
-        tick.isFinal = final
-        tick.endedByPerfhud = endedByPerfhud
-        tick.notes = source.takeNotes()
-        return tick
+        return Tick(monotonicNanoseconds: now, sample: sample, report: report, events: events.snapshot, commandName: commandName,
+                    status: status, phases: events.phases, endedPhases: ended, frames: frames, actions: actions, log: log,
+                    logDropped: logDropped, notes: source.takeNotes(), isFinal: final, endedByPerfhud: endedByPerfhud)
     }
 }
 
