@@ -37,6 +37,23 @@ final class TerminalFramesTests: XCTestCase {
         XCTAssertEqual(frames.output(begin + end, at: 2_016 * ms).frames, [TerminalFrames.Frame(end: 2_016 * ms, milliseconds: 16)])
     }
 
+    /// Once the program has a pace (frames read one at a time), frames read together are placed
+    /// back at it: a 150 ms stall and the 10 ms frame after it, read together, stay one long frame
+    /// and one short (one janky frame, not two of 80 ms), and a steady 10 ms stream read late keeps
+    /// its 10 ms frames.
+    func testFramesReadTogetherKeepTheProgramsPace() {
+        var frames = TerminalFrames(quietNanoseconds: 8 * ms)
+        let update = begin + Array("x".utf8) + end
+        for at in stride(from: 100, through: 200, by: 10) { _ = frames.output(update, at: UInt64(at) * ms) }
+        XCTAssertEqual(frames.output(update + update, at: 360 * ms).frames, [
+            TerminalFrames.Frame(end: 350 * ms, milliseconds: 150), TerminalFrames.Frame(end: 360 * ms, milliseconds: 10),
+        ])
+        let late = frames.output(Array(repeating: update, count: 40).flatMap { $0 }, at: 760 * ms).frames
+        XCTAssertEqual(late.count, 40)
+        XCTAssertEqual(Set(late.map(\.milliseconds)), [10])
+        XCTAssertEqual(late.last?.end, 760 * ms)
+    }
+
     /// The aggregator takes such frames at their ends, before the read: counted, and in the
     /// seconds they ended in.
     func testFramesReadTogetherCountWhereTheyEnded() {

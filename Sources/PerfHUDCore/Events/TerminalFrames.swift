@@ -118,10 +118,13 @@ public struct TerminalFrames {
     /// `count` synchronized updates that ended in one read, at `time` or before. Each is a frame:
     /// a read holds several when perfhud was not scheduled while the program drew (a loaded
     /// machine), and counting them as one lost frames (149 drawn, 143 counted). Their ends are not in
-    /// the stream (only the read's time is): they are spread evenly from the frame before to `time`,
-    /// so that the frames and their total time are the program's. After an idle pause (or for the
-    /// program's first), the first starts the clock again and the others of the read came right
-    /// after it, at 0 ms (how far apart is not known).
+    /// the stream (only the read's time is), so they are placed back from the read at the program's
+    /// recent pace (the median of its last frames read one at a time), and the first takes the rest
+    /// of the time since the frame before: a steady program's frames keep their durations, and a
+    /// stall followed by a quick frame stays one long frame and one short (spread evenly, a 150 ms
+    /// stall and the 10 ms frame after it read together made two janky 80 ms frames). Without a
+    /// pace yet, they are spread evenly. After an idle pause (or for the program's first), the first
+    /// starts the clock again and the others of the read came right after it, at 0 ms.
     private mutating func endUpdates(_ count: Int, at time: UInt64, into frames: inout [Frame]) {
         guard let last = lastEnd, time > last, time - last < Self.idleNanoseconds, drawsScreen else {
             end(at: time, into: &frames)
@@ -129,13 +132,31 @@ public struct TerminalFrames {
             return
         }
         burstLastByte = nil
+        let span = time - last
+        let step = count == 1 ? span : min(recentPace ?? span / UInt64(count), span / UInt64(count))
         var previous = last
-        for index in 1...count {
-            let end = last + (time - last) * UInt64(index) / UInt64(count)
+        for index in 0..<count {
+            let end = time - UInt64(count - 1 - index) * step
             frames.append(Frame(end: end, milliseconds: Double(end - previous) / 1e6))
             previous = end
         }
+        if count == 1 { notePace(span) }
         lastEnd = time
+    }
+
+    /// The durations of the last frames read one at a time (ns), for `recentPace`.
+    private var paces: [UInt64] = []
+    private var nextPace = 0
+
+    private mutating func notePace(_ nanoseconds: UInt64) {
+        if paces.count < 16 { paces.append(nanoseconds) } else { paces[nextPace] = nanoseconds }
+        nextPace = (nextPace + 1) % 16
+    }
+
+    /// The median of `paces`; nil before any.
+    private var recentPace: UInt64? {
+        guard !paces.isEmpty else { return nil }
+        return paces.sorted()[paces.count / 2]
     }
 
     /// Keys sent before the screen changed at `time` are answered by it.
