@@ -182,16 +182,16 @@ final class TerminalFramesTests: XCTestCase {
     func testTheHighestRankedSourceIsShownAndReplacesWhatALowerOneCounted() {
         let aggregator = EventAggregator()
         let t0: UInt64 = 1_000_000 * ms          // monotonic time is uptime: well past the 10 s window
-        for step in 1...5 { aggregator.addFrame(milliseconds: 100, source: .tty, at: t0 + UInt64(step) * 100 * ms) }
+        for step in 1...5 { aggregator.addFrames([(milliseconds: 100, end: t0 + UInt64(step) * 100 * ms)], source: .tty, arrival: t0 + UInt64(step) * 100 * ms) }
         XCTAssertEqual(aggregator.snapshot(at: t0 + 600 * ms).frameSource, .tty)
         XCTAssertEqual(aggregator.snapshot(at: t0 + 600 * ms).framesTotal, 5)
-        aggregator.addFrame(milliseconds: 16, source: .gl, at: t0 + 700 * ms)
-        aggregator.addFrame(milliseconds: 33, source: .tty, at: t0 + 710 * ms)     // the same frames, seen twice: dropped
+        aggregator.addFrames([(milliseconds: 16, end: t0 + 700 * ms)], source: .gl, arrival: t0 + 700 * ms)
+        aggregator.addFrames([(milliseconds: 33, end: t0 + 710 * ms)], source: .tty, arrival: t0 + 710 * ms)     // the same frames, seen twice: dropped
         let shown = aggregator.snapshot(at: t0 + 720 * ms)
         XCTAssertEqual(shown.frameSource, .gl)
         XCTAssertEqual(shown.framesTotal, 1, "gl's frames only")
         XCTAssertEqual(shown.frameP99, 16)
-        aggregator.addFrame(milliseconds: 20, source: .vulkan, at: t0 + 730 * ms)
+        aggregator.addFrames([(milliseconds: 20, end: t0 + 730 * ms)], source: .vulkan, arrival: t0 + 730 * ms)
         XCTAssertEqual(aggregator.snapshot(at: t0 + 740 * ms).framesTotal, 1, "a second hook of the same rank does not add up")
     }
 

@@ -14,9 +14,8 @@ import Glibc
 /// them, in each node from whichever end is nearer its rank, the top level from the lowest or the
 /// highest sum in use: a few dozen sums. (Blocks of 128 µs walked from the lowest in use were ~3.7k
 /// of the demo's ~52k instructions a tick: one frame of 1 ms put 130 blocks between it and
-/// 16.7 ms.) Longer ones (and negative ones,
-/// which the parser refuses but a caller could add) are kept as values in sorted arrays: they are
-/// few a second.
+/// 16.7 ms.) Longer ones (and negative ones, which the parser refuses but a caller could add) are
+/// kept as values in sorted arrays: they are few a second.
 final class DurationHistogram {
     static let fineKeys = 1 << 17                                   // 131.072 ms
     static let fineMilliseconds = Double(fineKeys) / 1000

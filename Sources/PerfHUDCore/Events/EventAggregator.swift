@@ -88,14 +88,6 @@ public final class EventAggregator: @unchecked Sendable {
     }
 
 
-    /// A frame perfhud measured itself (a terminal program's update), ended at `time`.
-    public func addFrame(milliseconds: Double, source: FrameSource, at time: UInt64) {
-        withLock { ingest in
-            ingest.setTime(time)
-            ingest.frame(milliseconds: milliseconds, count: 1, source: source, endingAt: time)
-        }
-    }
-
     /// Frames read at `arrival` that ended at `end`, at or before it (a terminal program's updates
     /// found together in one read): placed back from the arrival, as a datagram's frames, where
     /// their end is more than `FrameTiming.maximumDelayNanoseconds` before it.
