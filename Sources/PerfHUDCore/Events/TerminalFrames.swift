@@ -144,19 +144,15 @@ public struct TerminalFrames {
         lastEnd = time
     }
 
-    /// The durations of the last frames read one at a time (ns), for `recentPace`.
-    private var paces: [UInt64] = []
-    private var nextPace = 0
+    /// The durations of the last 16 frames read one at a time (ns), for `recentPace`.
+    private var paces = RingBuffer<UInt64>(capacity: 16, filler: 0)
 
-    private mutating func notePace(_ nanoseconds: UInt64) {
-        if paces.count < 16 { paces.append(nanoseconds) } else { paces[nextPace] = nanoseconds }
-        nextPace = (nextPace + 1) % 16
-    }
+    private mutating func notePace(_ nanoseconds: UInt64) { paces.append(nanoseconds) }
 
     /// The median of `paces`; nil before any.
     private var recentPace: UInt64? {
-        guard !paces.isEmpty else { return nil }
-        return paces.sorted()[paces.count / 2]
+        guard paces.count > 0 else { return nil }
+        return (0..<paces.count).map { paces[$0] }.sorted()[paces.count / 2]
     }
 
     /// Keys sent before the screen changed at `time` are answered by it.
