@@ -141,10 +141,11 @@ def main():
          cannot + (": no sampler that writes this row can be 1.2×" if row_ratio > 1.2 else f"; perfhud is {attach / row_floor:.2f}× it"))
     goal("demo ≤ 1.2× the floor, 10 ms tick", f"{demo:.0f} µs = {demo / floor:.2f}×", demo / floor <= 1.2,
          cannot + " (the demo's row has the frame and action figures besides)")
+    warm_gap = cpu_us["attach, 1 ms"] - cpu_us["row floor, 1 ms"]
     goal("≥ 3× under top", f"{top / attach:.2f}× (top {top:.0f} µs)", top / attach >= 3,
-         f"3× under top is {top / 3:.0f} µs, {top / 3 / row_floor:.2f}× the C row floor; perfhud less the C row floor: "
-         f"{attach - row_floor:.0f} µs at a 10 ms tick, {cpu_us['attach, 1 ms'] - cpu_us['row floor, 1 ms']:.0f} µs at 1 ms "
-         f"(caches warm): its {idle_i / 1000:.0f}k instructions a tick, run cold")
+         f"3× under top is {top / 3:.0f} µs, {top / 3 / row_floor:.2f}× the C row floor: {top / 3 - row_floor:.0f} µs a tick "
+         f"for all perfhud does beyond the C floor's reads and row; that costs {attach - row_floor:.0f} µs at a 10 ms tick, "
+         f"and {warm_gap:.0f} µs at 1 ms, where the caches still hold the tick before (waking cold costs more, never less)")
     goal("demo tick ≤ 1.1× the idle one (instructions)", f"{demo_i / idle_i:.2f}× ({demo_i:.0f} / {idle_i:.0f})",
          demo_i / idle_i <= 1.1,
          f"the busy two-thread target alone is {busy_i / idle_i:.2f}× idle; its frames and actions {demo_i - busy_i:.0f} "
