@@ -22,6 +22,7 @@ import importlib.util
 import os
 import pathlib
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -115,10 +116,12 @@ def main():
     try:
         counts = instructions(work, idle.pid)
         cpu_us, cpu_runs = cpu(work, idle.pid)
+        idle.kill()
+        memory_out, rss, start, (parsing, start_total) = memory_and_start(work)
+        ingest_out, ingest_ratios = ingest()
     finally:
         idle.kill()
-    memory_out, rss, start, (parsing, start_total) = memory_and_start(work)
-    ingest_out, ingest_ratios = ingest()
+        shutil.rmtree(work, ignore_errors=True)
 
     print("\n== CPU µs per tick (medians of %d interleaved rounds)" % ROUNDS)
     for name, value in cpu_us.items():
