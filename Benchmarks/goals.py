@@ -7,7 +7,8 @@ and where a goal is not reached, the figure measured in the same run that says w
 What it runs, in this order:
   1. tick_cost.py's callgrind sessions: instructions per tick of idle `attach`, `attach` to the
      busy demo program, `demo`, `demo --record`, and SQLite alone keeping the same rows
-     (recording_floor.c): the guard's figures, stable on a noisy machine;
+     (recording_floor.c), printed beside the kept counts: the guard, stable on a noisy machine
+     (exit status 1 when a count is more than 5 % above its kept one, as tick_cost.py's);
   2. CPU per tick (rusage, a long run less a short one), N rounds with the tools interleaved in
      each, medians: at a 10 ms tick the C floor (timerfd, two preads), the C floor writing
      perfhud's row, top, `attach`, `demo`, `demo --record`; at a 1 ms tick, where the caches are
@@ -42,7 +43,8 @@ def instructions(work, idle_pid):
     print("1/4 instructions per tick (callgrind) ...", flush=True)
     figures = tick_cost.measure(work, idle_pid)
     figures["floor.recording_row"] = tick_cost.recording_floor(work)
-    return figures
+    # Beside the kept counts, as tick_cost.py prints them: the guard, without a second callgrind run.
+    return figures, tick_cost.report_against_kept(figures)
 
 
 def cpu(work, idle_pid):
@@ -114,7 +116,7 @@ def main():
     idle = subprocess.Popen(["sleep", "100000"])
     work = tempfile.mkdtemp(prefix="perfhud-goals.")
     try:
-        counts = instructions(work, idle.pid)
+        counts, worse = instructions(work, idle.pid)
         cpu_us, cpu_runs = cpu(work, idle.pid)
         idle.kill()
         memory_out, rss, start, (parsing, start_total) = memory_and_start(work)
@@ -178,6 +180,9 @@ def main():
         print(f"  {name:46} {measured:34} {verdict}")
         if reason and verdict != "reached":
             print(f"  {'':46} why: {reason}")
+    if worse:
+        print("instructions worse than kept (Benchmarks/tick_instructions.txt) by more than 5 %: " + ", ".join(worse))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -267,6 +267,30 @@ def warmth_table(floor, perfhud, pid):
         print(f"  at {tick_ns // 1_000_000:2} ms perfhud costs {extra:5.1f} µs a tick more than the C floor writing the same row")
 
 
+def report_against_kept(figures):
+    """Prints the figures beside the kept ones, and the demo's and the recording's ratios; returns
+    the names of the figures more than 5 % worse than kept."""
+    kept, worse = read_kept(), []
+    print(f"== instructions per tick at --tick 10ms (callgrind, a 600-row run less a 200-row run, smallest of {ROUNDS} rounds)")
+    print(f"  {'figure':28} {'now':>10} {'kept':>10} {'ratio':>7}")
+    for key, value in figures.items():
+        before = kept.get(key)
+        ratio = value / before if before else None
+        flag = ""
+        # Stages of a few hundred instructions move by more than 5 % with the frames that arrive.
+        if ratio is not None and ratio > 1 + TOLERANCE and value - before > 2000 and not key.endswith("frames_per_tick"):
+            flag = "  WORSE by more than 5 %"
+            worse.append(key)
+        print(f"  {key:28} {value:10.0f} {before if before is not None else float('nan'):10.0f} "
+              f"{ratio if ratio is not None else float('nan'):7.3f}{flag}")
+    idle_tick, busy, demo, record = figures["idle.per_tick"], figures["busy.per_tick"], figures["demo.per_tick"], figures["record.per_tick"]
+    print(f"  the demo's tick is {demo / idle_tick:.2f}× the idle one (goal: 1.1×): the busy two-thread target alone "
+          f"{busy / idle_tick:.2f}×, its frames and actions {demo / busy:.2f}× that")
+    print(f"  --record adds {(record - demo) / demo * 100:.0f} % to the demo's tick (goal: 10 %); SQLite alone keeping "
+          f"the same rows (recording_floor.c) {figures['floor.recording_row'] / demo * 100:.0f} %")
+    return worse
+
+
 def main():
     idle = subprocess.Popen(["sleep", "100000"])
     work = tempfile.mkdtemp(prefix="perfhud-tick-cost.")
@@ -283,24 +307,7 @@ def main():
     try:
         figures = measure(work, idle.pid)
         figures["floor.recording_row"] = recording_floor(work)
-        kept = read_kept()
-        print(f"== instructions per tick at --tick 10ms (callgrind, a 600-row run less a 200-row run, smallest of {ROUNDS} rounds)")
-        print(f"  {'figure':28} {'now':>10} {'kept':>10} {'ratio':>7}")
-        for key, value in figures.items():
-            before = kept.get(key)
-            ratio = value / before if before else None
-            flag = ""
-            # Stages of a few hundred instructions move by more than 5 % with the frames that arrive.
-            if ratio is not None and ratio > 1 + TOLERANCE and value - before > 2000 and not key.endswith("frames_per_tick"):
-                flag = "  WORSE by more than 5 %"
-                worse.append(key)
-            print(f"  {key:28} {value:10.0f} {before if before is not None else float('nan'):10.0f} "
-                  f"{ratio if ratio is not None else float('nan'):7.3f}{flag}")
-        idle_tick, busy, demo, record = figures["idle.per_tick"], figures["busy.per_tick"], figures["demo.per_tick"], figures["record.per_tick"]
-        print(f"  the demo's tick is {demo / idle_tick:.2f}× the idle one (goal: 1.1×): the busy two-thread target alone "
-              f"{busy / idle_tick:.2f}×, its frames and actions {demo / busy:.2f}× that")
-        print(f"  --record adds {(record - demo) / demo * 100:.0f} % to the demo's tick (goal: 10 %); SQLite alone keeping "
-              f"the same rows (recording_floor.c) {figures['floor.recording_row'] / demo * 100:.0f} %")
+        worse = report_against_kept(figures)
         if "--update" in sys.argv:
             lines = ["# Instructions per tick of perfhud at --tick 10ms (Benchmarks/tick_cost.py; callgrind,",
                      "# a 600-row run less a 200-row run, strip --strip-debug build, the smallest of the rounds).",
