@@ -132,7 +132,7 @@ def main():
     print("\n== ingest_cost.py --cpu-only (1-line datagrams)\n  " + " ".join(f"{k} {v}" for k, v in ingest_ratios.items()))
 
     floor, row_floor, top, attach = cpu_us["floor"], cpu_us["row floor"], cpu_us["top"], cpu_us["attach"]
-    demo, record = cpu_us["demo"], cpu_us["demo --record"]
+    demo = cpu_us["demo"]
     idle_i, busy_i, demo_i, record_i, sqlite_i = (counts[k] for k in ("idle.per_tick", "busy.per_tick", "demo.per_tick",
                                                                        "record.per_tick", "floor.recording_row"))
     row_ratio = row_floor / floor
@@ -155,8 +155,12 @@ def main():
          demo_i / idle_i <= 1.1,
          f"the busy two-thread target alone is {busy_i / idle_i:.2f}× idle; its frames and actions {demo_i - busy_i:.0f} "
          f"instructions more: the frame and action figures computed and printed")
-    goal("--record ≤ +10 % a tick", f"CPU +{(record - demo) / demo * 100:.0f} %, instructions +{(record_i - demo_i) / demo_i * 100:.0f} %",
-         (record - demo) / demo <= 0.10,
+    # The median of each round's ratio: the demo and the recorded demo of a round ran one after the
+    # other, so a change in the machine's load over minutes cancels out (the demo's CPU a tick moved
+    # by 60 µs between rounds, more than the recording adds).
+    recorded = statistics.median(r / d for r, d in zip(cpu_runs["demo --record"], cpu_runs["demo"])) - 1
+    goal("--record ≤ +10 % a tick", f"CPU +{recorded * 100:.0f} %, instructions +{(record_i - demo_i) / demo_i * 100:.0f} %",
+         recorded <= 0.10,
          f"SQLite alone keeping the same rows (recording_floor.c) is {sqlite_i / demo_i * 100:.0f} % of the demo's tick in instructions")
     for label, name in (("attach HUD (tmux)", "RSS of the HUD ≤ 12 MiB"), ("idle daemon", "RSS of the idle daemon ≤ 12 MiB")):
         if label in rss:
