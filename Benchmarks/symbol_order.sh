@@ -7,7 +7,10 @@
 # "Memory"). Which functions run is read from callgrind, a dump before each tick.
 #
 # Run it on a release build after changes that move much code (new dependencies, a new loop), then
-# relink (rm .build/release/perfhud; make build: SwiftPM does not see the list change). A stale
+# relink (rm .build/release/perfhud; make build: SwiftPM does not see the list change). Build from a
+# clean tree first: SwiftPM keeps an object file whose code did not change when only the flags did,
+# so a tree built before -function-sections links some files as one section each, and the layout
+# measured there is not CI's. A stale
 # list costs resident memory, never correctness (names no longer there are skipped).
 #
 #   Benchmarks/symbol_order.sh [BIN_DIR] [OUT]   (defaults: .build/release Packaging/perfhud.order)
