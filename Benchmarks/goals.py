@@ -48,25 +48,18 @@ def instructions(work, idle_pid):
 
 
 def cpu(work, idle_pid):
-    floor = os.path.join(work, "tick_floor")
-    subprocess.run(["cc", "-O2", "-o", floor, str(ROOT / "Benchmarks" / "tick_floor.c"), "-lm"], check=True)
-    perfhud, pid = str(BIN / "perfhud"), str(idle_pid)
-
-    def marginal(make, tick_ns=10_000_000):
-        short, long = (300, 1500) if tick_ns == 10_000_000 else (3000, 15000)
-        return (tick_cost.cpu_seconds(make(long, tick_ns)) - tick_cost.cpu_seconds(make(short, tick_ns))) / (long - short) * 1e6
-
-    floor_row = lambda n, ns: [floor, pid, str(ns), str(n), "row"]
-    attach = lambda n, ns: [perfhud, "attach", pid, "--tick", f"{ns // 1000}us", "--count", str(n), "--output", "json"]
+    perfhud = str(BIN / "perfhud")
+    commands = tick_cost.sampler_commands(tick_cost.build_floor(work), perfhud, idle_pid)
+    marginal = tick_cost.marginal_cpu
     tools = {
-        "floor": lambda: marginal(lambda n, ns: [floor, pid, str(ns), str(n)]),
-        "row floor": lambda: marginal(floor_row),
-        "top": lambda: marginal(lambda n, ns: ["top", "-b", "-d", "0.01", "-n", str(n), "-p", pid]),
-        "attach": lambda: marginal(attach),
+        "floor": lambda: marginal(commands[tick_cost.FLOOR]),
+        "row floor": lambda: marginal(commands[tick_cost.ROW_FLOOR]),
+        "top": lambda: marginal(commands[tick_cost.TOP]),
+        "attach": lambda: marginal(commands[tick_cost.ATTACH]),
         "demo": lambda: tick_cost.demo_cpu_per_tick(perfhud, []),
         "demo --record": lambda: tick_cost.demo_cpu_per_tick(perfhud, ["--record", os.path.join(work, f"r{os.getpid()}.db")]),
-        "row floor, 1 ms": lambda: marginal(floor_row, 1_000_000),
-        "attach, 1 ms": lambda: marginal(attach, 1_000_000),
+        "row floor, 1 ms": lambda: marginal(commands[tick_cost.ROW_FLOOR], 1_000_000),
+        "attach, 1 ms": lambda: marginal(commands[tick_cost.ATTACH], 1_000_000),
     }
     runs = {name: [] for name in tools}
     for round_ in range(ROUNDS):

@@ -210,35 +210,53 @@ def demo_cpu_per_tick(perfhud, extra):
     return (second - first) / 1e9 / 1200 * 1e6
 
 
-def cpu_table(work, pid):
+# The samplers compared per tick, by the name their rows print; each command is given the number
+# of ticks to run and the tick (ns).
+FLOOR, ROW_FLOOR, TOP, ATTACH = ("C floor (timerfd + two preads)", "C floor writing perfhud's JSON row",
+                                 "top -b -d 0.01 -p PID", "perfhud attach, JSON")
+# Ticks of the short and the long run at each tick: 12 s apart either way, start-up and the end cancel.
+RUN_LENGTHS = {10_000_000: (300, 1500), 1_000_000: (3000, 15000)}
+
+
+def build_floor(work):
     floor = os.path.join(work, "tick_floor")
     subprocess.run(["cc", "-O2", "-o", floor, str(ROOT / "Benchmarks" / "tick_floor.c"), "-lm"], check=True)
-    perfhud = str(BIN / "perfhud")
-    def marginal(make):
-        return (cpu_seconds(make(1500)) - cpu_seconds(make(300))) / 1200 * 1e6
-    rows = {
-        "C floor (timerfd + two preads)": lambda: marginal(lambda n: [floor, str(pid), "10000000", str(n)]),
+    return floor
+
+
+def sampler_commands(floor, perfhud, pid):
+    pid = str(pid)
+    return {
+        FLOOR: lambda n, ns: [floor, pid, str(ns), str(n)],
         # The same wake-up and reads as perfhud (stat, statm, io, the CPU clock) and the same
         # 62-key JSON row written to standard output, in plain C: the floor of what attach does.
-        "C floor writing perfhud's JSON row": lambda: marginal(lambda n: [floor, str(pid), "10000000", str(n), "row"]),
-        "top -b -d 0.01 -p PID": lambda: marginal(lambda n: ["top", "-b", "-d", "0.01", "-n", str(n), "-p", str(pid)]),
-        "perfhud attach, JSON": lambda: marginal(lambda n: [perfhud, "attach", str(pid), "--tick", "10ms", "--count", str(n), "--output", "json"]),
-        # --against DIR: another build's attach in the same run (before and after a change).
-        **({f"attach of {AGAINST}": lambda: marginal(lambda n: [str(AGAINST / "perfhud"), "attach", str(pid), "--tick", "10ms", "--count",
-                                                                str(n), "--output", "json"])} if AGAINST else {}),
-        "perfhud demo, JSON": lambda: demo_cpu_per_tick(perfhud, []),
-        "perfhud demo, JSON, --record": lambda: demo_cpu_per_tick(perfhud, ["--record", os.path.join(work, f"cpu{time.time_ns()}.db")]),
+        ROW_FLOOR: lambda n, ns: [floor, pid, str(ns), str(n), "row"],
+        TOP: lambda n, ns: ["top", "-b", "-d", f"{ns / 1e9:g}", "-n", str(n), "-p", pid],
+        ATTACH: lambda n, ns: [perfhud, "attach", pid, "--tick", f"{ns // 1000}us", "--count", str(n), "--output", "json"],
     }
+
+
+def marginal_cpu(command, tick_ns=10_000_000):
+    """CPU µs per tick of `command`: its long run less its short one, over the ticks between."""
+    short, long = RUN_LENGTHS[tick_ns]
+    return (cpu_seconds(command(long, tick_ns)) - cpu_seconds(command(short, tick_ns))) / (long - short) * 1e6
+
+
+def cpu_table(work, pid):
+    floor = build_floor(work)
+    perfhud = str(BIN / "perfhud")
+    rows = {name: (lambda command=command: marginal_cpu(command)) for name, command in sampler_commands(floor, perfhud, pid).items()}
+    if AGAINST:   # another build's attach in the same run (before and after a change)
+        rows[f"attach of {AGAINST}"] = lambda: marginal_cpu(sampler_commands(floor, str(AGAINST / "perfhud"), pid)[ATTACH])
+    rows["perfhud demo, JSON"] = lambda: demo_cpu_per_tick(perfhud, [])
+    rows["perfhud demo, JSON, --record"] = lambda: demo_cpu_per_tick(perfhud, ["--record", os.path.join(work, f"cpu{time.time_ns()}.db")])
     print("== CPU µs per tick at a 10 ms tick (median of 3)")
     results = {}
     for name, measure_once in rows.items():
         runs = [measure_once() for _ in range(3)]
         results[name] = statistics.median(runs)
         print(f"  {name:34} {results[name]:7.1f}   (runs {', '.join(f'{r:.0f}' for r in runs)})")
-    floor_us = results["C floor (timerfd + two preads)"]
-    attach = results["perfhud attach, JSON"]
-    row_floor = results["C floor writing perfhud's JSON row"]
-    top = results['top -b -d 0.01 -p PID']
+    floor_us, attach, row_floor, top = results[FLOOR], results[ATTACH], results[ROW_FLOOR], results[TOP]
     print(f"  attach = {attach / floor_us:.2f}× the floor, {attach / row_floor:.2f}× the floor writing the same row, "
           f"{top / attach:.2f}× under top")
     print(f"  3× under top is {top / 3:.1f} µs a tick: {top / 3 / row_floor:.2f}× the C floor writing the same row")
@@ -249,21 +267,15 @@ def cpu_table(work, pid):
 def warmth_table(floor, perfhud, pid):
     """The same tools at a 10 ms and a 1 ms tick: at 1 ms the caches and the branch predictors are
     still warm from the tick before; what a tick costs at 10 ms beyond that is paid for waking cold."""
-    tools = {
-        "C floor (timerfd + two preads)": lambda tick_ns, n: [floor, str(pid), str(tick_ns), str(n)],
-        "C floor writing perfhud's JSON row": lambda tick_ns, n: [floor, str(pid), str(tick_ns), str(n), "row"],
-        "perfhud attach, JSON": lambda tick_ns, n: [perfhud, "attach", str(pid), "--tick", f"{tick_ns // 1000}us", "--count", str(n),
-                                                    "--output", "json"],
-    }
+    commands = sampler_commands(floor, perfhud, pid)
     print("== CPU µs per tick at a 10 ms and a 1 ms tick (median of 3; 1 ms: a 15,000-tick run less a 3,000-tick run)")
     results = {}
-    for name, make in tools.items():
-        for tick_ns, short, long in ((10_000_000, 300, 1500), (1_000_000, 3000, 15000)):
-            runs = [(cpu_seconds(make(tick_ns, long)) - cpu_seconds(make(tick_ns, short))) / (long - short) * 1e6 for _ in range(3)]
-            results[(name, tick_ns)] = statistics.median(runs)
+    for name in (FLOOR, ROW_FLOOR, ATTACH):
+        for tick_ns in RUN_LENGTHS:
+            results[(name, tick_ns)] = statistics.median(marginal_cpu(commands[name], tick_ns) for _ in range(3))
         print(f"  {name:34} 10 ms {results[(name, 10_000_000)]:7.1f}   1 ms {results[(name, 1_000_000)]:7.1f}")
-    for tick_ns in (10_000_000, 1_000_000):
-        extra = results[("perfhud attach, JSON", tick_ns)] - results[("C floor writing perfhud's JSON row", tick_ns)]
+    for tick_ns in RUN_LENGTHS:
+        extra = results[(ATTACH, tick_ns)] - results[(ROW_FLOOR, tick_ns)]
         print(f"  at {tick_ns // 1_000_000:2} ms perfhud costs {extra:5.1f} µs a tick more than the C floor writing the same row")
 
 
