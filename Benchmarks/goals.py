@@ -111,7 +111,6 @@ def main():
     try:
         counts, worse = instructions(work, idle.pid)
         cpu_us, cpu_runs = cpu(work, idle.pid)
-        idle.kill()
         memory_out, rss, start, (parsing, start_total) = memory_and_start(work)
         ingest_out, ingest_ratios = ingest()
     finally:
