@@ -126,10 +126,21 @@ public final class PerfHUD: @unchecked Sendable {
         if previous != 0 { frame(milliseconds: Double(now &- previous) / 1e6, endedAt: now) }
     }
 
-    /// The program entered a phase or screen: `perfhud.phase:1|c|#phase:NAME`.
+    /// The program entered a phase or screen: `perfhud.phase:1|c|#phase:NAME,rss:BYTES`, with the
+    /// program's resident memory now, so perfhud books what the phase takes on the phase however
+    /// late it reads the line (a perfhud that does not know the tag ignores it).
     public func phase(_ name: String) {
         guard isEnabled else { return }
-        append(prefix: Self.phasePrefix, text: name, suffix: Self.noSuffix)
+        var rss: [UInt8] = []
+        if let bytes = Self.residentBytes() {
+            rss = Array(",rss:".utf8)
+            Self.appendDigits(bytes, to: &rss)
+        }
+        var text = name
+        text.withUTF8 { bytes in
+            append(prefix: Self.phasePrefix, bytes: UnsafeRawBufferPointer(start: bytes.baseAddress, count: min(bytes.count, 200)),
+                   suffix: Self.noSuffix, trailer: rss)
+        }
         // Phases are rare and perfhud reads the program's memory when one arrives: send it now,
         // before the program starts the new phase's work.
         pthread_mutex_lock(mutex)
@@ -149,6 +160,21 @@ public final class PerfHUD: @unchecked Sendable {
 
     // MARK: internals
 
+    /// This process's resident memory (`/proc/self/statm`'s resident pages × the page size, as
+    /// perfhud reads a target's); nil where it cannot be read. Phases are rare: opened each time.
+    static func residentBytes() -> UInt64? {
+        let descriptor = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        // "size resident shared …": the second field.
+        let fields = buffer[0..<count].split(separator: UInt8(ascii: " "), maxSplits: 2)
+        guard fields.count >= 2, let pages = UInt64(String(decoding: fields[1], as: UTF8.self)) else { return nil }
+        return pages * UInt64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     private static let actionPrefix = StaticString("perfhud.action:1|c|#action:")
     private static let phasePrefix = StaticString("perfhud.phase:1|c|#phase:")
     private static let framePrefix = StaticString("perfhud.frame:")
@@ -163,8 +189,9 @@ public final class PerfHUD: @unchecked Sendable {
     }
 
     /// `isLabel`: `bytes` come from the program and are made one label; otherwise they are ours.
-    private func append(prefix: StaticString, bytes: UnsafeRawBufferPointer, suffix: StaticString, isLabel: Bool = true) {
-        let length = prefix.utf8CodeUnitCount + bytes.count + suffix.utf8CodeUnitCount + 1
+    /// `trailer`: bytes of ours after the suffix (a phase's `,rss:` tag).
+    private func append(prefix: StaticString, bytes: UnsafeRawBufferPointer, suffix: StaticString, isLabel: Bool = true, trailer: [UInt8] = []) {
+        let length = prefix.utf8CodeUnitCount + bytes.count + suffix.utf8CodeUnitCount + trailer.count + 1
         pthread_mutex_lock(mutex)
         let state = shared
         if state.pointee.used + length > Self.datagramBytes && state.pointee.used > 0 {
@@ -205,6 +232,10 @@ public final class PerfHUD: @unchecked Sendable {
         if suffix.utf8CodeUnitCount > 0 {
             memcpy(cursor, suffix.utf8Start, suffix.utf8CodeUnitCount)
             cursor += suffix.utf8CodeUnitCount
+        }
+        if !trailer.isEmpty {
+            trailer.withUnsafeBytes { _ = memcpy(cursor, $0.baseAddress!, $0.count) }
+            cursor += trailer.count
         }
         cursor.pointee = UInt8(ascii: "\n")
         state.pointee.used += length

@@ -18,6 +18,7 @@ public final class TargetMetrics {
     private let up: Gauge
     private let cpuUser: Counter
     private let cpuSystem: Counter
+    private var cpuModes = CPUSecondsByMode()
     /// The report figures exported as gauges or kernel totals, each with its slot below (arrays,
     /// not dictionaries by name: every tick of every target walks them all).
     private static let exported: [(figure: Figure, metric: Figure.Metric)] = Figure.all.compactMap { figure in
@@ -92,8 +93,10 @@ public final class TargetMetrics {
     public func update(target: DaemonMetrics.Target?, events: EventSnapshot, actionTotals: [(label: String, total: Double)]) {
         up.set(to: target == nil ? 0 : 1)
         if let target {
-            advance(cpuUser, "cpu_user", to: Double(target.sample.userTicks ?? 0) / target.ticksPerSecond)
-            advance(cpuSystem, "cpu_system", to: Double(target.sample.systemTicks ?? 0) / target.ticksPerSecond)
+            // The row's `cpu_seconds_total` (the CPU clock) split by mode, as `export` splits a recording's.
+            cpuModes.add(target.report)
+            advance(cpuUser, "cpu_user", to: cpuModes.user)
+            advance(cpuSystem, "cpu_system", to: cpuModes.system)
             for (index, (figure, metric)) in Self.exported.enumerated() {
                 switch metric.kind {
                 case .gauge:

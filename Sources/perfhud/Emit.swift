@@ -20,6 +20,10 @@ struct Emit: ParsableCommand {
     @Option(help: "The event socket (default: $PERFHUD_SOCKET).")
     var events: String?
 
+    @Option(name: .customLong("rss-of"),
+            help: "phase: send the resident memory of this process with the line (default: the process that ran emit; 0: none).")
+    var rssOf: Int32?
+
     func validate() throws {
         if kind == .frame {
             guard let milliseconds = Double(value), milliseconds.isFinite, milliseconds >= 0 else {
@@ -41,7 +45,9 @@ struct Emit: ParsableCommand {
         // Labels in the metric name, where commas and colons are theirs (`moved(x:, y:)`).
         case .action: line = "perfhud.action.\(value):1|c"
         case .frame: line = "perfhud.frame:\(value)|ms"
-        case .phase: line = "perfhud.phase.\(value):1|c"
+        // The program's RSS as it enters the phase (`#rss:`), so perfhud books what the phase then
+        // takes on it, however late it reads the line; none where it cannot be read.
+        case .phase: line = "perfhud.phase.\(value):1|c" + (Self.residentBytes(of: rssOf ?? getppid()).map { "|#rss:\($0)" } ?? "")
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(descriptor) }
@@ -52,5 +58,12 @@ struct Emit: ParsableCommand {
         if sent < 0 {
             throw PerfHUDError(.unavailable, "cannot send to \(path): \(SystemError.current)")
         }
+    }
+
+    /// Resident bytes of `pid` (`/proc/PID/statm`, as perfhud reads a target's); nil for 0 or where unreadable.
+    static func residentBytes(of pid: Int32) -> UInt64? {
+        guard pid > 0, case .success(let file) = KeptOpenFile.open("/proc/\(pid)/statm") else { return nil }
+        defer { file.close() }
+        return file.readStatm().map { $0.residentPages * UInt64(sysconf(Int32(_SC_PAGESIZE))) }
     }
 }

@@ -9,11 +9,13 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import PERFHUD, ROOT, perfhud
 from test_frame_hooks import display, egl_env, gl_frames, hooks_built, need  # noqa: F401 (fixtures)
+from test_daemon import daemons  # noqa: F401 (fixture)
 
 
 def sql(path, query):
@@ -146,3 +148,185 @@ def test_a_terminal_programs_frames_at_every_sink(tmp_path):
     text, rows, path = recorded_json_run(tmp_path, sys.executable, helper, "frames", "10", "150", "1000", "10")
     assert rows[-1]["frame_source"] == "tty"
     assert_every_sink_counts(149, text, rows, path)
+
+
+# --- a sampled frame weighs the same at every sink ---------------------------------------------
+
+# 60 frames a second for 4 s, sent as DogStatsD clients send high-rate metrics: one line in ten,
+# each `|@0.1` (it stands for 10 frames). 24 lines, 240 frames.
+SAMPLED_FRAMES = """
+import os, socket, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect(os.environ["PERFHUD_SOCKET"])
+start = time.monotonic()
+for line in range(1, 25):
+    time.sleep(max(0, start + line / 6 - time.monotonic()))
+    s.send(b"perfhud.frame:16.7|ms|@0.1")
+time.sleep(0.2)
+"""
+
+
+def last_value(text, name):
+    values = re.findall(r"^" + re.escape(name) + r"(?:\{[^}]*\})? (\S+)", text, re.M)
+    return float(values[-1]) if values else None
+
+
+def test_sampled_frames_weigh_the_same_at_every_sink(tmp_path, terminal):
+    program = tmp_path / "sampled.py"
+    program.write_text(SAMPLED_FRAMES)
+    text, rows, path = recorded_json_run(tmp_path, sys.executable, str(program))
+    assert rows[-1]["frames_total"] == 240 and rows[-1]["exit_code"] == 0, rows[-1]
+    # The recording keeps one row a line, each with its weight, and the rows' totals.
+    assert sql(path, "select count(*), sum(weight) from frames; select frames_total from samples order by t desc limit 1") == ["24|240.0", "240.0"]
+    summary = report(path)
+    assert summary["frames"] == 240, summary
+    assert summary["fps_avg"] == pytest.approx(240 / summary["duration_s"], abs=0.01), summary
+    assert summary["fps_avg"] >= 50, summary
+    gate = perfhud("report", str(path), "--fail-on", "fps_avg < 50")
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert replayed_rows(path) == text
+    exported = perfhud("export", str(path), "--format", "openmetrics")
+    assert exported.returncode == 0, exported.stderr
+    assert last_value(exported.stdout, "perfhud_frames_total") == 240, exported.stdout[-2000:]
+    # The HUD's end summary of the same program says the report's figures.
+    hud_path = tmp_path / "hud.db"
+    hud = terminal(["run", "--record", str(hud_path), "--", sys.executable, str(program)], rows=40, columns=160)
+    assert hud.finish(timeout=60) == 0
+    said = " ".join(line.strip() for line in hud.screen.display)
+    figures = report(hud_path)
+    assert figures["frames"] == 240, figures
+    fps = re.search(r"frames 240 \(([0-9]+) FPS avg", said)
+    assert fps and abs(int(fps[1]) - figures["fps_avg"]) <= 0.51, (said, figures)
+
+
+# --- memory per phase on a machine whose CPUs are all busy -------------------------------------
+
+# A program not ours enters a phase between two ticks and allocates at once after the line:
+# `Keeps` keeps 16 MiB each visit, `Frees` takes 16 MiB and gives it back, `Idle` takes nothing.
+# The line is plain DogStatsD (perfhud reads the RSS as it arrives), carries the program's own
+# RSS as the client library sends it (`,rss:`), or is sent by `perfhud emit` (which sends its
+# parent's).
+BUSY_PHASES = """
+import mmap, os, random, socket, subprocess, sys, time
+how = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect(os.environ["PERFHUD_SOCKET"])
+page = os.sysconf("SC_PAGE_SIZE")
+def rss():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * page
+def enter(name):
+    if how == "emit":
+        subprocess.run([sys.argv[2], "emit", "phase", name], check=True)
+    elif how == "tagged":
+        s.send(f"perfhud.phase:1|c|#phase:{name},rss:{rss()}".encode())
+    else:
+        s.send(f"perfhud.phase:1|c|#phase:{name}".encode())
+def touched(size):
+    # Its own mapping, written page by page: resident at once, and given back whole when closed
+    # (a malloc'd block of this size may stay in the heap after it is freed).
+    block = mmap.mmap(-1, size)
+    for offset in range(0, size, page):
+        block[offset] = 1
+    return block
+random.seed(7)
+keep = []
+time.sleep(0.35)
+for _ in range(3):
+    enter("Keeps"); keep.append(touched(16 << 20)); time.sleep(0.25 + random.random() * 0.1)
+    enter("Frees"); touched(16 << 20).close(); time.sleep(0.25 + random.random() * 0.1)
+    enter("Idle"); time.sleep(0.25 + random.random() * 0.1)
+enter("End")
+time.sleep(0.3)
+"""
+
+
+@pytest.fixture
+def every_cpu_busy():
+    """One busy loop more than there are CPUs, at perfhud's own priority, for the test's length."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range((os.cpu_count() or 1) + 1)]
+    time.sleep(0.3)
+    yield
+    for loop in loops:
+        loop.kill()
+        loop.wait()
+
+
+@pytest.mark.parametrize("how", ["plain", "tagged", "emit"])
+def test_memory_belongs_to_the_phase_that_took_it_while_every_cpu_is_busy(tmp_path, every_cpu_busy, how):
+    if how == "plain" and os.geteuid() != 0:
+        pytest.skip("a plain line's RSS is read by a real-time receiving thread, which needs root or CAP_SYS_NICE")
+    program = tmp_path / "busy_phases.py"
+    program.write_text(BUSY_PHASES)
+    text, rows, path = recorded_json_run(tmp_path, sys.executable, str(program), how, PERFHUD)
+    mib = 1 << 20
+    expected = {"Keeps": 16, "Frees": 0, "Idle": 0}
+    visits = [(name, int(entry), int(exit_)) for name, entry, exit_ in
+              (line.split("|") for line in sql(path, "select name || '|' || rss_entry_bytes || '|' || rss_exit_bytes from phases where t_exit is not null"))]
+    assert [name for name, _, _ in visits] == ["Keeps", "Frees", "Idle"] * 3, visits
+    kept = [(name, round((exit_ - entry) / mib, 1)) for name, entry, exit_ in visits]
+    assert all(abs(size - expected[name]) <= 1 for name, size in kept), kept
+    phases = {phase["name"]: phase for phase in report(path)["phases"]}
+    assert abs(phases["Keeps"]["kept_bytes"] - 48 * mib) <= 3 * mib, phases["Keeps"]
+    assert replayed_rows(path) == text
+
+
+# --- CPU seconds at rest: every sink says the kernel's total -----------------------------------
+
+# Spins about 0.4 s of CPU, writes the process's CPU clock (the kernel's total, as the kernel
+# counts it for the process) to a file, then rests.
+SPIN_THEN_REST = """
+import sys, time
+end = time.process_time() + 0.4
+while time.process_time() < end:
+    pass
+with open(sys.argv[1], "w") as out:
+    out.write(repr(time.process_time()))
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_cpu_seconds_at_rest_are_the_kernels_total_at_every_sink(tmp_path, daemons):
+    program = tmp_path / "spin.py"
+    program.write_text(SPIN_THEN_REST)
+    said = tmp_path / "cpu.txt"
+    text, rows, path = recorded_json_run(tmp_path, sys.executable, str(program), str(said), "1.5")
+    kernel = float(said.read_text())
+    rest_start = next(row["elapsed_seconds"] for row in rows if row["cpu_seconds_total"] and row["cpu_seconds_total"] >= kernel - 0.0005) + 0.3
+    resting = [row for row in rows if rest_start <= row["elapsed_seconds"] and row["alive"]]
+    assert len(resting) >= 5, rows
+    # Python's own work between the read and the sleep is a few µs.
+    assert all(abs(row["cpu_seconds_total"] - kernel) <= 0.002 for row in resting), (kernel, [row["cpu_seconds_total"] for row in resting])
+    times = {round(row["elapsed_seconds"], 3): row["cpu_seconds_total"] for row in resting}
+    recorded = dict((round(float(t), 3), float(cpu)) for t, cpu in (line.split("|") for line in sql(path, "select t || '|' || cpu_seconds_total from samples")))
+    assert all(recorded[t] == cpu for t, cpu in times.items()), "the recording keeps each row's total"
+    exported = perfhud("export", str(path), "--format", "openmetrics")
+    user = [float(v) for v in re.findall(r'^perfhud_target_cpu_seconds_total\{mode="user"[^}]*\} (\S+)', exported.stdout, re.M)]
+    system = [float(v) for v in re.findall(r'^perfhud_target_cpu_seconds_total\{mode="system"[^}]*\} (\S+)', exported.stdout, re.M)]
+    assert len(user) == len(system) == len(rows), (len(user), len(system), len(rows))
+    # One point a row: user + system is the row's total (each printed to the µs).
+    for row, u, s in zip(rows, user, system):
+        if row["cpu_seconds_total"] is not None:
+            assert u + s == pytest.approx(row["cpu_seconds_total"], abs=2.1e-6), (row["elapsed_seconds"], u, s, row["cpu_seconds_total"])
+    # The daemon watching the same kind of program exports the same total once it rests.
+    sender = subprocess.Popen([sys.executable, str(program), str(tmp_path / "daemon_cpu.txt"), "30"])
+    try:
+        daemon = daemons("--pid", str(sender.pid))
+        assert wait_for_file(tmp_path / "daemon_cpu.txt")
+        time.sleep(1.5)
+        total = float((tmp_path / "daemon_cpu.txt").read_text())
+        metrics = daemon.metrics()
+        exported_total = sum(float(value) for value in re.findall(r'^perfhud_target_cpu_seconds_total\{[^}]*mode="(?:user|system)"[^}]*\} (\S+)', metrics, re.M))
+        assert exported_total == pytest.approx(total, abs=0.002), (total, metrics)
+    finally:
+        sender.kill()
+        sender.wait()
+
+
+def wait_for_file(path, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text():
+            return True
+        time.sleep(0.05)
+    return False

@@ -8,7 +8,7 @@ struct RecordingSink: EventSink {
     mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?) {
         events.append("frame \(milliseconds) \(count)" + (source == .events ? "" : " \(source.rawValue)") + (end.map { " end \($0)" } ?? ""))
     }
-    mutating func phase(name: UnsafeRawBufferPointer) { events.append("phase \(String(decoding: name, as: UTF8.self))") }
+    mutating func phase(name: UnsafeRawBufferPointer, residentBytes: UInt64?) { events.append("phase \(String(decoding: name, as: UTF8.self))" + (residentBytes.map { " rss \($0)" } ?? "")) }
     mutating func graphicsLoaded(api: UnsafeRawBufferPointer) { events.append("graphics \(String(decoding: api, as: UTF8.self))") }
     mutating func ignored() { events.append("ignored") }
     mutating func malformed() { events.append("malformed") }

@@ -227,7 +227,8 @@ final class ReplayTests: XCTestCase {
             UPDATE sample_log SET rss_bytes = -5, received = -1, wall_skew_ms = 9223372036854775807, cpu_centi = 9223372036854775807 WHERE rowid = 1;
             UPDATE sample_log SET t_ms = 9223372036854775807, rejected_reasons = '=;==5;x=99999999999999999999999;;' WHERE rowid = 2;
             UPDATE sample_log SET t_ms = -9223372036854775808, wall_skew_ms = -9223372036854775808 WHERE rowid = 3;
-            INSERT INTO frame_log VALUES (1, -1, 0), (9223372036854775807, 5000, 1), (100, 9223372036854775807, 2);
+            INSERT INTO frame_log VALUES (1, -1, 0, NULL), (9223372036854775807, 5000, 1, NULL), (100, 9223372036854775807, 2, NULL);
+            INSERT INTO frame_log VALUES (150, 16000, 0, -1e308), (160, 16000, 0, 1e308), (170, 16000, 99, 0);
             INSERT INTO names(name) VALUES ('a');
             INSERT INTO action_log VALUES (200, 1, 1e308), (300, 1, -1);
             INSERT INTO phases VALUES (1e300, 'Far', -1, -1e300, 9223372036854775807), (0.2, 'Gallery', 50, NULL, NULL);
@@ -254,6 +255,7 @@ final class ReplayTests: XCTestCase {
         }
         let summary = RecordingSummary(recording)
         XCTAssertEqual(summary.phases.first { $0.name == "Big" }?.keptBytes, .max, "two visits that kept Int64.max saturate")
+        XCTAssertEqual(summary.frames, 3, "frames of an impossible weight count as one each")
         XCTAssertFalse(SummaryFormatter.json(summary, recording: recording, baseline: summary).isEmpty)
         XCTAssertFalse(SummaryFormatter.markdown(summary, recording: recording, baseline: summary).isEmpty)
         var cursor = ReplayCursor(recording: recording, capacity: 10, historySeconds: 1)

@@ -81,8 +81,10 @@ int perfhud_batch_truncated(const perfhud_datagram_batch *batch, unsigned int in
 int perfhud_enable_credentials(int fd);
 /// Asks the scheduler to run the calling thread soon after it wakes: a short time slice
 /// (sched_setattr's sched_runtime, honoured by EEVDF kernels, 6.6 on, without privilege), else a
-/// lower nice value where allowed (root, RLIMIT_NICE) as well. Returns a bit set: 1 the slice, 2 the nice value.
-int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice);
+/// lower nice value where allowed (root, RLIMIT_NICE) as well. With `realtime`, first the lowest
+/// real-time priority (SCHED_RR 1, reset on fork) where allowed: then only that is done. Returns a
+/// bit set: 1 the slice, 2 the nice value, 4 real time.
+int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice, int realtime);
 /// Hands back the executable's pages that are still pages of its file (code, constants, symbol and
 /// relocation tables; data nobody wrote) and that start-up made resident: argument parsing, help,
 /// the Swift runtime's first type and conformance look-ups, the loader touch megabytes the sampling

@@ -6,7 +6,7 @@ extension EventAggregator {
     /// The aggregate state, and the EventSink the parser feeds.
     public struct Ingest: EventSink {
         let configuration: EventConfiguration
-        let budget: Double
+        let budget: FrameBudget
         var labels: LabelTable
         var labelStates: [LabelState] = []
         var otherIndex: Int?
@@ -44,7 +44,7 @@ extension EventAggregator {
 
         init(configuration: EventConfiguration) {
             self.configuration = configuration
-            budget = configuration.budgetMilliseconds
+            budget = configuration.frameBudget
             labels = LabelTable(capacity: configuration.maxActionLabels)
         }
 
@@ -121,13 +121,13 @@ extension EventAggregator {
             }
             frameSource = source
             frameWindow.append(end: end, milliseconds: milliseconds)
-            if recording && recordedFrames.count < 65536 { recordedFrames.append(RecordedFrame(time: end, milliseconds: milliseconds, source: source)) }
+            if recording && recordedFrames.count < 65536 { recordedFrames.append(RecordedFrame(time: end, milliseconds: milliseconds, source: source, weight: count)) }
             allFrames.add(count, bucket: Int64(end / EventAggregator.bucketNanoseconds))
             frameTiming.noteDelay(now > end ? now - end : 0, bucket: bucket)
             framesTotal += count
             frameObserver?(milliseconds / 1000, count)
-            if milliseconds > configuration.jankFactor * budget { janky += count }
-            let late = (milliseconds / budget).rounded() - 1
+            if budget.isJanky(milliseconds) { janky += count }
+            let late = budget.dropped(milliseconds)
             if late > 0 { dropped += late * count }
         }
 
@@ -137,11 +137,13 @@ extension EventAggregator {
             else { ignoredCount &+= 1 }
         }
 
-        public mutating func phase(name: UnsafeRawBufferPointer) {
+        public mutating func phase(name: UnsafeRawBufferPointer, residentBytes: UInt64?) {
             let text = String(decoding: name[0..<min(name.count, EventConfiguration.maxLabelBytes)], as: UTF8.self)
             phase = text
             if phaseChanges.count < 1024 {
-                phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now, residentBytes: residentProbe?()))
+                // The sender's own figure, taken as it entered the phase, where it sent one: exact
+                // whatever the load. Else read now, as close to the moment as the receiver runs.
+                phaseChanges.append(PhaseChange(name: text, monotonicNanoseconds: now, residentBytes: residentBytes ?? residentProbe?()))
             }
         }
     }

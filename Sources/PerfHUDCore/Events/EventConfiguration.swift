@@ -15,4 +15,6 @@ public struct EventConfiguration: Equatable {
 
     public init() {}
     public var budgetMilliseconds: Double { 1000 / refreshHz }
+    /// Janky and dropped, as every figure of frames defines them.
+    public var frameBudget: FrameBudget { FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor) }
 }

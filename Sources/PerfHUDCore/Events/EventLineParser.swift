@@ -35,7 +35,9 @@ public protocol EventSink {
     /// `end`: when the frame ended (CLOCK_MONOTONIC ns), from the line's `end_ns` field; nil
     /// when the line has none.
     mutating func frame(milliseconds: Double, count: Double, source: FrameSource, end: UInt64?)
-    mutating func phase(name: UnsafeRawBufferPointer)
+    /// `residentBytes`: the program's own RSS as it entered the phase, from the line's `rss:` tag
+    /// (the client library and `perfhud emit` send it); nil when the line has none.
+    mutating func phase(name: UnsafeRawBufferPointer, residentBytes: UInt64?)
     /// The frame hooks say a process of the program loaded a graphics API (`api`: `gl`, `vulkan`):
     /// where it never presents, perfhud says so instead of showing no frames without a reason.
     mutating func graphicsLoaded(api: UnsafeRawBufferPointer)
@@ -173,7 +175,13 @@ public enum EventLineParser {
             guard let label = labelInName ?? tag(kind == .action ? "action:" : "phase:", in: tags), !label.isEmpty else {
                 sink.malformed(); return
             }
-            if kind == .action { sink.action(label: label, count: value / rate) } else { sink.phase(name: label) }
+            if kind == .action {
+                sink.action(label: label, count: value / rate)
+            } else {
+                // `#phase:NAME,rss:BYTES`: the sender's RSS at the moment it entered the phase. An
+                // unreadable one is left out (the receiver reads the RSS), not the line.
+                sink.phase(name: label, residentBytes: tag("rss:", in: tags).flatMap { nanoseconds($0) })
+            }
         case .frame:
             guard equals(type, "ms") || equals(type, "h") || equals(type, "d") else { sink.malformed(); return }
             let weight = 1 / rate

@@ -231,14 +231,24 @@ public final class EventReceiver {
         if udpSocket >= 0 { close(udpSocket); udpSocket = -1 }
     }
 
+    /// Asks the scheduler to run the calling receiving thread as soon as a datagram wakes it: the
+    /// lowest real-time priority where perfhud may (root, CAP_SYS_NICE, RLIMIT_RTPRIO), else a 0.1 ms
+    /// slice and nice -10 where allowed. On a machine with every CPU busy, only the real-time
+    /// priority read a phase's RSS before the program's next allocation (docs/events.md, measured).
+    /// `PERFHUD_NO_REALTIME=1` keeps it an ordinary thread.
+    static func preferPromptWakeups() -> Int32 {
+        let realtime = getenv("PERFHUD_NO_REALTIME").map { String(cString: $0) }.map { $0.isEmpty || $0 == "0" } ?? true
+        return perfhud_prefer_prompt_wakeups(100_000, -10, realtime ? 1 : 0)
+    }
+
     /// Datagrams taken from the socket in one recvmmsg(2).
     static let batchCapacity: UInt32 = 64
 
     private func receiveLoop() {
-        // A phase's memory is read when its event is parsed here: a receiver that waits for a CPU
-        // while the program goes on allocating books that memory on the phase before. Ask to run
-        // promptly when woken (a 0.1 ms slice; nice -10 where allowed).
-        _ = perfhud_prefer_prompt_wakeups(100_000, -10)
+        // A phase's memory is read when its event is parsed here (unless the line carries the
+        // program's own): a receiver that waits for a CPU while the program goes on allocating
+        // books that memory on the phase before. Ask to run at once when woken (`receiverPriority`).
+        _ = Self.preferPromptWakeups()
         guard let batch = perfhud_batch_create(Self.batchCapacity, 65536) else { return }
         defer { perfhud_batch_destroy(batch) }
         var descriptors = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
@@ -386,7 +396,7 @@ public final class EventReceiverPool: @unchecked Sendable {
     }
 
     private func loop() {
-        _ = perfhud_prefer_prompt_wakeups(100_000, -10)
+        _ = EventReceiver.preferPromptWakeups()
         guard let batch = perfhud_batch_create(EventReceiver.batchCapacity, 65536) else { return }
         defer { perfhud_batch_destroy(batch) }
         var drained = [UInt8](repeating: 0, count: 64)

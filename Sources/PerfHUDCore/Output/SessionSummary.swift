@@ -11,16 +11,21 @@ struct SessionSummary {
     private var aggregates: RunAggregates
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
-    /// The busiest thread seen (its highest one-second CPU), and the storage I/O counters at the
-    /// first and the last tick that had them.
+    /// The busiest thread seen (its highest one-second CPU), and the storage I/O in total (as `report` sums it).
     private var busiest: BusyThread?
-    private var firstIO: ProcIO?, lastIO: ProcIO?
+    private var storage = RunStorageIO()
+    /// The run's frames, counted by the code `report` counts a recording's with.
+    private var frames: RunFrames
 
-    init(tickNanoseconds: UInt64) { aggregates = RunAggregates(tickSeconds: Double(tickNanoseconds) / 1e9) }
+    init(tickNanoseconds: UInt64, budget: FrameBudget) {
+        aggregates = RunAggregates(tickSeconds: Double(tickNanoseconds) / 1e9)
+        frames = RunFrames(budget: budget)
+    }
 
     mutating func add(_ tick: Tick) {
         // The totals: the last tick's, taken after the event socket was drained, have everything.
         events = tick.events
+        for frame in tick.frames { frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source) }
         for action in tick.events?.highFrequencyActions ?? [] where action.peak > worstAction?.peak ?? 0 {
             worstAction = (action.action, action.peak)
         }
@@ -30,10 +35,7 @@ struct SessionSummary {
         last = report
         aggregates.add(report, tick.events, execs: tick.sample.execsSeen)
         if let thread = report.busiestThreads?.first, thread.cpuPercent > busiest?.cpuPercent ?? 0 { busiest = thread }
-        if let io = tick.sample.activity?.io {
-            if firstIO == nil { firstIO = io }
-            lastIO = io
-        }
+        storage.add(t: report.elapsedSeconds, report)
     }
 
     /// The "why" line: peak wait, busiest thread, total I/O, peak descriptors, the leak verdict;
@@ -44,9 +46,8 @@ struct SessionSummary {
         if let busiest {
             parts.append("busiest thread " + TerminalText.escaped(busiest.name, maxLength: 32) + " (TID \(busiest.tid)) " + Units.percent(busiest.cpuPercent))
         }
-        if let firstIO, let lastIO {
-            let read = Double(lastIO.readBytes &- min(lastIO.readBytes, firstIO.readBytes))
-            let written = Double(lastIO.writeBytes &- min(lastIO.writeBytes, firstIO.writeBytes))
+        if storage.readBytes != nil || storage.writtenBytes != nil {
+            let read = storage.readBytes ?? 0, written = storage.writtenBytes ?? 0
             if read > 0 || written > 0 { parts.append("storage I/O read " + Units.bytes(read) + ", written " + Units.bytes(written)) }
         }
         if let fds = figure("fds_open_max") {
@@ -78,13 +79,14 @@ struct SessionSummary {
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]
         if let why = whyLine(figure, last: last) { lines.append(why) }
-        if let events, events.hasFrames || events.hasActions {
+        if let events, frames.total > 0 || events.hasActions {
             var figures: [String] = []
-            if events.hasFrames, seconds > 0 {
-                figures.append("frames " + ReportFormatter.number(events.framesTotal, decimals: 0)
-                               + " (" + ReportFormatter.number(events.framesTotal / seconds, decimals: 0) + " FPS avg"
-                               + (events.frameSource.map { ", " + $0.rawValue } ?? "") + "), janky "
-                               + ReportFormatter.number(events.jankyFrames, decimals: 0) + ", dropped " + ReportFormatter.number(events.droppedFrames, decimals: 0))
+            // `report`'s frames, FPS avg, janky and dropped, by its code (`RunFrames`) over the same frames.
+            if frames.total > 0, seconds > 0 {
+                figures.append("frames " + ReportFormatter.number(frames.total, decimals: 0)
+                               + " (" + ReportFormatter.number(frames.total / seconds, decimals: 0) + " FPS avg"
+                               + (frames.source.map { ", " + $0.rawValue } ?? "") + "), janky "
+                               + ReportFormatter.number(frames.janky, decimals: 0) + ", dropped " + ReportFormatter.number(frames.dropped, decimals: 0))
             }
             if events.hasActions {
                 var text = "actions " + ReportFormatter.number(events.actionsTotal, decimals: 0)

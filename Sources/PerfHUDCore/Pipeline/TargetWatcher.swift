@@ -27,7 +27,8 @@ public final class TargetWatcher {
 
     /// - Parameters:
     ///   - capacity: samples kept in history (`--history / --tick`).
-    ///   - recording: whether ticks carry every frame and the actions per label (`--record`).
+    ///   - recording: whether ticks carry every frame and the actions per label (`--record`, and
+    ///     the HUD's end summary, which counts the frames as `report` does).
     public init(source: SampleSource, events: SessionEvents, pid: Int32, capacity: Int, recording: Bool, fallbackName: String,
                 leak: LeakTrend.Settings = LeakTrend.Settings()) {
         self.source = source

@@ -1,8 +1,11 @@
 /// Everything one tick of a watched target produced, computed once: the sample's report, the event
 /// figures, and what the event stream brought since the tick before (frames, actions, phases, each
 /// with its own time). Every sink — the HUD, the plain/JSON rows, the end summary, the recording,
-/// the daemon's metrics and journal — consumes this one value; `replay` rebuilds the same values
-/// from a recording (`RecordingRows`). No sink derives a figure another has already derived.
+/// the daemon's metrics and journal — consumes this one value; `replay` rebuilds the rows' values
+/// from a recording (`RecordingRows`: the reports and event figures, not yet the frames, actions
+/// and phases, which the replayed HUD reads from the recording itself: `ReplayCursor`). The run's
+/// figures are computed by one piece of code each, live and from a recording (`RunFrames`,
+/// `RunAggregates`, `RunStorageIO`, `CPUSecondsByMode`).
 public struct Tick {
     /// When the tick was taken (CLOCK_MONOTONIC).
     public var monotonicNanoseconds: UInt64

@@ -27,7 +27,7 @@ final class TickSinks {
         self.showsActionLog = showsActionLog
         screen = configuration.output == .hud ? Screen(device: output, style: configuration.style, ownsKeys: showsActionLog) : nil
         rows = screen == nil ? ReportWriter(configuration: configuration, output: output) : nil
-        if screen != nil && configuration.summary { summary = SessionSummary(tickNanoseconds: configuration.watch.tickNanoseconds) }
+        if screen != nil && configuration.summary { summary = SessionSummary(tickNanoseconds: configuration.watch.tickNanoseconds, budget: configuration.watch.events.frameBudget) }
     }
 
     /// The reader of the rows went away (a closed pipe): the session ends.
@@ -46,7 +46,7 @@ final class TickSinks {
             }
         }
         for ended in tick.endedPhases {
-            screen?.notice("phase \(TerminalText.escaped(ended.name)) ended" + (ended.keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""), kind: .phase)
+            screen?.noticePhaseEnded(ended.name, keptBytes: ended.keptBytes)
         }
         if let screen, showsActionLog {
             screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))

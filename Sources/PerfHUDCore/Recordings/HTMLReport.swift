@@ -67,9 +67,11 @@ public enum HTMLReport {
         if let options = meta["options"] { rows.append(("recorded by", JSONText.strings(options)?.joined(separator: " ") ?? options)) }
         if let version = meta["perfhud_version"] { rows.append(("perfhud version", version)) }
         if let started = meta["started_at"] { rows.append(("started at", started)) }
-        let end = run.recording.samples.last?.t ?? 0
-        rows.append(("duration", SummaryFormatter.human("_s", end) + (end >= 120 ? " (" + DurationText.format(nanoseconds: UInt64(end * 1e9)) + ")" : "")
-            + ", \(run.recording.samples.count) samples, \(run.recording.frames.count) frames"))
+        // The summary's duration and frame count (first row to last; each frame by its weight): the
+        // header says what the summary table says.
+        let duration = run.summary.durationSeconds
+        rows.append(("duration", SummaryFormatter.human("_s", duration) + (duration >= 120 ? " (" + DurationText.format(nanoseconds: UInt64(duration * 1e9)) + ")" : "")
+            + ", \(run.summary.samples) samples, " + ReportFormatter.number(run.summary.frames, decimals: 0) + " frames"))
         if let tick = meta["tick_seconds"].flatMap(Double.init), tick > 0 { rows.append(("tick", DurationText.format(nanoseconds: UInt64((tick * 1e9).rounded())))) }
         let recording = run.recording
         rows.append(("frame budget", ReportFormatter.number(1000 / recording.refreshHz, decimals: 1) + " ms (" + ReportFormatter.number(recording.refreshHz, decimals: 1)

@@ -72,7 +72,7 @@ enum HTMLReportCharts {
         let seconds = Int(end(of: recording))
         guard seconds > 0 else { return [] }
         var counts = [Double](repeating: 0, count: seconds)
-        for frame in recording.frames where frame.t >= 0 && Int(frame.t) < seconds { counts[Int(frame.t)] += 1 }
+        for frame in recording.frames where frame.t >= 0 && Int(frame.t) < seconds { counts[Int(frame.t)] += frame.weight }
         return (max(0, Int(first))..<seconds).map { (Double($0 + 1), counts[$0]) }
     }
 
@@ -89,19 +89,20 @@ enum HTMLReportCharts {
 
         var times = SVGChart(title: "Frame time", axisTitle: "frame time (ms)", axis: .milliseconds, duration: duration, bands: bands)
         times.scatter = (name: "frame times (each pixel column: shortest to longest)", points: recording.frames.map { ($0.t, $0.milliseconds) }, color: frameColor)
-        let jankLimit = recording.jankFactor * 1000 / recording.refreshHz
+        let budget = recording.frameBudget, jankLimit = budget.jankLimitMilliseconds
         if let p50 = summary.frameP50 { times.rules.append(Rule(value: p50, label: "p50 " + SummaryFormatter.human("frame_p50_ms", p50), color: p50Color)) }
         if let p99 = summary.frameP99 { times.rules.append(Rule(value: p99, label: "p99 " + SummaryFormatter.human("frame_p99_ms", p99), color: p99Color)) }
         if let old = baseline?.summary.frameP99 {
             times.rules.append(Rule(value: old, label: "baseline p99 " + SummaryFormatter.human("frame_p99_ms", old), color: baselineColor))
         }
         times.rules.append(Rule(value: jankLimit, label: "janky above " + SummaryFormatter.human("_ms", jankLimit), color: jankColor))
-        // The frames the summary counts as janky: the same rule, inside the same windows (`--phase`).
-        let windows = RecordingSummary.windows(recording, phase: summary.phase)
+        // The frames the summary counts as janky: the same rule (`FrameBudget`) over the same frames
+        // (`RecordingSummary.runFrames`: all of them, or those inside the visits of `--phase`), each by its weight.
+        let windows = summary.phase.map { _ in RecordingSummary.windows(recording, phase: summary.phase) }
         let janky = recording.frames.filter { frame in
-            RecordingSummary.isJanky(frame.milliseconds, in: recording) && windows.contains { frame.t >= $0.start && frame.t <= $0.end }
+            budget.isJanky(frame.milliseconds) && (windows?.contains { frame.t >= $0.start && frame.t <= $0.end } ?? true)
         }
-        times.marks = (name: "janky frames", points: janky.map { ($0.t, $0.milliseconds) }, color: jankColor)
+        times.marks = (name: "janky frames", points: janky.map { ($0.t, $0.milliseconds, $0.weight) }, color: jankColor)
         // A stall of seconds would flatten every other frame: the axis stops a little above the
         // slowest frames that matter, and what is longer is drawn at the top edge.
         let sorted = recording.frames.map(\.milliseconds).sorted()

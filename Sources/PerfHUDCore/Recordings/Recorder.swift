@@ -27,7 +27,7 @@ public final class Recorder {
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
         CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
         CREATE TABLE sample_log(\(leadingColumns), \(figureColumns.joined(separator: ", ")));
-        CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);
+        CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER, weight REAL);
         CREATE TABLE action_log(t_ms INTEGER NOT NULL, label_id INTEGER NOT NULL, count REAL NOT NULL);
         CREATE TABLE high_frequency_log(t_ms INTEGER NOT NULL, label_id INTEGER, rate REAL, peak REAL);
         CREATE TABLE phases(t REAL NOT NULL, name TEXT NOT NULL, rss_entry_bytes INTEGER, t_exit REAL, rss_exit_bytes INTEGER);
@@ -35,7 +35,8 @@ public final class Recorder {
             (SELECT name FROM names WHERE id = phase_id) AS phase, alive, CASE frame_source \(sources) END AS frame_source,
             events AS has_events, wall_skew_ms, (SELECT name FROM names WHERE id = command_id) AS command_from_here, rejected_reasons,
             (SELECT value FROM meta WHERE key = 'started_at_unix') + (t_ms + wall_skew_ms) / 1000.0 AS wall_time_unix FROM sample_log;
-        CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms, CASE source \(sources) END AS source FROM frame_log;
+        CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms, CASE source \(sources) END AS source,
+            COALESCE(weight, 1) AS weight FROM frame_log;
         CREATE VIEW high_frequency_actions AS SELECT t_ms / 1000.0 AS t, names.name AS action, rate, peak
             FROM high_frequency_log LEFT JOIN names ON names.id = label_id;
         CREATE VIEW actions AS SELECT t_ms / 1000.0 AS t, names.name AS label, count FROM action_log JOIN names ON names.id = label_id;
@@ -104,7 +105,7 @@ public final class Recorder {
             // (Benchmarks/recording_floor.c: 16 rows 16.0k instructions a row, 100 rows 15.6k); a second's
             // frames at 60 FPS are 60, so 16 to a statement (at 256, none was ever a multi-row insert).
             samples = try BatchedInsert(database, table: "sample_log", width: Self.sampleColumns, rowsPerInsert: 32)
-            frames = try BatchedInsert(database, table: "frame_log", width: 3, rowsPerInsert: 16, reserveRows: 1024)
+            frames = try BatchedInsert(database, table: "frame_log", width: 4, rowsPerInsert: 16, reserveRows: 1024)
             actions = try BatchedInsert(database, table: "action_log", width: 3, rowsPerInsert: 16, reserveRows: 1024)
             insertHighFrequency = try database.prepare("INSERT INTO high_frequency_log VALUES (?1, ?2, ?3, ?4)")
             insertName = try database.prepare("INSERT INTO names(name) VALUES (?1)")
@@ -180,6 +181,9 @@ public final class Recorder {
         for frame in tick {
             frames.appendInteger(milliseconds(frame.time)); frames.appendInteger((frame.milliseconds * 1000).nearestInteger)
             frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
+            // A sampled frame (`|@0.1`) stands for 1 / rate frames: kept, so `report` counts what the
+            // live figures counted. NULL (no bytes) for the common weight of 1.
+            if frame.weight == 1 { frames.appendNull() } else { frames.appendReal(frame.weight) }
         }
     }
 

@@ -44,7 +44,13 @@ public struct Recording {
     public struct Frame: Equatable {
         public var t: Double
         public var milliseconds: Double
-        public init(t: Double, milliseconds: Double) { self.t = t; self.milliseconds = milliseconds }
+        /// The frames it stands for: 1 / the sample rate its line was sent with (format 5 on; 1 before).
+        public var weight: Double
+        /// Where it came from (nil in a file that does not say).
+        public var source: FrameSource?
+        public init(t: Double, milliseconds: Double, weight: Double = 1, source: FrameSource? = nil) {
+            self.t = t; self.milliseconds = milliseconds; self.weight = weight; self.source = source
+        }
     }
     public struct Action: Equatable {
         public var t: Double
@@ -85,7 +91,9 @@ public struct Recording {
     /// before the first frame.
     /// 4: the "why" figures (waiting for a CPU, context switches, faults, I/O, descriptors, memory
     /// by kind, throttling, pressure, the leak trend) have columns; older files read them as null.
-    public static let formatVersion: Int64 = 4
+    /// 5: a frame's weight (`frame_log.weight`, 1 / its line's sample rate; NULL for 1), so a sampled
+    /// frame counts in `report` as it did live; older files read every frame as 1.
+    public static let formatVersion: Int64 = 5
 
     /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
     static func milliseconds(unix seconds: Double) -> Int64 {
@@ -99,6 +107,8 @@ public struct Recording {
     public var jankFactor: Double { setting("jank_factor", 1...1000) ?? 1.5 }
     public var actionThreshold: Double { setting("action_threshold", 0.001...1e9) ?? 20 }
     public var startedAtUnix: Double { setting("started_at_unix", 0...1e11) ?? 0 }
+    /// Janky and dropped as the session counted them.
+    public var frameBudget: FrameBudget { FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor) }
     public var tickSeconds: Double { setting("tick_seconds", 0.000_1...3600) ?? 0.1 }
     public var onlineCPUs: Double { setting("online_cpus", 1...1_000_000) ?? 1 }
 

@@ -108,14 +108,11 @@ extension RecordingExport {
                 }
             }
         }
+        // By mode as the daemon counts them (`CPUSecondsByMode`): user + system is each row's `cpu_seconds_total`.
+        var modes = CPUSecondsByMode()
+        let byMode = recording.samples.map { row in modes.add(row.report); return (row.t, modes.user, modes.system) }
         for mode in ["user", "system"] {
-            var total = 0.0, previous: Double?
-            var series: [(Double, Double)] = []
-            for row in recording.samples {
-                if let previous, let percent = mode == "user" ? row.cpuUserPercent : row.cpuSystemPercent { total += percent / 100 * (row.t - previous) }
-                previous = row.t
-                series.append((row.t, total))
-            }
+            let series = byMode.map { ($0.0, mode == "user" ? $0.1 : $0.2) }
             if mode == "user" { write("# TYPE perfhud_target_cpu_seconds counter\n# HELP perfhud_target_cpu_seconds CPU time of the target, by mode.\n") }
             for (t, value) in series {
                 write("perfhud_target_cpu_seconds_total{mode=\"\(mode)\",pid=\(ReportFormatter.quoted(pid))} " + ReportFormatter.number(value, decimals: 6) + " " + stamp(t) + "\n")

@@ -115,9 +115,11 @@ extension Recording {
             while next < changes.count && changes[next].t <= samples[index].t + 1e-9 { current = changes[next].list; next += 1 }
             samples[index].events!.highFrequencyActions = current
         }
-        readRows(database, "frames", "SELECT t, ms FROM frames") { row in
+        readRows(database, "frames", format >= 5 ? "SELECT t, ms, weight, source FROM frames" : "SELECT t, ms, 1, source FROM frames") { row in
             guard let t = Self.time(row.double(0)), let milliseconds = Self.time(row.double(1)) else { impossibleTimes += 1; return }
-            frames.append(Frame(t: t, milliseconds: milliseconds))
+            // A weight is 1 / a sample rate in (0, 1]: from 1 up; a forged one outside that reads as 1.
+            let weight = row.double(2).flatMap { $0 >= 1 && $0 <= 1e9 ? $0 : nil } ?? 1
+            frames.append(Frame(t: t, milliseconds: milliseconds, weight: weight, source: row.text(3).flatMap(FrameSource.init(rawValue:))))
         }
         readRows(database, "actions", "SELECT t, label, count FROM actions") { row in
             guard let t = Self.time(row.double(0)), let count = Self.time(row.double(2)) else { impossibleTimes += 1; return }

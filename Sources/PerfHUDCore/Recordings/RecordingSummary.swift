@@ -48,7 +48,8 @@ public struct RecordingSummary {
     public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
     public var pssPeakBytes: UInt64? { aggregates["pss_peak_bytes"].map { UInt64($0) } }
     public var rssEndBytes: UInt64? { aggregates["rss_end_bytes"].map { UInt64($0) } }
-    public var frames = 0
+    /// Frames counted, each by its weight (a sampled line stands for 1 / its rate).
+    public var frames = 0.0
     public var fpsAvg: Double?
     public var frameP50: Double?
     public var frameP97: Double?
@@ -84,9 +85,14 @@ public struct RecordingSummary {
         return recording.phases.filter { $0.name == only }.map { ($0.t, $0.tExit ?? end) }
     }
 
-    /// Whether a frame counts as janky: longer than the jank factor × the budget, as live.
-    public static func isJanky(_ milliseconds: Double, in recording: Recording) -> Bool {
-        milliseconds > recording.jankFactor * (1000 / recording.refreshHz)
+    /// The frames of `recording` counted, as live and by the same code (`RunFrames`), inside `windows`
+    /// (all of them when nil). The HTML report marks the janky frames of the same count.
+    public static func runFrames(_ recording: Recording, inside windows: [(start: Double, end: Double)]?) -> RunFrames {
+        var counted = RunFrames(budget: recording.frameBudget)
+        for frame in recording.frames where windows?.contains(where: { frame.t >= $0.start && frame.t <= $0.end }) ?? true {
+            counted.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
+        }
+        return counted
     }
 
     /// The summary of `recording`, or of the time spent in phase `only`.
@@ -102,21 +108,15 @@ public struct RecordingSummary {
         aggregates = RunAggregates(tickSeconds: recording.tickSeconds)
         for sample in samples { aggregates.add(sample.report, sample.events, execs: sample.execsSeen) }
 
-        let frameList = only == nil ? recording.frames : recording.frames.filter { inside($0.t) }
-        let durations = frameList.map(\.milliseconds).sorted()
-        frames = durations.count
-        if durationSeconds > 0 && !durations.isEmpty { fpsAvg = Double(durations.count) / durationSeconds }
-        frameP50 = Self.percentile(durations, 50)
-        frameP97 = Self.percentile(durations, 97)
-        frameP99 = Self.percentile(durations, 99)
-        frameP999 = Self.percentile(durations, 99.9)
+        let counted = Self.runFrames(recording, inside: only == nil ? nil : windows)
+        frames = counted.total
+        if durationSeconds > 0 && counted.total > 0 { fpsAvg = counted.total / durationSeconds }
+        let percentiles = counted.percentiles([50, 97, 99, 99.9])
+        (frameP50, frameP97, frameP99, frameP999) = (percentiles[0], percentiles[1], percentiles[2], percentiles[3])
         fps1PercentLow = frameP99.flatMap { $0 > 0 ? 1000 / $0 : nil }
         fps01PercentLow = frameP999.flatMap { $0 > 0 ? 1000 / $0 : nil }
-        let budget = 1000 / recording.refreshHz
-        for duration in durations {
-            if Self.isJanky(duration, in: recording) { jankyFrames += 1 }
-            droppedFrames += max(0, (duration / budget).rounded() - 1)
-        }
+        jankyFrames = counted.janky
+        droppedFrames = counted.dropped
 
         let actionList = only == nil ? recording.actions : recording.actions.filter { inside($0.t) }
         var totals: [String: Double] = [:], peaks: [String: Double] = [:], windowsByLabel: [String: [(Double, Double)]] = [:]
@@ -156,10 +156,9 @@ public struct RecordingSummary {
         for name in order {
             var entry = figures[name]!
             for sample in recording.samples where sample.phase == name { entry.aggregates.add(sample.report, sample.events, execs: sample.execsSeen) }
-            let visits = recording.phases.filter { $0.name == name }.map { ($0.t, $0.tExit ?? end) }
-            let phaseFrames = recording.frames.filter { frame in visits.contains { frame.t >= $0.0 && frame.t <= $0.1 } }.map(\.milliseconds).sorted()
-            if entry.seconds > 0 && !phaseFrames.isEmpty { entry.fpsAvg = Double(phaseFrames.count) / entry.seconds }
-            entry.fps1PercentLow = Self.percentile(phaseFrames, 99).flatMap { $0 > 0 ? 1000 / $0 : nil }
+            let phaseFrames = Self.runFrames(recording, inside: Self.windows(recording, phase: name))
+            if entry.seconds > 0 && phaseFrames.total > 0 { entry.fpsAvg = phaseFrames.total / entry.seconds }
+            entry.fps1PercentLow = phaseFrames.low(99)
             phases.append(entry)
         }
     }
@@ -228,6 +227,6 @@ public struct RecordingSummary {
            "frame_p99_9_ms", "fps_1pct_low", "fps_0_1pct_low", "janky_frames", "dropped_frames", "actions_total"]
     public var numbers: [Double?] {
         [durationSeconds, Double(samples)] + aggregates.values
-            + [Double(frames), fpsAvg, frameP50, frameP97, frameP99, frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]
+            + [frames, fpsAvg, frameP50, frameP97, frameP99, frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]
     }
 }

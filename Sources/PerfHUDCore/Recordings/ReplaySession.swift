@@ -120,10 +120,7 @@ public final class ReplaySession {
         var lastWake = monotonicNanoseconds()
         var buffer = [UInt8](repeating: 0, count: 256)
         func show(_ passed: ReplayCursor.Passed) {
-            for ended in passed.endedPhases {
-                let kept = ended.keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""
-                screen.notice("phase \(TerminalText.escaped(ended.name)) ended" + kept, kind: .phase)
-            }
+            for ended in passed.endedPhases { screen.noticePhaseEnded(ended.name, keptBytes: ended.keptBytes) }
             if !passed.actions.isEmpty {
                 let highFrequency = Set(cursor.sample?.events?.highFrequencyActions.map(\.action) ?? [])
                 screen.showActionLog(passed.actions, dropped: 0, highFrequency: highFrequency)

@@ -47,7 +47,8 @@ struct SVGChart {
     var scatter: (name: String, points: [(t: Double, value: Double)], color: String)?
     var rules: [Rule] = []
     /// Points worth pointing at (janky frames), one circle per pixel column with their count.
-    var marks: (name: String, points: [(t: Double, value: Double)], color: String)?
+    /// Points marked (janky frames), each standing for `weight` of what it marks (a sampled frame for 1 / its rate).
+    var marks: (name: String, points: [(t: Double, value: Double, weight: Double)], color: String)?
     /// Extra legend text after the entries (e.g. "3 frames above 100 ms drawn at the top").
     var notes: [String] = []
 
@@ -131,15 +132,15 @@ struct SVGChart {
         }
         svg += ruleLabels
         if let marks {
-            var count = [Int](repeating: 0, count: columns), worst = [Double](repeating: 0, count: columns), at = [Double](repeating: 0, count: columns)
+            var count = [Double](repeating: 0, count: columns), worst = [Double](repeating: 0, count: columns), at = [Double](repeating: 0, count: columns)
             for point in marks.points {
                 let c = column(point.t)
-                count[c] += 1
+                count[c] += point.weight
                 if point.value > worst[c] { worst[c] = point.value; at[c] = point.t }
             }
             for c in 0..<columns where count[c] > 0 {
-                svg += "<circle class=\"mark\" data-frames=\"\(count[c])\" cx=\"\(n(x(at[c])))\" cy=\"\(n(y(worst[c])))\" r=\"3.5\" fill=\"\(marks.color)\">"
-                    + "<title>\(count[c]) \(HTMLText.escaped(marks.name)), worst \(Self.label(worst[c], axis: axis, scaleFrom: yTop, unit: true)) at \(Self.seconds(at[c])) s</title></circle>"
+                svg += "<circle class=\"mark\" data-frames=\"\(ReportFormatter.number(count[c]))\" cx=\"\(n(x(at[c])))\" cy=\"\(n(y(worst[c])))\" r=\"3.5\" fill=\"\(marks.color)\">"
+                    + "<title>\(ReportFormatter.number(count[c])) \(HTMLText.escaped(marks.name)), worst \(Self.label(worst[c], axis: axis, scaleFrom: yTop, unit: true)) at \(Self.seconds(at[c])) s</title></circle>"
             }
         }
         svg += "</svg>"
@@ -158,7 +159,7 @@ struct SVGChart {
         }
         if let scatter { entries.append("<span class=\"key\"><i class=\"stroke\" style=\"border-color:\(scatter.color)\"></i>\(HTMLText.escaped(scatter.name))</span>") }
         if let marks, !marks.points.isEmpty {
-            entries.append("<span class=\"key\"><i class=\"dot\" style=\"background:\(marks.color)\"></i>\(HTMLText.escaped(marks.name)) (\(marks.points.count))</span>")
+            entries.append("<span class=\"key\"><i class=\"dot\" style=\"background:\(marks.color)\"></i>\(HTMLText.escaped(marks.name)) (\(ReportFormatter.number(marks.points.reduce(0) { $0 + $1.weight })))</span>")
         }
         entries += notes.map { "<span class=\"note\">\(HTMLText.escaped($0))</span>" }
         return entries.isEmpty ? "" : "<div class=\"legend\">" + entries.joined() + "</div>"

@@ -26,22 +26,18 @@ public struct WhySummary {
 
     public init(_ recording: Recording, phase: String?) {
         guard recording.format >= 4 else { return }
-        var previousT: Double?
+        var storage = RunStorageIO()
+        defer { (readBytes, writtenBytes) = (storage.readBytes, storage.writtenBytes) }
         for sample in recording.samples {
-            defer { previousT = sample.t }
+            // A rate is over the time since the sample before (the row before in the file, in
+            // the phase or not): `RunStorageIO`, as the end summary sums it.
+            storage.add(t: sample.t, sample.report, counted: phase == nil || sample.phase == phase)
             if let phase, sample.phase != phase { continue }
             let report = sample.report
             if report.cpuWaitPercent != nil || report.fdsOpen != nil || report.residentAnonBytes != nil || report.busiestThreads != nil
                 || report.ioWriteBytesPerSecond != nil || report.minorFaultsPerSecond != nil { present = true }
             if report.busiestThreads != nil { threadsRead = true }
             if let top = report.busiestThreads?.first, top.cpuPercent > busiest?.cpuPercent ?? 0 { busiest = top; busiestAt = sample.t }
-            // A rate is over the time since the sample before (the row before in the file, in
-            // the phase or not): that interval times the rate is what the counter grew by.
-            if let previousT, sample.t > previousT {
-                let seconds = sample.t - previousT
-                if let rate = report.ioReadBytesPerSecond { readBytes = (readBytes ?? 0) + rate * seconds }
-                if let rate = report.ioWriteBytesPerSecond { writtenBytes = (writtenBytes ?? 0) + rate * seconds }
-            }
             if let limit = report.fdsLimit { fdsLimit = limit }
             if report.leakSuspected == true && leakFirstAt == nil { leakFirstAt = sample.t }
             if let slope = report.residentTrendBytesPerHour, let r2 = report.residentTrendR2 { trendEnd = (slope, r2) }

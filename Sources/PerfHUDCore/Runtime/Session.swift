@@ -124,7 +124,9 @@ public final class Session {
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
         watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
-                                recording: configuration.recordPath != nil, fallbackName: target.launchedName, leak: configuration.watch.leak)
+                                // The recording and the end summary count every frame (`RunFrames`).
+                                recording: configuration.recordPath != nil || (configuration.output == .hud && configuration.summary),
+                                fallbackName: target.launchedName, leak: configuration.watch.leak)
         // A HUD that shows none of the "why" figures and records nothing does not read their files.
         sampler.collectsActivity = configuration.collectsActivity
         let commandName = watcher.commandName

@@ -205,6 +205,11 @@ public final class Screen {
         device.write(Array(bytes.utf8))
     }
 
+    /// "phase NAME ended, kept 12.0 MiB": said the same live and in `replay`.
+    public func noticePhaseEnded(_ name: String, keptBytes: Int64?) {
+        notice("phase \(TerminalText.escaped(name)) ended" + (keptBytes.map { ", kept " + Units.bytes(Double($0)) } ?? ""), kind: .phase)
+    }
+
     /// What `attach` says first: whom it watches, and how to quit.
     public func noticeAttached(to process: ProcessDescription) {
         notice("attached to PID \(process.pid) (\(TerminalText.escaped(process.commandName))), user \(TerminalText.escaped(process.user))")

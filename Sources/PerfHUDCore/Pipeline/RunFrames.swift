@@ -1,0 +1,64 @@
+/// A run's frames, counted once for every place that sums them up: the HUD's end summary (fed each
+/// tick's frames), `report` and its `--fail-on`, `--baseline` and HTML charts (fed a recording's
+/// frames, each with the weight it was counted with live). A frame stands for `weight` frames (a
+/// sampled line, `|@0.1`, for 10), in the total, janky, dropped and the percentiles alike, as the
+/// live figures count it (`EventAggregator`); janky and dropped are `FrameBudget`'s.
+///
+/// One source at a time, as live: frames of a higher-ranked source replace what a lower one counted.
+///
+/// Durations are kept by their value at 1 µs (the resolution a recording keeps them at) with the
+/// weight summed per value: exact weighted nearest-rank percentiles in memory bounded by the
+/// distinct durations (a steady program has a few thousand), not by the length of the run.
+public struct RunFrames {
+    public let budget: FrameBudget
+    /// Frames counted, each by its weight.
+    public private(set) var total = 0.0
+    public private(set) var janky = 0.0
+    public private(set) var dropped = 0.0
+    public private(set) var source: FrameSource?
+    /// Weight per duration in µs.
+    private var weights: [Int64: Double] = [:]
+
+    public init(budget: FrameBudget) { self.budget = budget }
+
+    /// Counts one frame of `milliseconds` standing for `weight` frames.
+    public mutating func add(milliseconds: Double, weight: Double = 1, source frameSource: FrameSource? = nil) {
+        guard milliseconds.isFinite, weight.isFinite, weight > 0 else { return }
+        if let frameSource, let current = source, frameSource != current {
+            if frameSource.rank < current.rank { return }
+            if frameSource.rank > current.rank { self = RunFrames(budget: budget) }
+        }
+        if let frameSource { source = frameSource }
+        total += weight
+        if budget.isJanky(milliseconds) { janky += weight }
+        dropped += budget.dropped(milliseconds) * weight
+        weights[Int64((milliseconds * 1000).rounded()), default: 0] += weight
+    }
+
+    /// Nearest rank, weighted: the smallest duration with at least `percent` % of the frames' weight at
+    /// or below it (with weights of 1, the ⌈p/100 × n⌉-th smallest). Nil without frames.
+    public func percentile(_ percent: Double) -> Double? {
+        percentiles([percent])[0]
+    }
+
+    /// Several percentiles in one pass over the sorted durations, in the order asked.
+    public func percentiles(_ percents: [Double]) -> [Double?] {
+        guard total > 0 else { return percents.map { _ in nil } }
+        let sorted = weights.keys.sorted()
+        return percents.map { percent in
+            // The tolerance keeps 99.9 % of 1000 at 999 (binary 99.9 is a hair above).
+            let rank = max(Swift.min(total, (percent / 100 * total - 1e-9).rounded(.up)), Swift.min(total, 1e-9))
+            var below = 0.0
+            for key in sorted {
+                below += weights[key]!
+                if below >= rank - 1e-9 { return Double(key) / 1000 }
+            }
+            return sorted.last.map { Double($0) / 1000 }
+        }
+    }
+
+    /// 1000 / the duration at `percent` (MangoHud's "1 % low" at 99): nil without frames.
+    public func low(_ percent: Double) -> Double? {
+        percentile(percent).flatMap { $0 > 0 ? 1000 / $0 : nil }
+    }
+}

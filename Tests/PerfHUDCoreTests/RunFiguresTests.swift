@@ -1,0 +1,151 @@
+import XCTest
+@testable import PerfHUDCore
+
+/// The run's figures are computed once (`RunFrames`, `RunStorageIO`, `CPUSecondsByMode`) and say
+/// the same live (the end summary, the daemon) and from a recording (`report`, `export`).
+final class RunFiguresTests: XCTestCase {
+    private let budget = FrameBudget(refreshHz: 60, jankFactor: 1.5)
+
+    // MARK: frames, each by its weight
+
+    func testASampledFrameCountsItsWeightInTheTotalJankyDroppedAndPercentiles() {
+        var frames = RunFrames(budget: budget)
+        for _ in 0..<34 { frames.add(milliseconds: 16.7, weight: 10) }   // `perfhud.frame:16.7|ms|@0.1`
+        frames.add(milliseconds: 40, weight: 10)                         // janky, one refresh dropped
+        XCTAssertEqual(frames.total, 350)
+        XCTAssertEqual(frames.janky, 10)
+        XCTAssertEqual(frames.dropped, 10)
+        XCTAssertEqual(frames.percentile(50), 16.7)
+        // 340 of 350 are 16.7 ms: 97.1 %; the 99th percentile is the janky frame's.
+        XCTAssertEqual(frames.percentile(97), 16.7)
+        XCTAssertEqual(frames.percentile(99), 40)
+        XCTAssertEqual(frames.low(99), 25)
+    }
+
+    func testWeightedPercentilesAreThoseOfTheFramesTheyStandFor() {
+        // Each weighted frame written out as that many frames gives the same nearest ranks.
+        let weighted: [(ms: Double, weight: Double)] = [(5, 3), (16.667, 40), (33.4, 2), (8, 1), (120, 4), (16.001, 50)]
+        var frames = RunFrames(budget: budget)
+        for frame in weighted { frames.add(milliseconds: frame.ms, weight: frame.weight) }
+        let expanded = weighted.flatMap { Array(repeating: $0.ms, count: Int($0.weight)) }.sorted()
+        for percent in [1.0, 10, 50, 90, 95, 97, 99, 99.9, 100] {
+            XCTAssertEqual(frames.percentile(percent), RecordingSummary.percentile(expanded, percent), "p\(percent)")
+        }
+    }
+
+    func testAHigherRankedSourceReplacesWhatALowerOneCountedAsLive() {
+        var frames = RunFrames(budget: budget)
+        for _ in 0..<5 { frames.add(milliseconds: 50, source: .tty) }
+        for _ in 0..<3 { frames.add(milliseconds: 16, source: .events) }
+        frames.add(milliseconds: 50, source: .tty)   // lower-ranked: not counted once events came
+        XCTAssertEqual(frames.total, 3)
+        XCTAssertEqual(frames.janky, 0)
+        XCTAssertEqual(frames.source, .events)
+    }
+
+    func testTheLiveAggregatorAndTheRunCountJankAndDropsAlike() {
+        let aggregator = EventAggregator()
+        let lines = "perfhud.frame:16.7|ms|@0.1\nperfhud.frame:40|ms|@0.5\nperfhud.frame:100|ms\nperfhud.frame:16.7:70|d|@0.25"
+        aggregator.withLock { ingest in
+            ingest.setTime(1_000_000_000)
+            Array(lines.utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &ingest) }
+        }
+        let live = aggregator.snapshot(at: 3_000_000_000)
+        var run = RunFrames(budget: EventConfiguration().frameBudget)
+        for (ms, weight) in [(16.7, 10.0), (40, 2), (100, 1), (16.7, 4), (70, 4)] { run.add(milliseconds: ms, weight: weight) }
+        XCTAssertEqual(live.framesTotal, run.total)
+        XCTAssertEqual(live.jankyFrames, run.janky)
+        XCTAssertEqual(live.droppedFrames, run.dropped)
+    }
+
+    // MARK: a recording keeps the weight, so report says what the live run said
+
+    func testReportCountsARecordedSampledFrameAsTheLiveRowDid() throws {
+        let path = NSTemporaryDirectory() + "perfhud-weights-\(getpid()).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 5, command: "x", commandLine: nil,
+                                                                 tickNanoseconds: 100_000_000, events: EventConfiguration()),
+                                    startNanoseconds: 0, warn: { XCTFail($0) })
+        // 6 s at 60 FPS sent one line in ten (`|@0.1`): 36 lines, 360 frames.
+        var summary = SessionSummary(tickNanoseconds: 100_000_000, budget: EventConfiguration().frameBudget)
+        var framesTotal = 0.0
+        for tick in 0...60 {
+            let time = UInt64(tick) * 100_000_000
+            let frames = tick == 0 ? [] : (0..<(tick % 5 == 0 ? 3 : 0)).map { index in
+                RecordedFrame(time: time - UInt64(index) * 16_700_000, milliseconds: 16.7, source: .events, weight: 10)
+            }
+            framesTotal += frames.reduce(0) { $0 + $1.weight }
+            var events = EventSnapshot()
+            events.framesTotal = framesTotal
+            var tickValue = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
+                                             at: time, commandName: "x", events: events)
+            tickValue.frames = frames
+            recorder.record(tickValue)
+            summary.add(tickValue)
+        }
+        recorder.close()
+        XCTAssertEqual(framesTotal, 360)
+        let recording = try Recording(path: path)
+        XCTAssertEqual(recording.frames.count, 36, "one row a line")
+        XCTAssertEqual(recording.frames.map(\.weight), Array(repeating: 10, count: 36))
+        let report = RecordingSummary(recording)
+        XCTAssertEqual(report.frames, 360)
+        XCTAssertEqual(report.fpsAvg, 60)
+        let passes = try FailCondition("fps_avg < 50").holds(for: report, baseline: nil)
+        XCTAssertEqual(passes.holds, false, "a gate on fps_avg passes a program at 60 FPS")
+        // The end summary says the report's figures, by the same code.
+        let text = summary.text(commandName: "x", recordPath: nil)
+        XCTAssertTrue(text.contains("frames 360 (60 FPS avg"), text)
+    }
+
+    // MARK: I/O and CPU totals
+
+    func testStorageIOIsEachRowsRateTimesItsIntervalInTheSummaryAndTheReport() {
+        var io = RunStorageIO()
+        var report = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 1, alive: true, processCount: 1)
+        for (t, rate) in [(0.0, 999.0), (0.1, 1000), (0.25, 2000), (1.25, 0), (1.5, 400)] {
+            report.ioReadBytesPerSecond = rate
+            report.ioWriteBytesPerSecond = rate / 2
+            io.add(t: t, report)
+        }
+        // The first row starts the count (its rate is over time before it).
+        XCTAssertEqual(io.readBytes!, 1000 * 0.1 + 2000 * 0.15 + 0 + 400 * 0.25, accuracy: 1e-9)
+        XCTAssertEqual(io.writtenBytes!, io.readBytes! / 2, accuracy: 1e-9)
+        XCTAssertNil(RunStorageIO().readBytes, "no row, no figure (not 0)")
+    }
+
+    func testCPUSecondsByModeAddUpToTheClocksTotalAtEveryRow() {
+        var modes = CPUSecondsByMode()
+        var report = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 1, alive: true, processCount: 1)
+        for (total, user, system) in [(0.5, 80.0, 20.0), (0.75, 50, 50), (0.751, 0, 0), (1.5, 10, 90)] as [(Double, Double, Double)] {
+            report.cpuSecondsTotal = total
+            report.cpuUserPercent = user
+            report.cpuSystemPercent = system
+            modes.add(report)
+            XCTAssertEqual(modes.user + modes.system, total, accuracy: 1e-12)
+        }
+        XCTAssertEqual(modes.user, 0.5 * 0.8 + 0.25 * 0.5 + 0.001 * 0.5 + 0.749 * 0.1, accuracy: 1e-12)
+    }
+
+    // MARK: a phase's memory, as the program said it
+
+    func testAPhaseLineCarriesTheSendersResidentMemory() {
+        XCTAssertEqual(parse("perfhud.phase:1|c|#phase:Gallery,rss:1048576"), ["phase Gallery rss 1048576"])
+        XCTAssertEqual(parse("perfhud.phase.Gallery:1|c|#rss:4096"), ["phase Gallery rss 4096"])
+        XCTAssertEqual(parse("perfhud.phase:1|c|#rss:77,phase:Editor"), ["phase Editor rss 77"])
+        XCTAssertEqual(parse("perfhud.phase:1|c|#phase:Gallery,rss:12x"), ["phase Gallery"], "an unreadable RSS is left out, not the phase")
+        XCTAssertEqual(parse("perfhud.phase:1|c|#phase:Gallery"), ["phase Gallery"])
+    }
+
+    func testTheSendersMemoryWinsOverTheReceiversLateRead() {
+        let aggregator = EventAggregator()
+        aggregator.residentProbe = { 99 << 20 }   // what the receiver would read, after the program allocated
+        aggregator.withLock { ingest in
+            ingest.setTime(1)
+            Array("perfhud.phase:1|c|#phase:Keeps,rss:16777216\nperfhud.phase:1|c|#phase:Plain".utf8).withUnsafeBytes {
+                _ = EventLineParser.parse($0, into: &ingest)
+            }
+        }
+        XCTAssertEqual(aggregator.drainPhaseChanges().map(\.residentBytes), [16 << 20, 99 << 20])
+    }
+}
