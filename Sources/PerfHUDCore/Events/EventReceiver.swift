@@ -3,16 +3,6 @@ import CSystemShims
 import Glibc
 #endif
 
-/// Who may send events.
-public enum AcceptPolicy: String, CaseIterable {
-    /// Anyone who can reach the socket (its mode still limits that to the owner).
-    case any
-    /// Processes of the same user.
-    case sameUser = "same-user"
-    /// The target and its descendants only.
-    case target
-}
-
 /// The event socket: a Unix datagram socket read by a dedicated thread in batches (recvmmsg),
 /// each datagram checked against its sender's credentials (SO_PASSCRED) and parsed into the
 /// aggregator. Optionally a UDP socket as well (`--statsd-udp`), read by the same thread.
@@ -323,211 +313,19 @@ public final class EventReceiver {
     }
 
     /// Called by the pool's thread when the socket is readable.
-    fileprivate func receivePooled(batch: OpaquePointer) {
+    func receivePooled(batch: OpaquePointer) {
         drainMutex.withLock {
             guard !closed else { return }
             receive(from: socket, checksCredentials: true, batch: batch)
         }
     }
 
-    fileprivate var descriptor: Int32 { socket }
+    var descriptor: Int32 { socket }
 
     /// Received by `pool`'s one thread rather than a thread of its own (the daemon's targets:
     /// one thread and one 4 MiB batch buffer for all of them). No UDP with a pool.
     public func start(in pool: EventReceiverPool) {
         self.pool = pool
         pool.add(self)
-    }
-}
-
-/// One thread receiving for many event sockets: the daemon's targets each have a socket, and a
-/// thread with its own recvmmsg buffer (64 × 64 KiB) each would cost what the targets do not.
-/// It polls every member's socket and the wake-up pipe; members join and leave under its lock
-/// (a byte on the pipe makes it take the new list).
-public final class EventReceiverPool: @unchecked Sendable {
-    private let mutex = Mutex()
-    private var members: [EventReceiver] = []
-    private var wake: (read: Int32, write: Int32) = (-1, -1)
-    private var thread: pthread_t?
-    private var stopping = false
-
-    public init() {}
-
-    func add(_ receiver: EventReceiver) {
-        mutex.withLock { members.append(receiver) }
-        startIfNeeded()
-        poke()
-    }
-
-    func remove(_ receiver: EventReceiver) {
-        mutex.withLock { members.removeAll { $0 === receiver } }
-        poke()
-    }
-
-    /// Ends the thread (the members have left or are let go with it).
-    public func stop() {
-        guard let thread else { return }
-        mutex.withLock { stopping = true }
-        poke()
-        pthread_join(thread, nil)
-        self.thread = nil
-        close(wake.read); close(wake.write)
-    }
-
-    private func poke() {
-        var byte: UInt8 = 1
-        if wake.write >= 0 { _ = write(wake.write, &byte, 1) }
-    }
-
-    private func startIfNeeded() {
-        guard thread == nil else { return }
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { return }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC); _ = fcntl(end, F_SETFL, O_NONBLOCK) }
-        wake = (ends[0], ends[1])
-        var handle = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&handle, nil, { context in
-            let pool = Unmanaged<EventReceiverPool>.fromOpaque(context!).takeRetainedValue()
-            pool.loop()
-            return nil
-        }, context)
-        if created == 0 { thread = handle } else { Unmanaged<EventReceiverPool>.fromOpaque(context).release() }
-    }
-
-    private func loop() {
-        _ = EventReceiver.preferPromptWakeups()
-        guard let batch = perfhud_batch_create(EventReceiver.batchCapacity, 65536) else { return }
-        defer { perfhud_batch_destroy(batch) }
-        var drained = [UInt8](repeating: 0, count: 64)
-        while true {
-            let (current, done) = mutex.withLock { (members, stopping) }
-            if done { return }
-            var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            descriptors += current.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
-            guard case .success = SystemCall.poll(&descriptors) else { return }
-            if descriptors[0].revents != 0 { _ = read(wake.read, &drained, drained.count) }
-            for (index, member) in current.enumerated() where descriptors[index + 1].revents != 0 {
-                member.receivePooled(batch: batch)
-            }
-        }
-    }
-}
-
-/// Why a datagram is refused; its `reason` label in `events_rejected_by_reason`. A byte rather
-/// than the label: a batch's verdicts are kept in a buffer on the stack.
-enum Refusal: UInt8 {
-    case none, truncated, noCredentials, peer, otherTarget
-
-    var reason: String? {
-        switch self {
-        case .none: return nil
-        case .truncated: return "truncated"
-        case .noCredentials: return "no_credentials"
-        case .peer: return "peer"
-        case .otherTarget: return "other_target"
-        }
-    }
-}
-
-/// Decides whether a sender may send: by user id, or by being the target or its descendant
-/// (walking the parent chain in /proc). Decisions are cached for a second per PID.
-final class PeerFilter {
-    private let policy: AcceptPolicy?
-    private var mutex = pthread_mutex_t()
-    private var targetPIDs: Set<Int32>
-    private var otherPIDs: Set<Int32> = []
-    /// Units' control groups (paths as /proc/PID/cgroup shows them): the target's, the others'.
-    private var targetGroup: String?
-    private var otherGroups: [String] = []
-    private var cache: [Int32: (family: Family, at: UInt64)] = [:]
-    /// Whose family a sender belongs to: the nearest watched ancestor (itself included) decides.
-    enum Family { case target, otherTarget, none }
-    private let ourUID = geteuid()
-
-    init(policy: AcceptPolicy?, targetPID: Int32) {
-        self.policy = policy
-        targetPIDs = [targetPID]
-        pthread_mutex_init(&mutex, nil)
-    }
-
-    func setTarget(pid: Int32) { setTargets([pid]) }
-
-    func setTargets(_ pids: [Int32]) {
-        pthread_mutex_lock(&mutex)
-        targetPIDs = Set(pids)
-        cache.removeAll()
-        pthread_mutex_unlock(&mutex)
-    }
-
-    func setOtherTargets(_ pids: [Int32]) {
-        pthread_mutex_lock(&mutex)
-        otherPIDs = Set(pids)
-        cache.removeAll()
-        pthread_mutex_unlock(&mutex)
-    }
-
-    func setControlGroups(target: String?, others: [String]) {
-        pthread_mutex_lock(&mutex)
-        targetGroup = target
-        otherGroups = others
-        cache.removeAll()
-        pthread_mutex_unlock(&mutex)
-    }
-
-    func accepts(pid: Int32, uid: UInt32) -> Bool { refusal(pid: pid, uid: uid) == .none }
-
-    /// Why a datagram from `pid` is refused, or `.none` when it is accepted.
-    func refusal(pid: Int32, uid: UInt32) -> Refusal {
-        let family = self.family(of: pid)
-        if family == .otherTarget { return .otherTarget }
-        let allowed: Bool
-        switch policy {
-        case .any: allowed = true
-        case .sameUser: allowed = uid == ourUID
-        case .target: allowed = family == .target
-        case nil: allowed = uid == ourUID || family == .target
-        }
-        return allowed ? .none : .peer
-    }
-
-    private func family(of pid: Int32) -> Family {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        let now = monotonicNanoseconds()
-        if let cached = cache[pid], now &- cached.at < 1_000_000_000 { return cached.family }
-        var current = pid
-        var family = Family.none
-        for _ in 0..<64 {
-            if targetPIDs.contains(current) { family = .target; break }
-            if otherPIDs.contains(current) { family = .otherTarget; break }
-            guard current > 1, let parent = Self.parent(of: current) else { break }
-            current = parent
-        }
-        if family == .none && (targetGroup != nil || !otherGroups.isEmpty), let groups = Self.controlGroups(of: pid) {
-            if let targetGroup, groups.contains(where: { Self.isWithin($0, targetGroup) }) {
-                family = .target
-            } else if groups.contains(where: { group in otherGroups.contains { Self.isWithin(group, $0) } }) {
-                family = .otherTarget
-            }
-        }
-        if cache.count > 1024 { cache.removeAll() }
-        cache[pid] = (family, now)
-        return family
-    }
-
-    static func parent(of pid: Int32) -> Int32? {
-        ProcParser.stat(ofProcess: String(pid))?.parentPID
-    }
-
-    /// The control groups of a process, one per hierarchy (`0::/system.slice/web.service`, and
-    /// `1:name=systemd:/system.slice/web.service` on v1 and hybrid hosts).
-    static func controlGroups(of pid: Int32) -> [Substring]? {
-        guard case .success(let data) = KeptOpenFile.contents(of: "/proc/\(pid)/cgroup", limit: 16384) else { return nil }
-        return ProcessControlGroup.parse(String(decoding: data, as: UTF8.self)).map(\.path)
-    }
-
-    static func isWithin(_ group: Substring, _ unit: String) -> Bool {
-        group == unit || (group.hasPrefix(unit) && group.dropFirst(unit.count).first == "/")
     }
 }

@@ -40,22 +40,6 @@ public struct TopRow: Equatable {
     }
 }
 
-/// What the table is sorted by (the keys `c`, `m`, `n`, `f`, `a`).
-public enum TopSort: String, CaseIterable {
-    case cpu, memory, name, fps, actions
-
-    /// The column title the sort marks.
-    public var column: String {
-        switch self {
-        case .cpu: return "CPU%"
-        case .memory: return "RSS"
-        case .name: return "TARGET"
-        case .fps: return "FPS"
-        case .actions: return "ACT/s"
-        }
-    }
-}
-
 public enum TopRows {
     /// The rows of `current`, one per `target` label, with rates against `previous` (nil: the
     /// first scrape). A counter that went down (a target forgotten and back, a daemon restarted)
