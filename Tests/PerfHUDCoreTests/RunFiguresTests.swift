@@ -96,6 +96,45 @@ final class RunFiguresTests: XCTestCase {
         // The end summary says the report's figures, by the same code.
         let text = summary.text(commandName: "x", recordPath: nil)
         XCTAssertTrue(text.contains("frames 360 (60 FPS avg"), text)
+        // And `replay`'s ticks, rebuilt from the recording with their frames, say it again.
+        var replayed = SessionSummary(tickNanoseconds: 100_000_000, budget: recording.frameBudget)
+        let rows = RecordingRows(recording)
+        for index in 0..<rows.count { replayed.add(rows.row(index)) }
+        XCTAssertEqual(replayed.text(commandName: "x", recordPath: nil), text)
+        XCTAssertEqual((0..<rows.count).reduce(0.0) { $0 + rows.row($1).frames.reduce(0) { $0 + $1.weight } }, 360)
+    }
+
+    func testReplayedTicksHaveThePhasesAndTheirKeptMemoryAsLive() throws {
+        let path = NSTemporaryDirectory() + "perfhud-replayed-phases-\(getpid()).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 5, command: "x", commandLine: nil,
+                                                                 tickNanoseconds: 100_000_000, events: EventConfiguration()),
+                                    startNanoseconds: 0, warn: { XCTFail($0) })
+        var phases = PhaseHistory()
+        var live: [[Tick.EndedPhase]] = []
+        for tick in 0...6 {
+            var ended: [Tick.EndedPhase] = []
+            // Home from the start with 10 MiB, Gallery at 0.25 s with 30, Home again at 0.45 s with 12.
+            for (at, name, bytes) in [(0.0, "Home", 10), (0.25, "Gallery", 30), (0.45, "Home", 12)] as [(Double, String, UInt64)]
+            where at <= Double(tick) / 10 && at > Double(tick - 1) / 10 {
+                let leaving = phases.current
+                phases.enter(name, at: at, residentBytes: bytes << 20)
+                if let leaving { ended.append(.init(name: leaving.name, keptBytes: phases.records.dropLast().last?.keptBytes)) }
+            }
+            live.append(ended)
+            var events = EventSnapshot()
+            events.phase = phases.current?.name
+            var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
+                                         at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases)
+            value.endedPhases = ended
+            recorder.record(value)
+        }
+        recorder.close()
+        let rows = RecordingRows(try Recording(path: path))
+        XCTAssertEqual((0..<rows.count).map { rows.row($0).endedPhases }, live)
+        XCTAssertEqual(live[3], [.init(name: "Home", keptBytes: 20 << 20)])
+        XCTAssertEqual(rows.row(6).phases.records.map(\.name), ["Home", "Gallery", "Home"])
+        XCTAssertEqual(rows.row(2).phases.current?.name, "Home")
     }
 
     // MARK: I/O and CPU totals

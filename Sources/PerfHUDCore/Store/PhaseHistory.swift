@@ -10,9 +10,12 @@ public struct PhaseHistory: Equatable {
         public var exitedAt: Double?
         public var exitBytes: UInt64?
         /// RSS at exit minus RSS at entry: what the phase kept.
-        public var keptBytes: Int64? {
-            guard let entryBytes, let exitBytes else { return nil }
-            return Int64(bitPattern: exitBytes &- entryBytes)
+        public var keptBytes: Int64? { Self.kept(entry: entryBytes, exit: exitBytes) }
+
+        /// RSS at exit minus RSS at entry (live, and from a recording's phases).
+        public static func kept(entry: UInt64?, exit: UInt64?) -> Int64? {
+            guard let entry, let exit else { return nil }
+            return Int64(bitPattern: exit &- entry)
         }
     }
 
