@@ -144,7 +144,8 @@ final class DaemonUnitTests: XCTestCase {
         let metrics = registry.makeTarget(label: "web")
         var events = EventSnapshot()
         events.framesTotal = 10
-        let read = sample(cpu: 0, user: 300, rss: 4096, pss: nil, threads: 4)
+        // 4.5 s of CPU by the CPU clock; the first row has no user/system split yet: all user until one comes.
+        let read = sample(cpu: 4_500_000_000, user: 300, rss: 4096, pss: nil, threads: 4)
         var store = MetricsStore(pid: 42, capacity: 4, startNanoseconds: 0)
         let target = DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "web",
                                           pid: 42, startTimeSeconds: 1000, ticksPerSecond: 100)
@@ -152,7 +153,8 @@ final class DaemonUnitTests: XCTestCase {
         var text = exposition(registry)
         XCTAssertEqual(value(text, "perfhud_target_up{target=\"web\"}"), 1)
         XCTAssertEqual(value(text, "perfhud_target_resident_memory_bytes{target=\"web\"}"), 4096)
-        XCTAssertEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"user\"}"), 3)
+        XCTAssertEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"user\"}"), 4.5)
+        XCTAssertEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"system\"}"), 0)
         XCTAssertEqual(value(text, "perfhud_frames_total{target=\"web\"}"), 10)
         XCTAssertEqual(value(text, "perfhud_actions_total{target=\"web\",action=\"A\"}"), 3)
         XCTAssertEqual(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"42\"}"), 1)
@@ -161,10 +163,11 @@ final class DaemonUnitTests: XCTestCase {
         // A restarted target's CPU starts again from 0: the counter holds, then grows again.
         var restarted = target
         restarted.sample.userTicks = 100
+        restarted.report.cpuSecondsTotal = 1
         restarted.pid = 43
         metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
         text = exposition(registry)
-        XCTAssertGreaterThanOrEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"user\"}")!, 3)
+        XCTAssertGreaterThanOrEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"user\"}")!, 4.5)
         XCTAssertEqual(value(text, "perfhud_actions_total{target=\"web\",action=\"A\"}"), 5)
         XCTAssertNil(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"42\"}"), "the old PID's info is gone")
         XCTAssertEqual(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"43\"}"), 1)
