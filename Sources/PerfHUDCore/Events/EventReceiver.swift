@@ -207,8 +207,7 @@ public final class EventReceiver {
             }
         }
         if let thread {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
+            SystemCall.poke(wakeWrite)
             pthread_join(thread, nil)
             self.thread = nil
         }

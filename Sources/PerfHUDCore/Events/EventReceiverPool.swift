@@ -38,8 +38,7 @@ public final class EventReceiverPool: @unchecked Sendable {
     }
 
     private func poke() {
-        var byte: UInt8 = 1
-        if wake.write >= 0 { _ = write(wake.write, &byte, 1) }
+        if wake.write >= 0 { SystemCall.poke(wake.write) }
     }
 
     private func startIfNeeded() {
@@ -69,7 +68,7 @@ public final class EventReceiverPool: @unchecked Sendable {
             var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             descriptors += current.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
             guard case .success = SystemCall.poll(&descriptors) else { return }
-            if descriptors[0].revents != 0 { _ = read(wake.read, &drained, drained.count) }
+            if descriptors[0].revents != 0 { _ = SystemCall.read(wake.read, into: &drained) }
             for (index, member) in current.enumerated() where descriptors[index + 1].revents != 0 {
                 member.receivePooled(batch: batch)
             }

@@ -82,10 +82,9 @@ public final class Recorder {
         self.warn = warn
         startedAtMilliseconds = Recording.milliseconds(unix: meta.first { $0.0 == "started_at_unix" }.flatMap { Double($0.1) } ?? 0)
         lastCommit = startNanoseconds
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
+        if case .success(let fd) = SystemCall.open(path, O_RDONLY) {
             var head = [UInt8](repeating: 0, count: 16)
-            let count = read(fd, &head, 16)
+            let count = (try? SystemCall.read(fd, into: &head).get()) ?? 0
             Glibc.close(fd)
             if count > 0 && head != Array("SQLite format 3\0".utf8) {
                 throw PerfHUDError(.cannotCreate, "\(path) exists and is not a perfhud recording: not replacing it")

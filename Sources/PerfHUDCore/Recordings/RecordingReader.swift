@@ -155,8 +155,7 @@ extension Recording {
 
     /// A copy of a SQLite file shorter than its header says, padded with zeros; nil when it is whole.
     static func paddedCopy(of path: String) -> (path: String, had: Int, wanted: Int)? {
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { return nil }
+        guard case .success(let input) = SystemCall.open(path, O_RDONLY) else { return nil }
         defer { close(input) }
         var header = [UInt8](repeating: 0, count: 100)
         guard case .success(100) = SystemCall.read(input, into: &header), header[0..<16].elementsEqual("SQLite format 3\0".utf8) else { return nil }

@@ -19,8 +19,11 @@ public final class ActionLogFollower {
     ///   (77) for one perfhud may not read.
     public init(path: String) throws {
         self.path = path
-        let opened = path == "-" ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC)
-        guard opened >= 0 else { throw PerfHUDError.reading(path, .current) }
+        let opened: Int32
+        switch path == "-" ? retryingInterrupts({ dup(STDIN_FILENO) }) : SystemCall.open(path, O_RDONLY) {
+        case .success(let descriptor): opened = descriptor
+        case .failure(let error): throw PerfHUDError.reading(path, error)
+        }
         var status = stat()
         fstat(opened, &status)
         if status.st_mode & S_IFMT == S_IFDIR {
@@ -73,8 +76,7 @@ public final class ActionLogFollower {
         var named = stat()
         guard stat(path, &named) == 0, named.st_mode & S_IFMT == S_IFREG,
               named.st_ino != opened.st_ino || named.st_dev != opened.st_dev else { return }
-        let fresh = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fresh >= 0 else { return }
+        guard case .success(let fresh) = SystemCall.open(path, O_RDONLY | O_NONBLOCK) else { return }
         read(into: aggregator)                                    // what the old file still had
         close(descriptor)
         descriptor = fresh

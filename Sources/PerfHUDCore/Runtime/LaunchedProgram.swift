@@ -41,8 +41,7 @@ public final class LaunchedProgram {
         }
         let slavePath = String(cString: nameBuffer)
         // Give the new terminal the user's settings and the program's share of the screen.
-        let slave = open(slavePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        if slave >= 0 {
+        if case .success(let slave) = SystemCall.open(slavePath, O_RDWR | O_NOCTTY) {
             if var settings { _ = tcsetattr(slave, TCSANOW, &settings) }
             _ = perfhud_set_window_size(slave, UInt16(clamping: size.rows), UInt16(clamping: size.columns))
             close(slave)
@@ -72,7 +71,7 @@ public final class LaunchedProgram {
         if launched > 0, hold >= 0, program <= 0 || execError != 0 { close(hold) }
         guard launched > 0, program > 0, execError == 0 else {
             let error = launched <= 0 ? SystemError.current : SystemError(execError == 0 ? ECHILD : execError)
-            if launched > 0 { var status: Int32 = 0; waitpid(launched, &status, 0) }
+            if launched > 0 { _ = SystemCall.waitpid(launched) }
             close(master)
             throw PerfHUDError(error == .noSuchFile ? .notFound : .cannotRun,
                                "cannot run \(TerminalText.escaped(command[0])): \(error)")
@@ -144,9 +143,8 @@ public final class LaunchedProgram {
     /// The program's state now, without waiting (unless `blocking`), as its session leader
     /// mirrors it. An ended program is reaped.
     public func poll(blocking: Bool = false) -> State {
-        var status: Int32 = 0
-        let result = waitpid(leader, &status, (blocking ? 0 : WNOHANG) | WUNTRACED)
-        guard result == leader else { return .running }
+        guard case .success(let (reaped, status)) = SystemCall.waitpid(leader, options: (blocking ? 0 : WNOHANG) | WUNTRACED),
+              reaped == leader else { return .running }
         // WIFEXITED and friends are function-like macros Swift cannot import.
         let low = status & 0x7F
         if low == 0 { return .exited((status >> 8) & 0xFF) }
@@ -219,15 +217,10 @@ public final class LaunchedProgram {
     public func flushInput() {
         guard !pendingInput.isEmpty else { return }
         let taken = pendingInput.withUnsafeBytes { raw -> Int in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(master, raw.baseAddress! + offset, raw.count - offset)
-                if written > 0 { offset += written; continue }
-                if written < 0 && errno == EINTR { continue }
-                if written < 0 && errno == EAGAIN { break }
-                return raw.count   // no one holds the terminal any more (EIO): the input has nowhere to go
+            switch SystemCall.writeWhatFits(master, raw) {
+            case .success(let written): return written          // the rest waits for room
+            case .failure: return raw.count   // no one holds the terminal any more (EIO): the input has nowhere to go
             }
-            return offset
         }
         pendingInput.removeFirst(taken)
     }

@@ -205,7 +205,7 @@ final class ProcessActivity {
     /// Open descriptors: the size `stat` gives `/proc/PID/fd` (Linux 6.2 on), else its entries counted.
     private func openDescriptors(buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
         if fdDirectory < 0 && !fdsDenied {
-            let opened = retryingInterrupts { open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            let opened = SystemCall.open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY)
             switch opened {
             case .success(let descriptor): fdDirectory = descriptor
             case .failure(let error): fdsDenied = true; denials.append("/proc/\(pid)/fd (\(error)): fds_open is null")

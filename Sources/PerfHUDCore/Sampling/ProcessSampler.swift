@@ -179,7 +179,9 @@ public final class ProcessSampler {
         }
     }
 
-    /// Takes one sample. Cheap enough for every tick: three system calls per process.
+    /// Takes one sample. Cheap enough for every tick: per process the CPU clock and a `pread` of each
+    /// kept-open `stat` and `statm`, plus, with the why figures, the reads of `ProcessActivity` (its
+    /// per-tick files every tick, the rest once a second).
     public func sample() -> Sample {
         if includeChildren {
             // Every tick, unless ticks are so short that discovery would cost more than 1 % of a

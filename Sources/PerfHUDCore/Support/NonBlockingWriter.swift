@@ -23,9 +23,9 @@ public final class NonBlockingWriter: @unchecked Sendable {
         let kind = fstat(descriptor, &status) == 0 ? status.st_mode & S_IFMT : 0
         isSocket = kind == S_IFSOCK
         if kind == S_IFIFO {
-            let reopened = open("/proc/self/fd/\(descriptor)", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-            self.descriptor = reopened >= 0 ? reopened : descriptor
-            ownsDescriptor = reopened >= 0
+            let reopened = try? SystemCall.open("/proc/self/fd/\(descriptor)", O_WRONLY | O_NONBLOCK).get()
+            self.descriptor = reopened ?? descriptor
+            ownsDescriptor = reopened != nil
         } else {
             self.descriptor = descriptor
             ownsDescriptor = false

@@ -26,7 +26,7 @@ public final class SignalChannel {
     public func drain() -> [Int32] {
         var result: [Int32] = []
         var info = signalfd_siginfo()
-        while read(descriptor, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+        while SystemCall.read(descriptor, record: &info) {
             result.append(Int32(info.ssi_signo))
         }
         return result

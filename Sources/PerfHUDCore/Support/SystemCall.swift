@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// The system calls perfhud's loops make (poll, read, write, pread, open), through one entry
+/// The system calls perfhud makes on descriptors and children (poll, read, write, open, waitpid;
+/// pread on kept-open files: `KeptOpenFile`), through one entry
 /// point: each retries EINTR (`retryingInterrupts`) and returns a typed error (`SystemError`)
 /// rather than -1 and errno. The corresponding C functions carry the same names.
 public enum SystemCall {
@@ -40,5 +41,44 @@ public enum SystemCall {
             }
         }
         return .success(done)
+    }
+
+    /// read(2) of one fixed-size record into `value` (a timerfd's count, a signalfd's siginfo): true
+    /// when the whole record was read.
+    public static func read<Record>(_ descriptor: Int32, record value: inout Record) -> Bool {
+        let size = MemoryLayout<Record>.size
+        return withUnsafeMutableBytes(of: &value) { read(descriptor, into: $0) } == .success(size)
+    }
+
+    /// write(2) of as much of `bytes` as a non-blocking descriptor takes now: the number written
+    /// (fewer than all when it is full: EAGAIN after some or none), or the error that stopped it.
+    public static func writeWhatFits(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Int, SystemError> {
+        var done = 0
+        while done < bytes.count {
+            switch retryingInterrupts({ Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done) }) {
+            case .success(let count): done += count
+            case .failure(.wouldBlock): return .success(done)
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(done)
+    }
+
+    /// Writes one byte: a wake-up pipe's poke (non-blocking; a full pipe already wakes its reader).
+    @discardableResult
+    public static func poke(_ descriptor: Int32) -> Result<Int, SystemError> {
+        var byte: UInt8 = 1
+        return withUnsafeBytes(of: &byte) { write(descriptor, $0) }
+    }
+
+    /// open(2), close-on-exec: the new descriptor.
+    public static func open(_ path: String, _ flags: Int32) -> Result<Int32, SystemError> {
+        retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC) }
+    }
+
+    /// waitpid(2): the child that changed state (0 with WNOHANG when none did) and its raw status.
+    public static func waitpid(_ pid: pid_t, options: Int32 = 0) -> Result<(pid: pid_t, status: Int32), SystemError> {
+        var status: Int32 = 0
+        return retryingInterrupts { Glibc.waitpid(pid, &status, options) }.map { ($0, status) }
     }
 }

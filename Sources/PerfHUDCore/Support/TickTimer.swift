@@ -20,7 +20,7 @@ public final class TickTimer {
     /// Periods elapsed since the last call (0 if none).
     public func expirations() -> UInt64 {
         var count: UInt64 = 0
-        return read(descriptor, &count, 8) == 8 ? count : 0
+        return SystemCall.read(descriptor, record: &count) ? count : 0
     }
 }
 

@@ -92,16 +92,17 @@ public final class Terminal {
         guard !isClosed, !buffer.isEmpty else { return }
         var offset = 0
         while offset < buffer.count {
-            let result = Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
-            if result > 0 { offset += result; continue }
-            if result < 0 && errno == EINTR { continue }
-            if result < 0 && errno == EAGAIN {
-                var descriptor = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&descriptor, 1, 100)
-                continue
+            switch SystemCall.writeWhatFits(output, UnsafeRawBufferPointer(rebasing: buffer[offset...])) {
+            case .success(let written):
+                offset += written
+                guard offset < buffer.count else { break }
+                // A terminal that is slow to read (a paused tmux pane): wait for room, a little at a time.
+                var descriptor = [pollfd(fd: output, events: Int16(POLLOUT), revents: 0)]
+                _ = SystemCall.poll(&descriptor, timeoutMilliseconds: 100)
+            case .failure:
+                isClosed = true
+                return
             }
-            isClosed = true
-            return
         }
     }
 

@@ -257,9 +257,9 @@ public final class TopSession {
         guard result == 0 else { return .failure(SpawnFailure(reason: String(cString: strerror(result)))) }
         var status: Int32 = 0
         while true {
-            if waitpid(child, &status, WUNTRACED) < 0 {
-                if errno == EINTR { continue }
-                return .failure(SpawnFailure(reason: String(cString: strerror(errno))))
+            switch SystemCall.waitpid(child, options: WUNTRACED) {
+            case .success(let changed): status = changed.status
+            case .failure(let error): return .failure(SpawnFailure(reason: "\(error)"))
             }
             // Ctrl-Z stopped the HUD (its SIGTSTP reached us too, blocked): stop with it, so that the
             // shell sees the job stopped, and continue it with us on `fg`.
