@@ -67,7 +67,7 @@ final class RunFiguresTests: XCTestCase {
                                                                  tickNanoseconds: 100_000_000, events: EventConfiguration()),
                                     startNanoseconds: 0, warn: { XCTFail($0) })
         // 6 s at 60 FPS sent one line in ten (`|@0.1`): 36 lines, 360 frames.
-        var summary = SessionSummary(tickNanoseconds: 100_000_000, budget: EventConfiguration().frameBudget)
+        let summary = SessionSummary(tickNanoseconds: 100_000_000, budget: EventConfiguration().frameBudget)
         var framesTotal = 0.0
         for tick in 0...60 {
             let time = UInt64(tick) * 100_000_000
@@ -97,7 +97,7 @@ final class RunFiguresTests: XCTestCase {
         let text = summary.text(commandName: "x", recordPath: nil)
         XCTAssertTrue(text.contains("frames 360 (60 FPS avg"), text)
         // And `replay`'s ticks, rebuilt from the recording with their frames, say it again.
-        var replayed = SessionSummary(tickNanoseconds: 100_000_000, budget: recording.frameBudget)
+        let replayed = SessionSummary(tickNanoseconds: 100_000_000, budget: recording.frameBudget)
         let rows = RecordingRows(recording)
         for index in 0..<rows.count { replayed.add(rows.row(index)) }
         XCTAssertEqual(replayed.text(commandName: "x", recordPath: nil), text)

@@ -1,6 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `--output plain|json` (live or replayed): one report a line on standard output, every tick or every
 /// `--report-every`. A reader that goes away (a closed pipe) is remembered: the session then ends.
-final class ReportWriter {
+final class ReportWriter: TickSink {
     private let format: SessionConfiguration.Output
     private let output: Terminal
     private let tickNanoseconds: UInt64
@@ -9,6 +13,8 @@ final class ReportWriter {
     /// The fields of a row: all; a replay of an older recording, those its live rows had.
     var figures = Figure.all { didSet { plan = figures.map(\.plain) } }
     private var plan = Figure.all.map(\.plain)
+    /// Rows written: what `--count` counts.
+    private(set) var written = 0
     /// The JSON row's bytes, kept from row to row (emptied, not freed): no allocation per row.
     private var row = ByteBuffer(capacity: 4096)
 
@@ -28,13 +34,18 @@ final class ReportWriter {
 
     /// Writes the row of `tick` if one is due: every tick, or with `--report-every` the first, then
     /// one every so often (give or take half a tick); the exit row always; none for the last tick of a session perfhud ended
-    /// (`--count N` is N rows). - Returns: whether a row was written.
-    func consume(_ tick: Tick) -> Bool {
-        if tick.isFinal && !tick.isExitRow { return false }
+    /// (`--count N` is N rows). What could not be read (`Tick.notes`) goes to standard error, once:
+    /// standard output is the rows'.
+    func consume(_ tick: Tick) {
+        for note in tick.notes {
+            let line = Array("perfhud: warning: \(note)\n".utf8)
+            _ = line.withUnsafeBytes { SystemCall.write(STDERR_FILENO, $0) }
+        }
+        if tick.isFinal && !tick.isExitRow { return }
         let now = tick.monotonicNanoseconds
         // Only `--report-every` thins the rows: at every tick, each tick is a row, also two that a
         // late wake-up ran close together — the recording keeps both, and so must the rows.
-        if !tick.isExitRow, everyNanoseconds > tickNanoseconds, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return false }
+        if !tick.isExitRow, everyNanoseconds > tickNanoseconds, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return }
         last = now
         if format == .json {
             row.removeAll()
@@ -45,6 +56,6 @@ final class ReportWriter {
         } else {
             output.write(ReportFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
         }
-        return true
+        written += 1
     }
 }

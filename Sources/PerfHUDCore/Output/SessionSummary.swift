@@ -4,7 +4,7 @@
 /// defines it, over the same ticks (those a recording keeps as rows: the exit row too, not the last
 /// tick of a session perfhud ended), so the two say the same; percentiles and lows need every
 /// frame: `--record` and `report` have them.
-struct SessionSummary {
+final class SessionSummary: TickSink {
     private var first: Report?
     private var last: Report?
     /// CPU avg and peak, RSS at start, peak and end: `report`'s figures, by the same code.
@@ -22,7 +22,9 @@ struct SessionSummary {
         frames = RunFrames(budget: budget)
     }
 
-    mutating func add(_ tick: Tick) {
+    func consume(_ tick: Tick) { add(tick) }
+
+    func add(_ tick: Tick) {
         // The totals: the last tick's, taken after the event socket was drained, have everything.
         events = tick.events
         for frame in tick.frames { frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source) }
@@ -70,7 +72,7 @@ struct SessionSummary {
         // `report`'s duration: from the first row to the last.
         let seconds = max(0, last.elapsedSeconds - first.elapsedSeconds)
         var parts = ["\(DurationText.clock(seconds: last.elapsedSeconds)) of \(TerminalText.escaped(commandName)) (PID \(last.pid))"]
-        let figure = { (key: String) in aggregates[key] }
+        let figure = { (key: String) in self.aggregates[key] }
         if let average = figure("cpu_percent_avg") {
             parts.append("CPU avg " + Units.percent(average) + (figure("cpu_percent_max").map { " (peak " + Units.percent($0) + ")" } ?? ""))
         }

@@ -9,7 +9,7 @@ import Glibc
 /// committed at most once a second, so kill -9 loses at most the last second and the file opens.
 /// Storage is compact (fixed-point integers: a REAL costs 8 bytes, an integer 1–4), and the views
 /// `samples`, `frames` and `actions` give the figures in their units (seconds, percent, ms).
-public final class Recorder {
+public final class Recorder: TickSink {
     /// The format written (see `Recording.formatVersion`).
     public static let formatVersion = Recording.formatVersion
     /// The columns of `sample_log` that are not a figure of `Figure.all`: the time, whether the
@@ -154,6 +154,8 @@ public final class Recorder {
     /// One tick: its sample row, the frames and actions since the tick before, phases entered or
     /// left. The last tick of a session perfhud ended has no row (none was written live: `--count N`
     /// is N rows), only its events; the last tick of a target that ended by itself is the exit row.
+    public func consume(_ tick: Tick) { record(tick) }
+
     public func record(_ tick: Tick) {
         guard !failed else { return }
         let time = Self.milliseconds(elapsed: tick.report.elapsedSeconds)

@@ -61,7 +61,7 @@ public final class ReplaySession {
                 let due = startedAt &+ UInt64(min(1e18, max(0, (tick.report.elapsedSeconds - first) / speed * 1e9)))
                 if !sleep(until: due, signals: signals) { exitStatus = .signaled(SIGINT); return }
             }
-            _ = writer.consume(tick)
+            writer.consume(tick)
             if writer.readerGone { return }
         }
     }

@@ -1,64 +1,45 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Where a HUD session's ticks go — the screen (HUD) or the rows (plain, JSON), the recording and
-/// the end summary — each handed the same `Tick`, so none derives a figure another already has.
+/// The one fan-out of a HUD session's ticks: the screen (HUD) or the rows (plain, JSON), the
+/// recording and the end summary, each handed the same `Tick` in turn (`TickSink`).
 final class TickSinks {
     /// The HUD (`--output hud`), or nil with `rows`.
-    let screen: Screen?
+    private let screenSink: ScreenSink?
+    var screen: Screen? { screenSink?.screen }
     /// The plain/JSON rows (`--output plain|json`), or nil with `screen`.
     private let rows: ReportWriter?
     /// `--record FILE`, opened once the target is known.
-    var recorder: Recorder?
-    private var summary: SessionSummary?
-    /// The screen's action log shows the actions (attach, demo; under `run` that area is the program's).
-    private let showsActionLog: Bool
-    /// The last tick delivered, kept for the HUD, which draws it (rows need no copy of it: a copy
-    /// of the tick and its references was ~2k instructions a tick).
-    private(set) var latest: Tick?
+    var recorder: Recorder? {
+        didSet { sinks = Self.sinks(screenSink, rows, recorder, summary) }
+    }
+    private let summary: SessionSummary?
+    /// The sinks, in the order each tick is handed to them.
+    private var sinks: [TickSink]
     /// Whether the last tick delivered was the session's last, and the target's name then.
     private(set) var deliveredFinal = false
     private(set) var latestCommandName: String?
-    /// Ticks drawn (HUD) or rows written (plain, JSON): what `--count` counts.
-    private(set) var reports = 0
 
     init(configuration: SessionConfiguration, output: Terminal, showsActionLog: Bool) {
-        self.showsActionLog = showsActionLog
-        screen = configuration.output == .hud ? Screen(device: output, style: configuration.style, ownsKeys: showsActionLog) : nil
-        rows = screen == nil ? ReportWriter(configuration: configuration, output: output) : nil
-        if screen != nil && configuration.summary { summary = SessionSummary(tickNanoseconds: configuration.watch.tickNanoseconds, budget: configuration.watch.events.frameBudget) }
+        screenSink = configuration.output == .hud
+            ? ScreenSink(screen: Screen(device: output, style: configuration.style, ownsKeys: showsActionLog), showsActionLog: showsActionLog) : nil
+        rows = screenSink == nil ? ReportWriter(configuration: configuration, output: output) : nil
+        summary = screenSink != nil && configuration.summary
+            ? SessionSummary(tickNanoseconds: configuration.watch.tickNanoseconds, budget: configuration.watch.events.frameBudget) : nil
+        sinks = Self.sinks(screenSink, rows, nil, summary)
     }
 
+    private static func sinks(_ sinks: TickSink?...) -> [TickSink] { sinks.compactMap { $0 } }
+
+    /// The last tick delivered, which the HUD draws (rows keep no copy of it).
+    var latest: Tick? { screenSink?.latest }
+    /// Ticks drawn (HUD) or rows written (plain, JSON): what `--count` counts.
+    var reports: Int { screenSink?.drawn ?? rows?.written ?? 0 }
     /// The reader of the rows went away (a closed pipe): the session ends.
     var readerGone: Bool { rows?.readerGone ?? false }
 
     /// Hands `tick` to every sink.
     func deliver(_ tick: Tick) {
-        if screen != nil { latest = tick }
         deliveredFinal = tick.isFinal
         if latestCommandName != tick.commandName { latestCommandName = tick.commandName }
-        for note in tick.notes {
-            // Said once: on the HUD as a notice; under the rows (which own standard output) on standard error.
-            if let screen { screen.notice(TerminalText.escaped(note)) } else {
-                let line = Array("perfhud: warning: \(note)\n".utf8)
-                _ = line.withUnsafeBytes { SystemCall.write(STDERR_FILENO, $0) }
-            }
-        }
-        for ended in tick.endedPhases {
-            screen?.noticePhaseEnded(ended.name, keptBytes: ended.keptBytes)
-        }
-        if let screen, showsActionLog {
-            screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))
-        }
-        recorder?.record(tick)
-        summary?.add(tick)
-        if let screen {
-            screen.invalidate()
-            if !tick.isFinal { reports += 1 }
-        } else if let rows, rows.consume(tick) {
-            reports += 1
-        }
+        for sink in sinks { sink.consume(tick) }
     }
 
     /// Closes the recording: everything it was handed is in the file.
