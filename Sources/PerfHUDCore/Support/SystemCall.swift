@@ -45,8 +45,8 @@ public enum SystemCall {
 
     /// read(2) of one fixed-size record into `value` (a timerfd's count, a signalfd's siginfo): true
     /// when the whole record was read.
-    public static func read<Record>(_ descriptor: Int32, record value: inout Record) -> Bool {
-        let size = MemoryLayout<Record>.size
+    public static func read<T>(_ descriptor: Int32, record value: inout T) -> Bool {
+        let size = MemoryLayout<T>.size
         return withUnsafeMutableBytes(of: &value) { read(descriptor, into: $0) } == .success(size)
     }
 
