@@ -36,8 +36,8 @@ public final class DaemonService: @unchecked Sendable {
     private static let unitsRescanNanoseconds: UInt64 = 30_000_000_000
     /// One receiving thread for the event sockets of several targets.
     private let receivers = EventReceiverPool()
-    /// Written to by `stop()` and the signal handlers: 1 stops the loop, 2 (SIGHUP) reloads.
-    private let wake: (read: Int32, write: Int32)
+    /// Written to by `stop()` and the signal handlers.
+    private let wake: WakePipe
     /// `--record`: the recording, and the PID its metadata names.
     private var recorder: Recorder?, recordedPID: Int32 = 0
     /// When the units were last looked for, the journal last got a summary, systemd's watchdog last a ping.
@@ -53,12 +53,7 @@ public final class DaemonService: @unchecked Sendable {
     public init(configuration: DaemonConfiguration) throws {
         self.configuration = configuration
         metrics = DaemonMetrics()
-        var ends: [Int32] = [-1, -1]
-        _ = pipe(&ends)
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
-        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)   // a signal handler writes to it: never block there
-        wake = (ends[0], ends[1])
+        wake = WakePipe()
         if let path = configuration.configPath { fileSpecs = try TargetsFile.read(path) }
         let specs = configuration.targets + fileSpecs
         unitPatterns = Self.patterns(specs)
@@ -237,7 +232,7 @@ public final class DaemonService: @unchecked Sendable {
         tick()
         StartupPages.release()   // after the discovery and the first tick, which run once
         loop: while true {
-            var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: timer.descriptor, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: groupEvents?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
             // Wake for the next watchdog ping on time, whatever the tick: a late ping is a restart.
@@ -249,15 +244,13 @@ public final class DaemonService: @unchecked Sendable {
             }
             guard case .success = SystemCall.poll(&descriptors, timeoutMilliseconds: timeout) else { break }
             if descriptors[0].revents != 0 {
-                var bytes = [UInt8](repeating: 0, count: 16)
-                let count = read(wake.read, &bytes, bytes.count)
-                let requests = bytes.prefix(max(0, count))
+                let requests = wake.receive()
                 // SIGHUP re-reads --config; without one it stops the daemon, as it always did.
-                if requests.contains(1) || (requests.contains(2) && configuration.configPath == nil) || count == 0 {
+                if requests.stop || (requests.reload && configuration.configPath == nil) || requests.closed {
                     notifier.notify("STOPPING=1")
                     break loop
                 }
-                if requests.contains(2) { reload() }
+                if requests.reload { reload() }
             }
             if descriptors[2].revents != 0 { unitsChanged(now: monotonicNanoseconds()) }
             if descriptors[1].revents != 0, timer.expirations() > 0 { tick() }
@@ -276,12 +269,11 @@ public final class DaemonService: @unchecked Sendable {
 
     /// Graceful stop: the loop ends after one last sample.
     public func stop() {
-        var byte: UInt8 = 1
-        _ = write(wake.write, &byte, 1)
+        wake.send(1)
     }
 
     /// What a stop signal's handler writes a byte to (1: stop, 2: reload).
-    public var wakeDescriptor: Int32 { wake.write }
+    public var wakeDescriptor: Int32 { wake.writeEnd }
 
     public func logError(_ message: String) { log.error(message) }
 
