@@ -56,53 +56,12 @@ public final class DaemonService: @unchecked Sendable {
         wake = WakePipe()
         if let path = configuration.configPath { fileSpecs = try TargetsFile.read(path) }
         let specs = configuration.targets + fileSpecs
-        unitPatterns = Self.patterns(specs)
-        for (spec, label) in try plan(specs.filter { !$0.isPattern }, keeping: []) { admit(spec, label: label, discovered: false) }
+        unitPatterns = TargetPlanner.patterns(specs)
+        for (spec, label) in try TargetPlanner(directory: directory).plan(specs.filter { !$0.isPattern }, keeping: []) { admit(spec, label: label, discovered: false) }
         if single, let only = targets.first { log.setContext(only.journalFields) }
     }
 
     // MARK: targets
-
-    /// Each new target's label: its name, else its unit's, else its command name now (else what
-    /// names it: the PID, the pidfile's name, the pattern). Two that would share one are refused.
-    private func plan(_ specs: [TargetSpec], keeping kept: [DaemonTarget]) throws -> [(TargetSpec, String)] {
-        var taken = Dictionary(kept.map { ($0.label, $0.spec) }, uniquingKeysWith: { first, _ in first })
-        var planned: [(TargetSpec, String)] = []
-        for spec in specs where !kept.contains(where: { $0.spec == spec }) {
-            if planned.contains(where: { $0.0 == spec }) { continue }
-            let label = try Self.label(of: spec, directory: directory)
-            if let other = taken[label] {
-                throw PerfHUDError(.usage, "\(other.description) and \(spec.description) would both be target=\"\(label)\": "
-                                   + "name them, as in --match web='gunicorn: master' or --pid db=1234")
-            }
-            taken[label] = spec
-            planned.append((spec, label))
-        }
-        return planned
-    }
-
-    static func label(of spec: TargetSpec, directory: ProcessDirectory) throws -> String {
-        if let name = spec.name { return name }
-        switch spec.selector {
-        case .unit(let unit): return unit
-        case .units(let pattern): return pattern
-        case .pid(let pid):
-            return directory.describe(pid: pid)?.commandName ?? String(pid)
-        case .pidfile(let path):
-            if case .success(let pids) = try TargetResolver(selector: spec.selector, directory: directory).resolve(),
-               let first = pids.min(), let name = directory.describe(pid: first)?.commandName { return name }
-            let base = path.split(separator: "/").last.map(String.init) ?? path
-            return base.hasSuffix(".pid") ? String(base.dropLast(4)) : base
-        case .match(let pattern):
-            if case .success(let pids) = try TargetResolver(selector: spec.selector, directory: directory).resolve(),
-               let first = pids.min(), let name = directory.describe(pid: first)?.commandName { return name }
-            return pattern
-        }
-    }
-
-    static func patterns(_ specs: [TargetSpec]) -> [String] {
-        specs.compactMap { spec in if case .units(let pattern) = spec.selector { return pattern } else { return nil } }
-    }
 
     /// Watches one more target, unless `--max-targets` are watched already.
     @discardableResult
@@ -473,7 +432,7 @@ public final class DaemonService: @unchecked Sendable {
         do {
             specs = try TargetsFile.read(path)
             wanted = (configuration.targets + specs).filter { !$0.isPattern }
-            planned = try plan(wanted, keeping: targets.filter { !$0.discovered && wanted.contains($0.spec) })
+            planned = try TargetPlanner(directory: directory).plan(wanted, keeping: targets.filter { !$0.discovered && wanted.contains($0.spec) })
         } catch let error as PerfHUDError {
             log.error("\(error.message); the configuration stays as it was")
             return
@@ -482,7 +441,7 @@ public final class DaemonService: @unchecked Sendable {
             return
         }
         fileSpecs = specs
-        unitPatterns = Self.patterns(configuration.targets + specs)
+        unitPatterns = TargetPlanner.patterns(configuration.targets + specs)
         var removed: [DaemonTarget] = []
         for target in targets {
             let stays = target.discovered ? unitPatterns.contains { fnmatch($0, target.label, 0) == 0 } : wanted.contains(target.spec)
@@ -555,9 +514,4 @@ public final class DaemonService: @unchecked Sendable {
         parts.append("events \(events.received)")
         return parts.joined(separator: ", ")
     }
-}
-
-extension TargetSpec {
-    /// `--units PATTERN`: not a target, a way to find them.
-    var isPattern: Bool { if case .units = selector { return true } else { return false } }
 }
