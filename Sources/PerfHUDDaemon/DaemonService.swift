@@ -41,6 +41,8 @@ public final class DaemonService: @unchecked Sendable {
     public init(configuration: DaemonConfiguration) throws {
         self.configuration = configuration
         metrics = DaemonMetrics()
+        // Each part is handed only what it uses; the roster is the one state they share, and
+        // nothing refers back up this list (no cycles: every part lives as long as the service).
         let log = DaemonLog(), notifier = SystemdNotifier()
         let planner = TargetPlanner(directory: ProcessDirectory())
         let unitWatch = UnitWatch()
