@@ -1,3 +1,4 @@
+import PerfHUDCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,8 +74,8 @@ final class ControlGroupEvents {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<inotify_event>.alignment)
         defer { buffer.deallocate() }
         while true {
-            let count = read(descriptor, buffer, size)
-            if count <= 0 { break }          // EAGAIN: all read
+            guard case .success(let count) = SystemCall.read(descriptor, into: UnsafeMutableRawBufferPointer(start: buffer, count: size)),
+                  count > 0 else { break }   // EAGAIN: all read
             var offset = 0
             while offset + MemoryLayout<inotify_event>.size <= count {
                 let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)

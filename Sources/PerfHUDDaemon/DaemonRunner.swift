@@ -66,8 +66,7 @@ enum StopSignals {
         for signal in [SIGTERM, SIGINT, SIGHUP] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
-                var byte: UInt8 = number == SIGHUP ? 2 : 1
-                _ = write(StopSignals.descriptor, &byte, 1)
+                WakePipe.send(number == SIGHUP ? 2 : 1, to: StopSignals.descriptor)
             }
             sigemptyset(&action.sa_mask)
             action.sa_flags = SA_RESTART
