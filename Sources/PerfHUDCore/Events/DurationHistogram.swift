@@ -12,9 +12,8 @@ import Glibc
 /// durations that occur become resident; 60 FPS touches one or two of its 128), summed by 16 in
 /// three levels above it (16 µs, 256 µs, 4.096 ms; the top has 32 sums): a percentile walks down
 /// them, in each node from whichever end is nearer its rank, the top level from the lowest or the
-/// highest sum in use: a few dozen sums. (Blocks of 128 µs walked from the lowest in use were ~3.7k
-/// of the demo's ~52k instructions a tick: one frame of 1 ms put 130 blocks between it and
-/// 16.7 ms.) Longer ones (and negative ones, which the parser refuses but a caller could add) are
+/// highest sum in use: a few dozen sums. (Blocks of 128 µs walked from the lowest in use cost far
+/// more: one frame of 1 ms put 130 blocks between it and 16.7 ms (measured: docs/benchmarks.md, "What the code's shape saves").) Longer ones (and negative ones, which the parser refuses but a caller could add) are
 /// kept as values in sorted arrays: they are few a second.
 final class DurationHistogram {
     static let fineKeys = 1 << 17                                   // 131.072 ms

@@ -90,8 +90,8 @@ public enum EventLineParser {
 
     /// The index of `byte` in `bytes[from...]`; nil when absent. memchr: a line's longest spans
     /// (a label in the name or in the tags, tens of bytes) are scanned many bytes at a time, where a
-    /// loop took 4 to 5 instructions a byte; for the short ones (a count, a type) the call costs
-    /// about what the loop did.
+    /// loop went byte by byte; for the short ones (a count, a type) the call costs about what the
+    /// loop did (measured: docs/benchmarks.md, "What the code's shape saves").
     @inline(__always)
     static func find(_ byte: UInt8, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
         guard from < bytes.count, let base = bytes.baseAddress,

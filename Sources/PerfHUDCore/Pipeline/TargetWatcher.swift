@@ -15,7 +15,7 @@ extension SampleSource {
 
 /// The one pipeline from the samplers and the event stream to every sink: owns the sample source,
 /// the event intake and the store, and turns each tick into one `Tick`. `Session` (HUD, plain,
-/// JSON) and `DaemonService` both tick through it, so a figure is derived in one place.
+/// JSON) and the daemon (`TickFanOut`, per target) both tick through it, so a figure is derived in one place.
 public final class TargetWatcher {
     public let events: SessionEvents
     public private(set) var store: MetricsStore

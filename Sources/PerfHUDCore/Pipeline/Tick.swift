@@ -46,7 +46,7 @@ public struct Tick {
 
     /// Every field at once: `TargetWatcher` builds a tick in one expression, which the optimizer
     /// returns in place; a `var` set field by field and returned was copied twice a tick (the value
-    /// witness of a Tick and of all it holds: ~1.4k instructions and 38 code lines).
+    /// witness of a Tick and of all it holds (measured: docs/benchmarks.md, "What the code's shape saves")).
     public init(monotonicNanoseconds: UInt64, sample: Sample, report: Report, events: EventSnapshot?, commandName: String,
                 status: TargetStatus, phases: PhaseHistory, endedPhases: [EndedPhase] = [], frames: [RecordedFrame] = [],
                 actions: [(label: String, count: Double)] = [], log: [ActionLogEntry] = [], logDropped: Double = 0,

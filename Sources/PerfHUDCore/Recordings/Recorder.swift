@@ -101,7 +101,7 @@ public final class Recorder: TickSink {
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
             self.setMeta = setMeta
             // SQLite binds at most 32,766 values a statement. Past ~16 rows a statement, more save little
-            // (Benchmarks/recording_floor.c: 16 rows 16.0k instructions a row, 100 rows 15.6k); a second's
+            // (Benchmarks/recording_floor.c; docs/benchmarks.md, "What the code's shape saves"); a second's
             // frames at 60 FPS are 60, so 16 to a statement (at 256, none was ever a multi-row insert).
             samples = try BatchedInsert(database, table: "sample_log", width: Self.sampleColumns, rowsPerInsert: 32)
             frames = try BatchedInsert(database, table: "frame_log", width: 4, rowsPerInsert: 16, reserveRows: 1024)
@@ -135,7 +135,8 @@ public final class Recorder: TickSink {
     /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
     private static func milliseconds(elapsed seconds: Double) -> Int64 { (seconds * 1000).nearestInteger }
 
-    /// The current phase's id: the same phase tick after tick, looked up once (hashing its name costs ~600 instructions).
+    /// The current phase's id: the same phase tick after tick, looked up once (hashing its name each
+    /// tick cost more (measured: docs/benchmarks.md, "What the code's shape saves")).
     private func currentPhaseID(_ name: String) throws -> Int64 {
         if let lastPhase, lastPhase.name == name { return lastPhase.id }
         let id = try nameID(name)

@@ -48,7 +48,7 @@ public enum ProcParser {
     /// parentheses, so fields are counted from the *last* `)`.
     public static func stat(_ bytes: UnsafeRawBufferPointer) -> ProcStat? {
         // Unchecked loads through the pointer (every index is below `bytes.count`): this runs
-        // every tick for every tracked process, and the checked walk cost ~6k instructions.
+        // every tick for every tracked process, and the checked walk cost several times more (measured: docs/benchmarks.md, "What the code's shape saves").
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
         var open = 0
         while open < bytes.count && base[open] != UInt8(ascii: "(") { open += 1 }

@@ -16,8 +16,8 @@ public struct ProcessDescription: Equatable {
 
 /// Process discovery and metadata through libproc2 (procps-ng).
 ///
-/// Not the per-tick path: `procps_pids_select` costs ~30 µs a call and its CPU figures have
-/// 10 ms resolution. It serves attach-time checks, command names and the children tree.
+/// Not the per-tick path: `procps_pids_select` costs ten times two `pread`s a call and its CPU
+/// figures have 10 ms resolution (measured: docs/benchmarks.md, "What the code's shape saves"). It serves attach-time checks, command names and the children tree.
 public final class ProcessDirectory {
     private var describeInfo: OpaquePointer?
     private var treeInfo: OpaquePointer?
