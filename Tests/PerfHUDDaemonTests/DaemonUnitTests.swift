@@ -138,6 +138,7 @@ final class DaemonUnitTests: XCTestCase {
             let labels = metric.labels.map { ",\($0.name)=\"\($0.value)\"" }.joined()
             XCTAssertTrue(text.contains("\n" + metric.name + "{target=\"x\"" + labels + (metric.kind == .labelled ? "" : "}")), metric.series)
         }
+        XCTAssertEqual(value(text, "perfhud_target_oom_score{target=\"x\"}"), 667, "the once-a-second figures reach the daemon as read")
     }
 
     func testMetricsFollowTheTargetAndCountersNeverGoBack() {

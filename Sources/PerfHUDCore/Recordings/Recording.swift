@@ -85,7 +85,8 @@ public struct Recording {
     /// before the first frame.
     /// 4: the "why" figures (waiting for a CPU, context switches, faults, I/O, descriptors, memory
     /// by kind, throttling, pressure, the leak trend) have columns; older files read them as null.
-    public static let formatVersion: Int64 = 4
+    /// 5: `oom_score` has a column (`sample_log.oom_score`); older files read it as null.
+    public static let formatVersion: Int64 = 5
 
     /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
     static func milliseconds(unix seconds: Double) -> Int64 {
