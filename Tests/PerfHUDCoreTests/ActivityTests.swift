@@ -61,6 +61,19 @@ final class ActivityTests: XCTestCase {
         XCTAssertEqual(parse("nr_periods 4\nnr_throttled 3\nthrottled_time 123456\n", ProcParser.throttledNanoseconds), 123456)
     }
 
+    func testTheOOMScoreIsOneNumberAndTheHighestOfSeveralProcesses() {
+        XCTAssertEqual(parse("667\n", ProcParser.oomScore), 667)
+        XCTAssertEqual(parse("0\n", ProcParser.oomScore), 0, "0 read is 0")
+        XCTAssertEqual(parse("2000", ProcParser.oomScore), 2000)
+        for text in ["", "\n", "-1\n", "12a\n", "99999999\n"] { XCTAssertNil(parse(text, ProcParser.oomScore), text) }
+        var a = Activity(), b = Activity()
+        a.everySecond.levels.oomScore = 300
+        b.everySecond.levels.oomScore = 900
+        XCTAssertEqual(Activity.sum(a, b)?.everySecond.levels.oomScore, 900, "the process the kernel kills first")
+        XCTAssertEqual(Activity.sum(a, Activity())?.everySecond.levels.oomScore, 300, "one unread: the other's")
+        XCTAssertNil(Activity.sum(Activity(), Activity())?.everySecond.levels.oomScore, "none read: null, never 0")
+    }
+
     func testTheGroupsOfAProcessAreFoundThroughTheMountsOfAHybridHost() {
         let groups = "4:memory:/a\n2:cpuacct:/\n1:cpu:/batch\n0::/system.slice/x.service\n"
         let mounts = "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"

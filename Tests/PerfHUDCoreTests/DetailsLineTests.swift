@@ -32,6 +32,14 @@ final class DetailsLineTests: XCTestCase {
                              + " │ anon 40.0 MiB file 8.0 MiB │ busiest worker-3 98%")
     }
 
+    func testTheOOMScoreFollowsMemoryWhenRead() {
+        var report = report()
+        report.everySecond.oomScore = 667
+        let line = DetailsLine.render(report, note: nil, width: 300, paint: plain, unicode: true)
+        XCTAssertTrue(line.contains(" │ anon 40.0 MiB file 8.0 MiB │ oom 667 │ busiest worker-3 98%"), line)
+        XCTAssertFalse(DetailsLine.render(self.report(), note: nil, width: 300, paint: plain, unicode: true).contains("oom"), "not read: not shown")
+    }
+
     func testANarrowLineDropsTheLeastImportantFieldsFirstAndNeverWraps() {
         let full = DetailsLine.render(report(), note: nil, width: 300, paint: plain, unicode: true)
         for width in [0, 1, 5, 20, 40, 60, 80, 100] {

@@ -59,6 +59,21 @@ final class FiguresTests: XCTestCase {
         XCTAssertEqual(Set(Figure.recorded.map { $0.column! }).count, Figure.recorded.count, "one column a figure")
     }
 
+    /// Each figure is one case of `Field`: its key is the case's name, so no two figures share one and
+    /// the table has every case once, in the case's order.
+    func testTheTablesKeysAreUniqueAndAreTheFieldCases() {
+        let names = Figure.all.map(\.name)
+        XCTAssertEqual(Set(names).count, names.count, "one figure a key")
+        XCTAssertEqual(names, Figure.Field.allCases.map(\.rawValue))
+        XCTAssertEqual(Figure.all.map(\.field), Figure.Field.allCases)
+        XCTAssertTrue(names.contains("oom_score"))
+        let metrics = Figure.all.compactMap(\.metric).filter { $0.kind != .labelled }.map(\.series)
+        XCTAssertEqual(Set(metrics).count, metrics.count, "one series a figure")
+    }
+
+    /// Every recorded figure is written, recorded, read back and put back through its own field: a
+    /// distinct value for each (not nil against nil), each read back non-nil and equal at its
+    /// resolution, so a figure read from or put back into another's field, or not at all, fails.
     func testEveryRecordedFigureComesBackAtItsResolution() throws {
         let path = NSTemporaryDirectory() + "perfhud-figures-back-\(getpid()).db"
         defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
@@ -67,24 +82,43 @@ final class FiguresTests: XCTestCase {
                                     startNanoseconds: 0, warn: { XCTFail($0) })
         var report = Report(wallSeconds: Double(time(nil)), elapsedSeconds: 0.5, pid: 9, alive: true, processCount: 1)
         var events = EventSnapshot()
-        // A distinct value for every recorded figure, at the figure's resolution.
+        // A distinct value for every recorded figure, at the figure's resolution (a truth value: 1;
+        // the reason without frames: a code it has).
+        var expected: [Figure.Field: Double] = [:]
         for (index, figure) in Figure.recorded.enumerated() {
             let value: Double
-            switch figure.storage {
-            case .fixed(let scale): value = (Double(index + 1) * 1.23456).atResolution(scale)
-            default: value = Double(index + 1)
+            switch (figure.kind, figure.storage) {
+            case (.boolean, _): value = 1
+            case (.special(.framesUnreportedReason), _): value = 2
+            case (_, .fixed(let scale)): value = (Double(index + 1) * 1.23456).atResolution(scale)
+            default: value = Double(index + 1) * 7
             }
+            expected[figure.field] = value
             figure.write(&report, &events, value)
         }
         events.framesTotal = max(events.framesTotal, 1)   // fps is null before the first frame
+        XCTAssertEqual(Set(expected.values).count, expected.count, "a distinct value a figure")
+        // In memory, each figure reads what was put into it.
+        for figure in Figure.recorded {
+            XCTAssertEqual(figure.read(report, events), expected[figure.field], "\(figure.name) in memory")
+        }
         let sample = Sample(monotonicNanoseconds: 500_000_000, wallSeconds: report.wallSeconds, alive: true)
         recorder.record(Tick(monotonicNanoseconds: 500_000_000, sample: sample, report: report, events: events, commandName: "x",
                              status: .running, phases: PhaseHistory()))
         recorder.close()
         let read = try Recording(path: path).samples[0]
+        let readEvents = try XCTUnwrap(read.events)
         for figure in Figure.recorded {
-            XCTAssertEqual(figure.read(read.report, read.events ?? EventSnapshot()), figure.read(report, events), figure.name)
+            let value = figure.read(read.report, readEvents)
+            XCTAssertNotNil(value, figure.name)
+            XCTAssertEqual(value, expected[figure.field], figure.name)
         }
+        // The figures derived on reading come back from what was recorded.
+        for figure in Figure.all where figure.column == nil {
+            if case .number = figure.kind { XCTAssertNotNil(figure.read(read.report, readEvents), figure.name) }
+        }
+        XCTAssertEqual(read.report.everySecond.oomScore, report.everySecond.oomScore)
+        XCTAssertNotNil(read.report.everySecond.oomScore)
     }
 
     /// A figure's run summaries reach `report`'s keys, `--fail-on` and the phase figures, computed

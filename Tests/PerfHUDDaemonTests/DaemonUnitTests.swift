@@ -112,16 +112,17 @@ final class DaemonUnitTests: XCTestCase {
         var read = sample(cpu: 5, user: 3, rss: 4096, pss: 2048, threads: 2)
         // Every figure read, so that every metric of the table has its series.
         var activity = Activity()
-        activity.fdsOpen = 12
-        activity.fdsLimit = 1024
-        activity.waitNanoseconds = 1; activity.voluntarySwitches = 2; activity.involuntarySwitches = 3
+        activity.everySecond.levels.fdsOpen = 12
+        activity.everySecond.levels.fdsLimit = 1024
+        activity.everySecond.levels.oomScore = 667
+        activity.waitNanoseconds = 1; activity.everySecond.voluntarySwitches = 2; activity.everySecond.involuntarySwitches = 3
         activity.minorFaults = 4; activity.majorFaults = 5
         activity.io = ProcIO(readChars: 6, writeChars: 7, readBytes: 8, writeBytes: 9)
         activity.memory = ProcMemoryKinds(anonBytes: 10, fileBytes: 11, shmemBytes: 12, swapBytes: 13)
-        activity.throttledNanoseconds = 14
-        activity.pressure.cpuSome = 15; activity.pressure.cpuFull = 16; activity.pressure.memorySome = 17
-        activity.pressure.memoryFull = 18; activity.pressure.ioSome = 19; activity.pressure.ioFull = 20
-        activity.busiestThreads = [BusyThread(pid: 7, tid: 7, name: "x", cpuPercent: 50)]
+        activity.everySecond.throttledNanoseconds = 14
+        activity.everySecond.pressure.cpuSome = 15; activity.everySecond.pressure.cpuFull = 16; activity.everySecond.pressure.memorySome = 17
+        activity.everySecond.pressure.memoryFull = 18; activity.everySecond.pressure.ioSome = 19; activity.everySecond.pressure.ioFull = 20
+        activity.everySecond.levels.busiestThreads = [BusyThread(pid: 7, tid: 7, name: "x", cpuPercent: 50)]
         read.activity = activity
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         var report = store.record(read)
@@ -137,6 +138,7 @@ final class DaemonUnitTests: XCTestCase {
             let labels = metric.labels.map { ",\($0.name)=\"\($0.value)\"" }.joined()
             XCTAssertTrue(text.contains("\n" + metric.name + "{target=\"x\"" + labels + (metric.kind == .labelled ? "" : "}")), metric.series)
         }
+        XCTAssertEqual(value(text, "perfhud_target_oom_score{target=\"x\"}"), 667, "the once-a-second figures reach the daemon as read")
     }
 
     func testMetricsFollowTheTargetAndCountersNeverGoBack() {
@@ -246,12 +248,12 @@ final class DaemonUnitTests: XCTestCase {
         var read = sample(cpu: 0, user: 0, rss: 4096, pss: nil, threads: 2)
         var activity = Activity()
         activity.waitNanoseconds = 1_500_000_000
-        activity.voluntarySwitches = 40
-        activity.involuntarySwitches = 2
+        activity.everySecond.voluntarySwitches = 40
+        activity.everySecond.involuntarySwitches = 2
         activity.minorFaults = 1000
         activity.majorFaults = 3
         activity.memory = ProcMemoryKinds(anonBytes: 8192, fileBytes: 4096, shmemBytes: 0, swapBytes: nil)
-        activity.busiestThreads = [BusyThread(pid: 7, tid: 8, name: "worker \"3\"", cpuPercent: 97.5)]
+        activity.everySecond.levels.busiestThreads = [BusyThread(pid: 7, tid: 8, name: "worker \"3\"", cpuPercent: 97.5)]
         read.activity = activity
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         func update(_ read: Sample) -> String {
@@ -277,15 +279,15 @@ final class DaemonUnitTests: XCTestCase {
         }
 
         // Counters follow the kernel's totals; a total that went back (a member left) is the new start.
-        read.activity?.voluntarySwitches = 100
-        read.activity?.busiestThreads = [BusyThread(pid: 7, tid: 9, name: "io", cpuPercent: 20)]
+        read.activity?.everySecond.voluntarySwitches = 100
+        read.activity?.everySecond.levels.busiestThreads = [BusyThread(pid: 7, tid: 9, name: "io", cpuPercent: 20)]
         text = update(read)
         XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 100)
         XCTAssertNil(value(text, "perfhud_target_busiest_thread_info{\(t),thread=\"worker \\\"3\\\"\"}"), "one thread at a time")
         XCTAssertEqual(value(text, "perfhud_target_busiest_thread_info{\(t),thread=\"io\"}"), 1)
-        read.activity?.voluntarySwitches = 30
+        read.activity?.everySecond.voluntarySwitches = 30
         _ = update(read)
-        read.activity?.voluntarySwitches = 50
+        read.activity?.everySecond.voluntarySwitches = 50
         text = update(read)
         XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 120)
 

@@ -4,15 +4,19 @@
 /// has it as a column, and the run figures `report` and `--fail-on` take from it (its mean, peak,
 /// first or last value over the rows: `RunAggregates`). The JSON row, the recording (its schema,
 /// its writer, its reader and its `samples` view), the daemon's metrics, the CSV export and
-/// `report`'s keys are built from this table, so a new figure is one entry here plus its collector
-/// (what fills `Report` or `EventSnapshot`).
+/// `report`'s keys are built from this table, so a new figure is its collector (what fills `Report`
+/// or `EventSnapshot`; a once-a-second one: a field of `SecondLevels` and its read) plus, here, a
+/// case of `Field` (its JSON key: the case's name), its entry (`entry`), how it is read from a tick
+/// (`read`) and put back from a recording (`write`). The three are switches over `Field` without
+/// a default, so a figure that lacks any of them does not compile.
 ///
-/// The order is the JSON row's. A few fields are not plain numbers (the high-frequency list, the
-/// phase, the frame source, the command, how the target ended); they hold their place in the table
-/// as `.special` and each sink writes them its own way.
+/// The order is the JSON row's: `Field`'s. A few fields are not plain numbers (the high-frequency
+/// list, the phase, the frame source, the command, how the target ended); they hold their place in
+/// the table with a `.special` kind, read as nil, and each sink writes them its own way.
 ///
-/// A class: the sinks walk the table every tick, and copying a struct that holds two closures and
-/// strings costs retains and releases per field (a quarter of what recording a tick cost).
+/// A class: the sinks walk the table every tick, and copying a struct that holds strings and arrays
+/// costs retains and releases per field (a quarter of what recording a tick cost, when each entry
+/// also held its write as a closure).
 public final class Figure {
     /// How a figure is kept in `sample_log`.
     public enum Storage: Equatable {
@@ -90,7 +94,12 @@ public final class Figure {
         }
     }
 
-    public let key: StaticString
+    /// Which figure it is: its JSON key (`name`) is the case's name. For `read`, a switch, not a
+    /// closure — the sinks read every figure of every tick, and a closure given the tick's structs
+    /// by value retains their fields each call.
+    let field: Field
+    /// The key as the JSON row writes it (`Key`).
+    let key: Key
     public let unit: String
     public let kind: Kind
     public let source: Source
@@ -105,33 +114,45 @@ public final class Figure {
     public let summaries: [RunAggregates.Summary]
     /// Whether `export --format csv` has a column of it (named by its key).
     public let inCSV: Bool
-    /// Which figure it is, for `read`: a switch, not a closure — the sinks read every figure of
-    /// every tick, and a closure given the tick's structs by value retains their fields each call.
-    let field: Field
-    /// Puts a recorded value back (reading a recording).
-    let write: (inout Report, inout EventSnapshot, Double?) -> Void
 
     /// The recording format that first kept it: a recording of an older format replays rows without it, as they were live.
     public let since: Int64
 
-    init(_ key: StaticString, _ unit: String, _ kind: Kind, _ source: Source, since: Int64 = 1, column: String? = nil, storage: Storage = .derived,
-         metric: Metric? = nil, nullWithoutEvents: Bool = true, summaries: [RunAggregates.Summary] = [], inCSV: Bool? = nil,
-         write: @escaping (inout Report, inout EventSnapshot, Double?) -> Void = { _, _, _ in }) {
-        self.key = key; self.unit = unit; self.kind = kind; self.source = source; self.since = since; self.column = column
+    init(_ field: Field, _ unit: String, _ kind: Kind, _ source: Source, since: Int64 = 1, column: String? = nil, storage: Storage = .derived,
+         metric: Metric? = nil, nullWithoutEvents: Bool = true, summaries: [RunAggregates.Summary] = [], inCSV: Bool? = nil) {
+        self.field = field; key = Key(field.rawValue); self.unit = unit; self.kind = kind; self.source = source; self.since = since; self.column = column
         self.storage = storage; self.metric = metric; self.nullWithoutEvents = nullWithoutEvents
         self.summaries = summaries
         // Numbers are CSV columns unless said otherwise; of the special fields, the phase (as text).
         if case .number = kind { self.inCSV = inCSV ?? true } else { self.inCSV = inCSV ?? (kind == .special(.phase)) }
-        self.write = write
-        field = Field(rawValue: String(describing: key)) ?? .special
     }
 
-    public var name: String { String(describing: key) }
+    deinit { key.free() }
+
+    /// The JSON key.
+    public var name: String { field.rawValue }
+
+    /// A key's UTF-8 bytes, copied once when the table is made: a plain pointer and count, which
+    /// a row writer copies without counting a reference (a `String` of more than 15 bytes would be
+    /// retained and released per field per row).
+    struct Key {
+        let start: UnsafePointer<UInt8>
+        let count: Int
+
+        init(_ text: String) {
+            let bytes = Array(text.utf8)
+            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, bytes.count))
+            copy.initialize(from: bytes, count: bytes.count)
+            start = UnsafePointer(copy); count = bytes.count
+        }
+
+        func free() { UnsafeMutablePointer(mutating: start).deallocate() }
+    }
 
     /// What a row writer needs of a figure, as plain values: a walk over `[Figure]` retains and
     /// releases each figure (a class), ~60 of each a row; a walk over these retains nothing.
     struct Plain {
-        let key: StaticString
+        let key: Key
         let kind: Kind
         let source: Source
         let nullWithoutEvents: Bool
@@ -216,24 +237,92 @@ public final class Figure {
         case .rss_trend_bytes_per_hour: return r.residentTrendBytesPerHour
         case .rss_trend_r2: return r.residentTrendR2
         case .leak_suspected: return r.leakSuspected.map { $0 ? 1 : 0 }
-        case .special: return nil
+        case .oom_score: return r.everySecond.oomScore.map { Double($0) }
+        // Not numbers: each sink writes them its own way.
+        case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .exit: return nil
         }
     }
 
-    /// The numeric figures, named by their JSON keys (the special fields are written by each sink).
-    enum Field: String {
-        case cpu_percent, cpu_machine_percent, cpu_user_percent, cpu_system_percent, rss_bytes, pss_bytes, vsize_bytes, threads
-        case fps, frame_p50_ms, frame_p95_ms, frame_p99_ms, fps_1pct_low, janky_frames, dropped_frames, actions_per_second
-        case events_received, events_malformed, events_rejected, events_ignored, frames_total, actions_total
-        case input_latency_p50_ms, input_latency_p99_ms, elapsed_seconds, rss_trend_bytes_per_second, processes, cpu_seconds_total
-        case frames_unreported_reason
-        case cpu_wait_percent, context_switches_voluntary_per_second, context_switches_involuntary_per_second
-        case page_faults_minor_per_second, page_faults_major_per_second
+    /// Puts a recorded value back (reading a recording).
+    func write(_ r: inout Report, _ e: inout EventSnapshot, _ v: Double?) { Self.write(field, v, &r, &e) }
+
+    /// Puts the value `v` of the figure `field` back into a report and event figures (reading a recording).
+    static func write(_ field: Field, _ v: Double?, _ r: inout Report, _ e: inout EventSnapshot) {
+        switch field {
+        case .cpu_percent: r.cpuPercent = v
+        case .cpu_user_percent: r.cpuUserPercent = v
+        case .cpu_system_percent: r.cpuSystemPercent = v
+        case .rss_bytes: r.residentBytes = size(v)
+        case .pss_bytes: r.proportionalBytes = size(v)
+        case .vsize_bytes: r.virtualBytes = size(v)
+        case .threads: r.threads = v.map { $0.clampedInt }
+        case .fps: e.fps = v ?? 0
+        case .frame_p50_ms: e.frameP50 = v
+        case .frame_p95_ms: e.frameP95 = v
+        case .frame_p99_ms: e.frameP99 = v
+        case .janky_frames: e.jankyFrames = v ?? 0
+        case .dropped_frames: e.droppedFrames = v ?? 0
+        case .actions_per_second: e.actionsPerSecond = v ?? 0
+        case .events_received: e.received = count(v)
+        case .events_malformed: e.malformed = count(v)
+        case .events_rejected: if count(v) > 0 { e.rejected = ["recorded": count(v)] }
+        case .events_ignored: e.ignored = count(v)
+        case .frames_total: e.framesTotal = v ?? 0
+        case .actions_total: e.actionsTotal = v ?? 0
+        case .frames_unreported_reason: e.framesUnreportedReason = FramesUnreported.reason(code: v)
+        case .input_latency_p50_ms: e.inputLatencyP50 = v
+        case .input_latency_p99_ms: e.inputLatencyP99 = v
+        case .elapsed_seconds: r.elapsedSeconds = v ?? 0
+        case .rss_trend_bytes_per_second: r.residentTrendBytesPerSecond = v
+        case .processes: r.processCount = max(0, (v ?? 1).clampedInt)
+        case .cpu_seconds_total: r.cpuSecondsTotal = v
+        case .cpu_wait_percent: r.cpuWaitPercent = v
+        case .context_switches_voluntary_per_second: r.voluntarySwitchesPerSecond = v
+        case .context_switches_involuntary_per_second: r.involuntarySwitchesPerSecond = v
+        case .page_faults_minor_per_second: r.minorFaultsPerSecond = v
+        case .page_faults_major_per_second: r.majorFaultsPerSecond = v
+        case .io_read_bytes_per_second: r.ioReadBytesPerSecond = v
+        case .io_write_bytes_per_second: r.ioWriteBytesPerSecond = v
+        case .io_read_chars_per_second: r.ioReadCharsPerSecond = v
+        case .io_write_chars_per_second: r.ioWriteCharsPerSecond = v
+        case .fds_open: r.fdsOpen = size(v)
+        case .fds_limit: r.fdsLimit = size(v)
+        case .rss_anon_bytes: r.residentAnonBytes = size(v)
+        case .rss_file_bytes: r.residentFileBytes = size(v)
+        case .rss_shmem_bytes: r.residentShmemBytes = size(v)
+        case .swap_bytes: r.swapBytes = size(v)
+        case .cpu_throttled_percent: r.cpuThrottledPercent = v
+        case .pressure_cpu_some_percent: r.pressure.cpuSome = v
+        case .pressure_cpu_full_percent: r.pressure.cpuFull = v
+        case .pressure_memory_some_percent: r.pressure.memorySome = v
+        case .pressure_memory_full_percent: r.pressure.memoryFull = v
+        case .pressure_io_some_percent: r.pressure.ioSome = v
+        case .pressure_io_full_percent: r.pressure.ioFull = v
+        case .rss_trend_bytes_per_hour: r.residentTrendBytesPerHour = v
+        case .rss_trend_r2: r.residentTrendR2 = v
+        case .leak_suspected: r.leakSuspected = v.map { $0 != 0 }
+        case .oom_score: r.everySecond.oomScore = size(v)
+        // Not recorded: derived on reading (`DerivedFigure`), or kept by the recording its own way.
+        case .cpu_machine_percent, .fps_1pct_low: break
+        case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .exit: break
+        }
+    }
+
+    /// Every field of a tick row, in the row's order, named by its JSON key (a contract: never
+    /// renamed). A new case needs its entry, its read and its write (switches without a default).
+    enum Field: String, CaseIterable {
+        case cpu_percent, cpu_machine_percent, cpu_user_percent, cpu_system_percent, rss_bytes, pss_bytes, vsize_bytes
+        case threads, fps, frame_p50_ms, frame_p95_ms, frame_p99_ms, fps_1pct_low, janky_frames, dropped_frames
+        case actions_per_second, high_frequency_actions, phase, events_received, events_malformed, events_rejected
+        case events_rejected_by_reason, events_ignored, frames_total, actions_total, frame_source, frames_unreported_reason
+        case input_latency_p50_ms, input_latency_p99_ms, command, elapsed_seconds, rss_trend_bytes_per_second, processes
+        case cpu_seconds_total, cpu_wait_percent, context_switches_voluntary_per_second
+        case context_switches_involuntary_per_second, page_faults_minor_per_second, page_faults_major_per_second
         case io_read_bytes_per_second, io_write_bytes_per_second, io_read_chars_per_second, io_write_chars_per_second
-        case fds_open, fds_limit, rss_anon_bytes, rss_file_bytes, rss_shmem_bytes, swap_bytes, cpu_throttled_percent
-        case pressure_cpu_some_percent, pressure_cpu_full_percent, pressure_memory_some_percent, pressure_memory_full_percent
-        case pressure_io_some_percent, pressure_io_full_percent, rss_trend_bytes_per_hour, rss_trend_r2, leak_suspected
-        case special
+        case fds_open, fds_limit, rss_anon_bytes, rss_file_bytes, rss_shmem_bytes, swap_bytes, busiest_threads
+        case cpu_throttled_percent, pressure_cpu_some_percent, pressure_cpu_full_percent, pressure_memory_some_percent
+        case pressure_memory_full_percent, pressure_io_some_percent, pressure_io_full_percent, rss_trend_bytes_per_hour
+        case rss_trend_r2, leak_suspected, oom_score, exit
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 
@@ -265,197 +354,219 @@ extension Figure {
 
 
     /// Every field of a tick row, in the JSON row's order (after `time`, `pid` and `alive`).
-    public static let all: [Figure] = [
-        // CSV: psrecord's `cpu` column is this figure.
-        Figure("cpu_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_centi", storage: .fixed(100),
-               summaries: [.mean("cpu_percent_avg"), .max("cpu_percent_max")], inCSV: false,
-               write: { r, _, v in r.cpuPercent = v }),
-        Figure("cpu_machine_percent", "percent of all CPUs", .number(decimals: 2), .report),
-        Figure("cpu_user_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_user_centi", storage: .fixed(100),
-               write: { r, _, v in r.cpuUserPercent = v }),
-        Figure("cpu_system_percent", "percent of one CPU", .number(decimals: 2), .report, column: "cpu_system_centi", storage: .fixed(100),
-               write: { r, _, v in r.cpuSystemPercent = v }),
-        Figure("rss_bytes", "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
-               metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
-               summaries: [.atStart("rss_start_bytes"), .max("rss_peak_bytes"), .last("rss_end_bytes")],
-               write: { r, _, v in r.residentBytes = size(v) }),
-        Figure("pss_bytes", "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
-               metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),
-               summaries: [.max("pss_peak_bytes")],
-               write: { r, _, v in r.proportionalBytes = size(v) }),
-        Figure("vsize_bytes", "bytes", .number(decimals: 0), .report, column: "vsize_bytes", storage: .integer,
-               metric: .gauge("perfhud_target_virtual_memory_bytes", "Virtual memory size."),
-               write: { r, _, v in r.virtualBytes = size(v) }),
-        Figure("threads", "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: .gauge("perfhud_target_threads", "Threads of the target."),
-               write: { r, _, v in r.threads = v.map { $0.clampedInt } }),
-        Figure("fps", "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100),
-               write: { _, e, v in e.fps = v ?? 0 }),
-        Figure("frame_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "p50_us", storage: .fixed(1000),
-               write: { _, e, v in e.frameP50 = v }),
-        Figure("frame_p95_ms", "milliseconds", .number(decimals: 3), .events, column: "p95_us", storage: .fixed(1000),
-               write: { _, e, v in e.frameP95 = v }),
-        Figure("frame_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "p99_us", storage: .fixed(1000),
-               write: { _, e, v in e.frameP99 = v }),
-        Figure("fps_1pct_low", "frames per second", .number(decimals: 2), .events),
-        Figure("janky_frames", "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: .counter("perfhud_janky_frames_total", "Frames longer than --jank-factor × the frame budget."),
-               write: { _, e, v in e.jankyFrames = v ?? 0 }),
-        Figure("dropped_frames", "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: .counter("perfhud_dropped_frames_total", "Σ max(0, round(duration / budget) − 1) over the frames."),
-               write: { _, e, v in e.droppedFrames = v ?? 0 }),
-        Figure("actions_per_second", "actions per second", .number(decimals: 2), .events, column: "aps_centi", storage: .fixed(100),
-               write: { _, e, v in e.actionsPerSecond = v ?? 0 }),
-        Figure("high_frequency_actions", "", .special(.highFrequencyActions), .events),
-        Figure("phase", "", .special(.phase), .events),
-        Figure("events_received", "lines", .number(decimals: 0), .events, column: "received", storage: .integer,
-               metric: .counter("perfhud_events_received_total", "Event lines received."),
-               write: { _, e, v in e.received = count(v) }),
-        Figure("events_malformed", "lines", .number(decimals: 0), .events, column: "malformed", storage: .integer,
-               metric: .counter("perfhud_events_malformed_total", "Event lines that could not be parsed."),
-               write: { _, e, v in e.malformed = count(v) }),
-        // The total is recorded; the reasons beside it (rejected_reasons, when they change).
-        Figure("events_rejected", "datagrams", .number(decimals: 0), .events, column: "rejected", storage: .integer,
-               metric: .labelled("perfhud_events_rejected_total"),
-               write: { _, e, v in if count(v) > 0 { e.rejected = ["recorded": count(v)] } }),
-        Figure("events_rejected_by_reason", "", .special(.rejectedByReason), .events, nullWithoutEvents: false),
-        Figure("events_ignored", "lines", .number(decimals: 0), .events, column: "ignored", storage: .integer, nullWithoutEvents: false,
-               write: { _, e, v in e.ignored = count(v) }),
-        Figure("frames_total", "frames", .number(decimals: 2), .events, column: "frames_total", storage: .real,
-               metric: .counter("perfhud_frames_total", "Frames the program reported."), nullWithoutEvents: false,
-               write: { _, e, v in e.framesTotal = v ?? 0 }),
-        Figure("actions_total", "actions", .number(decimals: 2), .events, column: "actions_total", storage: .real,
-               metric: .labelled("perfhud_actions_total"), nullWithoutEvents: false,
-               write: { _, e, v in e.actionsTotal = v ?? 0 }),
-        Figure("frame_source", "", .special(.frameSource), .events),
-        // Why there is no frame figure (`FramesUnreported`); in the JSON row only while there is one. Recorded
-        // as a code (`FramesUnreported.all`), which the `samples` view turns back into the text.
-        Figure("frames_unreported_reason", "", .special(.framesUnreportedReason), .events, column: "frames_unreported", storage: .integer,
-               nullWithoutEvents: false, write: { _, e, v in e.framesUnreportedReason = FramesUnreported.reason(code: v) }),
-        Figure("input_latency_p50_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000),
-               write: { _, e, v in e.inputLatencyP50 = v }),
-        Figure("input_latency_p99_ms", "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000),
-               write: { _, e, v in e.inputLatencyP99 = v }),
-        Figure("command", "", .special(.command), .report),
-        // CSV: psrecord's `elapsed_time` column is this figure.
-        Figure("elapsed_seconds", "seconds", .number(decimals: 3), .report, column: "t_ms", storage: .fixed(1000), inCSV: false,
-               write: { r, _, v in r.elapsedSeconds = v ?? 0 }),
-        Figure("rss_trend_bytes_per_second", "bytes per second", .number(decimals: 0), .report, column: "rss_trend", storage: .real,
-               write: { r, _, v in r.residentTrendBytesPerSecond = v }),
-        Figure("processes", "processes", .number(decimals: 0), .report, column: "processes", storage: .integer,
-               metric: .gauge("perfhud_target_processes", "Processes summed into the target's figures."),
-               write: { r, _, v in r.processCount = max(0, (v ?? 1).clampedInt) }),
-        Figure("cpu_seconds_total", "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
-               metric: .labelled("perfhud_target_cpu_seconds_total"),
-               write: { r, _, v in r.cpuSecondsTotal = v }),
-        // Why it is slow (see README, Definitions): `Activity`, derived by `MetricsStore`. The daemon
-        // exports the rates as counters of the kernel's own totals (`.kernelTotal`), several figures
-        // sharing a family told apart by a label (`kind`, `direction`, `resource`).
-        Figure("cpu_wait_percent", "percent of one CPU", .number(decimals: 2), .report, since: 4, column: "cpu_wait_centi", storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_cpu_wait_seconds_total", .cpuWaitSeconds, Help.wait, scale: 0.01),
-               summaries: [.mean("cpu_wait_percent_avg"), .max("cpu_wait_percent_max")],
-               write: { r, _, v in r.cpuWaitPercent = v }),
-        Figure("context_switches_voluntary_per_second", "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_voluntary_centi",
-               storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .voluntarySwitches, Help.switches,
-                                                         labels: [("kind", "voluntary")]),
-               summaries: [.max("context_switches_voluntary_per_second_max")],
-               write: { r, _, v in r.voluntarySwitchesPerSecond = v }),
-        Figure("context_switches_involuntary_per_second", "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_involuntary_centi",
-               storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .involuntarySwitches, Help.switches,
-                                                         labels: [("kind", "involuntary")]),
-               summaries: [.max("context_switches_involuntary_per_second_max")],
-               write: { r, _, v in r.involuntarySwitchesPerSecond = v }),
-        Figure("page_faults_minor_per_second", "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_minor_centi", storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_page_faults_total", .minorFaults, Help.faults, labels: [("kind", "minor")]),
-               summaries: [.max("page_faults_minor_per_second_max")],
-               write: { r, _, v in r.minorFaultsPerSecond = v }),
-        Figure("page_faults_major_per_second", "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_major_centi", storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_page_faults_total", .majorFaults, Help.faults, labels: [("kind", "major")]),
-               summaries: [.max("page_faults_major_per_second_max")],
-               write: { r, _, v in r.majorFaultsPerSecond = v }),
-        Figure("io_read_bytes_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_bytes", storage: .integer,
-               metric: .kernelTotal("perfhud_target_io_bytes_total", .ioReadBytes, Help.io, labels: [("direction", "read")]),
-               summaries: [.mean("io_read_bytes_per_second_avg"), .max("io_read_bytes_per_second_max")],
-               write: { r, _, v in r.ioReadBytesPerSecond = v }),
-        Figure("io_write_bytes_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_bytes", storage: .integer,
-               metric: .kernelTotal("perfhud_target_io_bytes_total", .ioWriteBytes, Help.io, labels: [("direction", "write")]),
-               summaries: [.mean("io_write_bytes_per_second_avg"), .max("io_write_bytes_per_second_max")],
-               write: { r, _, v in r.ioWriteBytesPerSecond = v }),
-        Figure("io_read_chars_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_chars", storage: .integer,
-               write: { r, _, v in r.ioReadCharsPerSecond = v }),
-        Figure("io_write_chars_per_second", "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_chars", storage: .integer,
-               write: { r, _, v in r.ioWriteCharsPerSecond = v }),
-        Figure("fds_open", "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_open", storage: .integer,
-               metric: .gauge("perfhud_target_open_fds", "Open file descriptors of the target (/proc/PID/fd), read once a second."),
-               summaries: [.max("fds_open_max")],
-               write: { r, _, v in r.fdsOpen = size(v) }),
-        Figure("fds_limit", "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_limit", storage: .integer,
-               metric: .gauge("perfhud_target_max_fds", "The target's soft limit of open file descriptors (/proc/PID/limits)."),
-               write: { r, _, v in r.fdsLimit = size(v) }),
-        Figure("rss_anon_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_anon_bytes", storage: .integer,
-               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "anon")]),
-               summaries: [.max("rss_anon_peak_bytes")],
-               write: { r, _, v in r.residentAnonBytes = size(v) }),
-        Figure("rss_file_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_file_bytes", storage: .integer,
-               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "file")]),
-               write: { r, _, v in r.residentFileBytes = size(v) }),
-        Figure("rss_shmem_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "rss_shmem_bytes", storage: .integer,
-               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "shmem")]),
-               write: { r, _, v in r.residentShmemBytes = size(v) }),
-        Figure("swap_bytes", "bytes", .number(decimals: 0), .report, since: 4, column: "swap_bytes", storage: .integer,
-               metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "swap")]),
-               summaries: [.max("swap_peak_bytes")],
-               write: { r, _, v in r.swapBytes = size(v) }),
-        // perfhud_target_busiest_thread_cpu_ratio and …_busiest_thread_info{thread}: the first of the list.
-        Figure("busiest_threads", "", .special(.busiestThreads), .report, since: 4, metric: .labelled("perfhud_target_busiest_thread_cpu_ratio")),
-        Figure("cpu_throttled_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "throttled_centi", storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_cpu_throttled_seconds_total", .throttledSeconds, Help.throttled, scale: 0.01),
-               summaries: [.mean("cpu_throttled_percent_avg"), .max("cpu_throttled_percent_max")],
-               write: { r, _, v in r.cpuThrottledPercent = v }),
-        Figure("pressure_cpu_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_some_centi",
-               storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUSomeSeconds, Help.pressure, scale: 0.01,
-                                    labels: [("resource", "cpu"), ("kind", "some")]),
-               summaries: [.max("pressure_cpu_some_percent_max")],
-               write: { r, _, v in r.pressure.cpuSome = v }),
-        Figure("pressure_cpu_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_full_centi",
-               storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUFullSeconds, Help.pressure, scale: 0.01,
-                                    labels: [("resource", "cpu"), ("kind", "full")]),
-               write: { r, _, v in r.pressure.cpuFull = v }),
-        Figure("pressure_memory_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_some_centi",
-               storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemorySomeSeconds, Help.pressure, scale: 0.01,
-                                    labels: [("resource", "memory"), ("kind", "some")]),
-               summaries: [.max("pressure_memory_some_percent_max")],
-               write: { r, _, v in r.pressure.memorySome = v }),
-        Figure("pressure_memory_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_full_centi",
-               storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemoryFullSeconds, Help.pressure, scale: 0.01,
-                                    labels: [("resource", "memory"), ("kind", "full")]),
-               write: { r, _, v in r.pressure.memoryFull = v }),
-        Figure("pressure_io_some_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_some_centi",
-               storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOSomeSeconds, Help.pressure, scale: 0.01,
-                                    labels: [("resource", "io"), ("kind", "some")]),
-               summaries: [.max("pressure_io_some_percent_max")],
-               write: { r, _, v in r.pressure.ioSome = v }),
-        Figure("pressure_io_full_percent", "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_full_centi",
-               storage: .fixed(100),
-               metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOFullSeconds, Help.pressure, scale: 0.01,
-                                    labels: [("resource", "io"), ("kind", "full")]),
-               write: { r, _, v in r.pressure.ioFull = v }),
-        Figure("rss_trend_bytes_per_hour", "bytes per hour", .number(decimals: 0), .report, since: 4, column: "rss_trend_per_hour", storage: .integer,
-               metric: .gauge("perfhud_target_rss_trend_bytes_per_second",
-                              "Slope of a least-squares line through RSS over --leak-window (bytes per second).", scale: 1.0 / 3600),
-               summaries: [.last("rss_trend_bytes_per_hour_end")],
-               write: { r, _, v in r.residentTrendBytesPerHour = v }),
-        Figure("rss_trend_r2", "r²", .number(decimals: 3), .report, since: 4, column: "rss_trend_r2_milli", storage: .fixed(1000),
-               write: { r, _, v in r.residentTrendR2 = v }),
-        Figure("leak_suspected", "", .boolean, .report, since: 4, column: "leak_suspected", storage: .integer,
-               metric: .gauge("perfhud_target_leak_suspected",
-                              "1 while RSS over a full --leak-window fits a line with r² ≥ 0.8 and a slope ≥ --leak-threshold."),
-               summaries: [.last("leak_suspected"), .max("leak_suspected_ever")], inCSV: true,
-               write: { r, _, v in r.leakSuspected = v.map { $0 != 0 } }),
-        Figure("exit", "", .special(.exitStatus), .report),
-    ]
+    public static let all: [Figure] = Field.allCases.map(entry)
+
+    /// The table: what each field is (see `Figure`).
+    private static func entry(_ field: Field) -> Figure {
+        switch field {
+        case .cpu_percent:
+            // CSV: psrecord's `cpu` column is this figure.
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, column: "cpu_centi", storage: .fixed(100),
+                          summaries: [.mean("cpu_percent_avg"), .max("cpu_percent_max")], inCSV: false)
+        case .cpu_machine_percent:
+            return Figure(field, "percent of all CPUs", .number(decimals: 2), .report)
+        case .cpu_user_percent:
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, column: "cpu_user_centi", storage: .fixed(100))
+        case .cpu_system_percent:
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, column: "cpu_system_centi", storage: .fixed(100))
+        case .rss_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
+                          summaries: [.atStart("rss_start_bytes"), .max("rss_peak_bytes"), .last("rss_end_bytes")])
+        case .pss_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),
+                          summaries: [.max("pss_peak_bytes")])
+        case .vsize_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, column: "vsize_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_virtual_memory_bytes", "Virtual memory size."))
+        case .threads:
+            return Figure(field, "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: .gauge("perfhud_target_threads", "Threads of the target."))
+        case .fps:
+            return Figure(field, "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100))
+        case .frame_p50_ms:
+            return Figure(field, "milliseconds", .number(decimals: 3), .events, column: "p50_us", storage: .fixed(1000))
+        case .frame_p95_ms:
+            return Figure(field, "milliseconds", .number(decimals: 3), .events, column: "p95_us", storage: .fixed(1000))
+        case .frame_p99_ms:
+            return Figure(field, "milliseconds", .number(decimals: 3), .events, column: "p99_us", storage: .fixed(1000))
+        case .fps_1pct_low:
+            return Figure(field, "frames per second", .number(decimals: 2), .events)
+        case .janky_frames:
+            return Figure(field, "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: .counter("perfhud_janky_frames_total", "Frames longer than --jank-factor × the frame budget."))
+        case .dropped_frames:
+            return Figure(field, "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: .counter("perfhud_dropped_frames_total", "Σ max(0, round(duration / budget) − 1) over the frames."))
+        case .actions_per_second:
+            return Figure(field, "actions per second", .number(decimals: 2), .events, column: "aps_centi", storage: .fixed(100))
+        case .high_frequency_actions:
+            return Figure(field, "", .special(.highFrequencyActions), .events)
+        case .phase:
+            return Figure(field, "", .special(.phase), .events)
+        case .events_received:
+            return Figure(field, "lines", .number(decimals: 0), .events, column: "received", storage: .integer,
+                          metric: .counter("perfhud_events_received_total", "Event lines received."))
+        case .events_malformed:
+            return Figure(field, "lines", .number(decimals: 0), .events, column: "malformed", storage: .integer,
+                          metric: .counter("perfhud_events_malformed_total", "Event lines that could not be parsed."))
+        case .events_rejected:
+            // The total is recorded; the reasons beside it (rejected_reasons, when they change).
+            return Figure(field, "datagrams", .number(decimals: 0), .events, column: "rejected", storage: .integer,
+                          metric: .labelled("perfhud_events_rejected_total"))
+        case .events_rejected_by_reason:
+            return Figure(field, "", .special(.rejectedByReason), .events, nullWithoutEvents: false)
+        case .events_ignored:
+            return Figure(field, "lines", .number(decimals: 0), .events, column: "ignored", storage: .integer, nullWithoutEvents: false)
+        case .frames_total:
+            return Figure(field, "frames", .number(decimals: 2), .events, column: "frames_total", storage: .real,
+                          metric: .counter("perfhud_frames_total", "Frames the program reported."), nullWithoutEvents: false)
+        case .actions_total:
+            return Figure(field, "actions", .number(decimals: 2), .events, column: "actions_total", storage: .real,
+                          metric: .labelled("perfhud_actions_total"), nullWithoutEvents: false)
+        case .frame_source:
+            return Figure(field, "", .special(.frameSource), .events)
+        case .frames_unreported_reason:
+            // Why there is no frame figure (`FramesUnreported`); in the JSON row only while there is one. Recorded
+            // as a code (`FramesUnreported.all`), which the `samples` view turns back into the text.
+            return Figure(field, "", .special(.framesUnreportedReason), .events, column: "frames_unreported", storage: .integer,
+                          nullWithoutEvents: false)
+        case .input_latency_p50_ms:
+            return Figure(field, "milliseconds", .number(decimals: 3), .events, column: "latency_p50_us", storage: .fixed(1000))
+        case .input_latency_p99_ms:
+            return Figure(field, "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000))
+        case .command:
+            return Figure(field, "", .special(.command), .report)
+        case .elapsed_seconds:
+            // CSV: psrecord's `elapsed_time` column is this figure.
+            return Figure(field, "seconds", .number(decimals: 3), .report, column: "t_ms", storage: .fixed(1000), inCSV: false)
+        case .rss_trend_bytes_per_second:
+            return Figure(field, "bytes per second", .number(decimals: 0), .report, column: "rss_trend", storage: .real)
+        case .processes:
+            return Figure(field, "processes", .number(decimals: 0), .report, column: "processes", storage: .integer,
+                          metric: .gauge("perfhud_target_processes", "Processes summed into the target's figures."))
+        case .cpu_seconds_total:
+            return Figure(field, "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
+                          metric: .labelled("perfhud_target_cpu_seconds_total"))
+        case .cpu_wait_percent:
+            // Why it is slow (see README, Definitions): `Activity`, derived by `MetricsStore`. The daemon
+            // exports the rates as counters of the kernel's own totals (`.kernelTotal`), several figures
+            // sharing a family told apart by a label (`kind`, `direction`, `resource`).
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, since: 4, column: "cpu_wait_centi", storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_cpu_wait_seconds_total", .cpuWaitSeconds, Help.wait, scale: 0.01),
+                          summaries: [.mean("cpu_wait_percent_avg"), .max("cpu_wait_percent_max")])
+        case .context_switches_voluntary_per_second:
+            return Figure(field, "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_voluntary_centi",
+                          storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .voluntarySwitches, Help.switches,
+                                                                    labels: [("kind", "voluntary")]),
+                          summaries: [.max("context_switches_voluntary_per_second_max")])
+        case .context_switches_involuntary_per_second:
+            return Figure(field, "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_involuntary_centi",
+                          storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .involuntarySwitches, Help.switches,
+                                                                    labels: [("kind", "involuntary")]),
+                          summaries: [.max("context_switches_involuntary_per_second_max")])
+        case .page_faults_minor_per_second:
+            return Figure(field, "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_minor_centi", storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_page_faults_total", .minorFaults, Help.faults, labels: [("kind", "minor")]),
+                          summaries: [.max("page_faults_minor_per_second_max")])
+        case .page_faults_major_per_second:
+            return Figure(field, "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_major_centi", storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_page_faults_total", .majorFaults, Help.faults, labels: [("kind", "major")]),
+                          summaries: [.max("page_faults_major_per_second_max")])
+        case .io_read_bytes_per_second:
+            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_bytes", storage: .integer,
+                          metric: .kernelTotal("perfhud_target_io_bytes_total", .ioReadBytes, Help.io, labels: [("direction", "read")]),
+                          summaries: [.mean("io_read_bytes_per_second_avg"), .max("io_read_bytes_per_second_max")])
+        case .io_write_bytes_per_second:
+            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_bytes", storage: .integer,
+                          metric: .kernelTotal("perfhud_target_io_bytes_total", .ioWriteBytes, Help.io, labels: [("direction", "write")]),
+                          summaries: [.mean("io_write_bytes_per_second_avg"), .max("io_write_bytes_per_second_max")])
+        case .io_read_chars_per_second:
+            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_chars", storage: .integer)
+        case .io_write_chars_per_second:
+            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_chars", storage: .integer)
+        case .fds_open:
+            return Figure(field, "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_open", storage: .integer,
+                          metric: .gauge("perfhud_target_open_fds", "Open file descriptors of the target (/proc/PID/fd), read once a second."),
+                          summaries: [.max("fds_open_max")])
+        case .fds_limit:
+            return Figure(field, "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_limit", storage: .integer,
+                          metric: .gauge("perfhud_target_max_fds", "The target's soft limit of open file descriptors (/proc/PID/limits)."))
+        case .rss_anon_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "rss_anon_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "anon")]),
+                          summaries: [.max("rss_anon_peak_bytes")])
+        case .rss_file_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "rss_file_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "file")]))
+        case .rss_shmem_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "rss_shmem_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "shmem")]))
+        case .swap_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "swap_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "swap")]),
+                          summaries: [.max("swap_peak_bytes")])
+        case .busiest_threads:
+            // perfhud_target_busiest_thread_cpu_ratio and …_busiest_thread_info{thread}: the first of the list.
+            return Figure(field, "", .special(.busiestThreads), .report, since: 4, metric: .labelled("perfhud_target_busiest_thread_cpu_ratio"))
+        case .cpu_throttled_percent:
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "throttled_centi", storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_cpu_throttled_seconds_total", .throttledSeconds, Help.throttled, scale: 0.01),
+                          summaries: [.mean("cpu_throttled_percent_avg"), .max("cpu_throttled_percent_max")])
+        case .pressure_cpu_some_percent:
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_some_centi",
+                          storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUSomeSeconds, Help.pressure, scale: 0.01,
+                                               labels: [("resource", "cpu"), ("kind", "some")]),
+                          summaries: [.max("pressure_cpu_some_percent_max")])
+        case .pressure_cpu_full_percent:
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_full_centi",
+                          storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUFullSeconds, Help.pressure, scale: 0.01,
+                                               labels: [("resource", "cpu"), ("kind", "full")]))
+        case .pressure_memory_some_percent:
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_some_centi",
+                          storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemorySomeSeconds, Help.pressure, scale: 0.01,
+                                               labels: [("resource", "memory"), ("kind", "some")]),
+                          summaries: [.max("pressure_memory_some_percent_max")])
+        case .pressure_memory_full_percent:
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_full_centi",
+                          storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemoryFullSeconds, Help.pressure, scale: 0.01,
+                                               labels: [("resource", "memory"), ("kind", "full")]))
+        case .pressure_io_some_percent:
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_some_centi",
+                          storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOSomeSeconds, Help.pressure, scale: 0.01,
+                                               labels: [("resource", "io"), ("kind", "some")]),
+                          summaries: [.max("pressure_io_some_percent_max")])
+        case .pressure_io_full_percent:
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_full_centi",
+                          storage: .fixed(100),
+                          metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOFullSeconds, Help.pressure, scale: 0.01,
+                                               labels: [("resource", "io"), ("kind", "full")]))
+        case .rss_trend_bytes_per_hour:
+            return Figure(field, "bytes per hour", .number(decimals: 0), .report, since: 4, column: "rss_trend_per_hour", storage: .integer,
+                          metric: .gauge("perfhud_target_rss_trend_bytes_per_second",
+                                         "Slope of a least-squares line through RSS over --leak-window (bytes per second).", scale: 1.0 / 3600),
+                          summaries: [.last("rss_trend_bytes_per_hour_end")])
+        case .rss_trend_r2:
+            return Figure(field, "r²", .number(decimals: 3), .report, since: 4, column: "rss_trend_r2_milli", storage: .fixed(1000))
+        case .leak_suspected:
+            return Figure(field, "", .boolean, .report, since: 4, column: "leak_suspected", storage: .integer,
+                          metric: .gauge("perfhud_target_leak_suspected",
+                                         "1 while RSS over a full --leak-window fits a line with r² ≥ 0.8 and a slope ≥ --leak-threshold."),
+                          summaries: [.last("leak_suspected"), .max("leak_suspected_ever")], inCSV: true)
+        case .oom_score:
+            // Which process the kernel kills first when memory runs out (`/proc/PID/oom_score`, 0…2000), read
+            // once a second: `Activity.EverySecond.levels`; of several processes, the highest.
+            return Figure(field, "score", .number(decimals: 0), .report, since: 5, column: "oom_score", storage: .integer,
+                          metric: .gauge("perfhud_target_oom_score",
+                                         "The target's /proc/PID/oom_score (0 to 2000): the higher, the sooner the kernel kills it when memory runs out; of several processes, the highest."),
+                          summaries: [.max("oom_score_max")])
+        case .exit:
+            return Figure(field, "", .special(.exitStatus), .report)
+        }
+    }
 
     /// The help of the metric families several figures share (one text a family).
     private enum Help {
@@ -478,5 +589,5 @@ extension Figure {
     public static let csvColumns: [Figure] = all.filter(\.inCSV)
 
     /// The JSON keys printed as null when a session has no event socket (docs/figures.md's list).
-    public static let eventKeys: [StaticString] = all.filter { $0.source == .events && $0.nullWithoutEvents }.map(\.key)
+    public static let eventKeys: [String] = all.filter { $0.source == .events && $0.nullWithoutEvents }.map(\.name)
 }

@@ -21,19 +21,19 @@ public enum KernelTotal: Equatable {
         func seconds(microseconds: UInt64?) -> Double? { microseconds.map { Double($0) / 1e6 } }
         switch self {
         case .cpuWaitSeconds: return seconds(nanoseconds: activity.waitNanoseconds)
-        case .voluntarySwitches: return activity.voluntarySwitches.map { Double($0) }
-        case .involuntarySwitches: return activity.involuntarySwitches.map { Double($0) }
+        case .voluntarySwitches: return activity.everySecond.voluntarySwitches.map { Double($0) }
+        case .involuntarySwitches: return activity.everySecond.involuntarySwitches.map { Double($0) }
         case .minorFaults: return activity.minorFaults.map { Double($0) }
         case .majorFaults: return activity.majorFaults.map { Double($0) }
         case .ioReadBytes: return activity.io.map { Double($0.readBytes) }
         case .ioWriteBytes: return activity.io.map { Double($0.writeBytes) }
-        case .throttledSeconds: return seconds(nanoseconds: activity.throttledNanoseconds)
-        case .pressureCPUSomeSeconds: return seconds(microseconds: activity.pressure.cpuSome)
-        case .pressureCPUFullSeconds: return seconds(microseconds: activity.pressure.cpuFull)
-        case .pressureMemorySomeSeconds: return seconds(microseconds: activity.pressure.memorySome)
-        case .pressureMemoryFullSeconds: return seconds(microseconds: activity.pressure.memoryFull)
-        case .pressureIOSomeSeconds: return seconds(microseconds: activity.pressure.ioSome)
-        case .pressureIOFullSeconds: return seconds(microseconds: activity.pressure.ioFull)
+        case .throttledSeconds: return seconds(nanoseconds: activity.everySecond.throttledNanoseconds)
+        case .pressureCPUSomeSeconds: return seconds(microseconds: activity.everySecond.pressure.cpuSome)
+        case .pressureCPUFullSeconds: return seconds(microseconds: activity.everySecond.pressure.cpuFull)
+        case .pressureMemorySomeSeconds: return seconds(microseconds: activity.everySecond.pressure.memorySome)
+        case .pressureMemoryFullSeconds: return seconds(microseconds: activity.everySecond.pressure.memoryFull)
+        case .pressureIOSomeSeconds: return seconds(microseconds: activity.everySecond.pressure.ioSome)
+        case .pressureIOFullSeconds: return seconds(microseconds: activity.everySecond.pressure.ioFull)
         }
     }
 }

@@ -92,7 +92,8 @@ public struct Recording {
     /// 4: the "why" figures (waiting for a CPU, context switches, faults, I/O, descriptors, memory
     /// by kind, throttling, pressure, the leak trend) have columns; older files read them as null.
     /// 5: a frame's weight (`frame_log.weight`, 1 / its line's sample rate; NULL for 1), so a sampled
-    /// frame counts in `report` as it did live; older files read every frame as 1.
+    /// frame counts in `report` as it did live; older files read every frame as 1. And `oom_score`
+    /// has a column (`sample_log.oom_score`); older files read it as null.
     public static let formatVersion: Int64 = 5
 
     /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.

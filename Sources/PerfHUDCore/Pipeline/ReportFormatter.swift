@@ -5,7 +5,7 @@ import Glibc
 /// One report as a line of text: `--output plain` for people, `--output json` for programs.
 public enum ReportFormatter {
     /// The keys about events (docs/figures.md, JSON output), in order: null when there is no event socket.
-    public static var eventKeys: [StaticString] { Figure.eventKeys }
+    public static var eventKeys: [String] { Figure.eventKeys }
 
     /// One JSON object, no newline: `time`, `pid`, `alive`, then the fields of `Figure.all` in
     /// order (`appendJSON`, as a `String`).
@@ -135,6 +135,16 @@ public enum ReportFormatter {
         if out.count > first { out.put(UInt8(ascii: ",")) }
         out.put(UInt8(ascii: "\""))
         out.put(key)
+        out.put(UInt8(ascii: "\""))
+        out.put(UInt8(ascii: ":"))
+    }
+
+    /// A figure's key (`Figure.Key`: its bytes, made once).
+    private static func appendKey(_ key: Figure.Key, first: Int, to out: inout ByteBuffer) {
+        out.reserve(key.count + 4 + numberRoom)
+        if out.count > first { out.put(UInt8(ascii: ",")) }
+        out.put(UInt8(ascii: "\""))
+        out.put(key.start, key.count)
         out.put(UInt8(ascii: "\""))
         out.put(UInt8(ascii: ":"))
     }

@@ -1,6 +1,6 @@
 /// The HUD's details line, under the status line (`--details`, `d`): why the target is slow —
-/// waiting for a CPU, switching, faulting, I/O, descriptors, memory by kind, the busiest thread,
-/// throttling, pressure, the leak verdict. A figure past its limit is highlighted; the line fits
+/// waiting for a CPU, switching, faulting, I/O, descriptors, memory by kind and the OOM score, the
+/// busiest thread, throttling, pressure, the leak verdict. A figure past its limit is highlighted; the line fits
 /// the width by dropping its least important fields, never by wrapping. Pure: no I/O.
 enum DetailsLine {
     /// One field of a line and how much it matters: the highest `priority` goes first.
@@ -25,8 +25,8 @@ enum DetailsLine {
     }
 
     /// The fields in order of appearance. Priorities: 0 a figure past its limit (kept longest), 1
-    /// waiting and descriptors, 2 switches, faults, I/O, the busiest thread, 3 memory by kind,
-    /// 4 throttling (under its limit) and pressure.
+    /// waiting and descriptors, 2 switches, faults, I/O, the busiest thread, 3 memory by kind and
+    /// the OOM score, 4 throttling (under its limit) and pressure.
     static func fields(_ report: Report, paint: Palette) -> [Field] {
         var fields: [Field] = []
         func alarm(_ text: String) -> String { paint.red(paint.bold(text)) }
@@ -65,6 +65,10 @@ enum DetailsLine {
             if let shmem = report.residentShmemBytes, shmem > 0 { text += " shm " + Units.bytes(Double(shmem)) }
             if let swap = report.swapBytes, swap > 0 { text += " swap " + Units.bytes(Double(swap)) }
             fields.append(Field(priority: 3, text: text))
+        }
+        if let score = report.everySecond.oomScore {
+            // Which process the kernel kills first when memory runs out (0…2000).
+            fields.append(Field(priority: 3, text: "oom \(score)"))
         }
         if let busiest = report.busiestThreads?.first {
             // A thread's name is the program's to choose: escaped, as every untrusted string.

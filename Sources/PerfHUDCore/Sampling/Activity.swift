@@ -14,21 +14,56 @@ public struct Activity: Equatable {
     public var io: ProcIO?
     public var memory: ProcMemoryKinds?
 
-    // Read about once a second (`slowReadAt` says when; rates over the time between two reads).
-    /// When the once-a-second figures were last read (CLOCK_MONOTONIC ns); 0: never.
-    public var slowReadAt: UInt64 = 0
-    public var voluntarySwitches: UInt64?
-    public var involuntarySwitches: UInt64?
-    public var fdsOpen: UInt64?
-    public var fdsLimit: UInt64?
-    /// Throttled time of the target's control group (ns); 0 for a group without a CPU quota.
-    public var throttledNanoseconds: UInt64?
-    /// Pressure stall totals of the target's cgroup v2 group, µs: cpu, memory, io × some, full.
-    public var pressure = PressureTotals()
-    /// The busiest threads over the last second, most first (at most 3).
-    public var busiestThreads: [BusyThread]?
+    /// The once-a-second part, read together and carried as one value: from the collectors
+    /// (`ProcessActivity.readEverySecond`, `ControlGroupActivity`) to every sample until the next
+    /// read, and (its `levels`) to the report.
+    public var everySecond = EverySecond()
+
+    /// The figures read about once a second (`readAt` says when; rates over the time between two reads).
+    public struct EverySecond: Equatable {
+        /// When the once-a-second figures were last read (CLOCK_MONOTONIC ns); 0: never.
+        public var readAt: UInt64 = 0
+        // Cumulative counts: `MetricsStore` derives their rates between two reads.
+        public var voluntarySwitches: UInt64?
+        public var involuntarySwitches: UInt64?
+        /// Throttled time of the target's control group (ns); 0 for a group without a CPU quota.
+        public var throttledNanoseconds: UInt64?
+        /// Pressure stall totals of the target's cgroup v2 group, µs: cpu, memory, io × some, full.
+        public var pressure = PressureTotals()
+        /// The figures shown as read, which reach the report as one value (`Report.everySecond`).
+        public var levels = SecondLevels()
+        public init() {}
+    }
 
     public init() {}
+}
+
+/// The once-a-second figures shown as read (not rates): they travel as one value from the
+/// collector through `Activity` and `Sample` to `Report.everySecond`, where their table entries
+/// (`Figure`) read them. A new one is its field here, its collector (`ProcessActivity.readEverySecond`)
+/// and how two processes' values combine (`summed`), and its entry in the table of figures.
+public struct SecondLevels: Equatable {
+    public var fdsOpen: UInt64?
+    /// The root process's soft limit of open descriptors.
+    public var fdsLimit: UInt64?
+    /// The busiest threads over the last second, most first (at most 3).
+    public var busiestThreads: [BusyThread]?
+    /// `/proc/PID/oom_score` (0…2000): the higher, the sooner the kernel kills the process when
+    /// memory runs out; of several processes, the highest (the one it kills first).
+    public var oomScore: UInt64?
+    public init() {}
+
+    /// Two processes' levels together (`--include-children`, a daemon's group).
+    static func summed(_ a: SecondLevels, _ b: SecondLevels) -> SecondLevels {
+        var result = a
+        result.fdsOpen = a.fdsOpen.map { $0 &+ (b.fdsOpen ?? 0) } ?? b.fdsOpen
+        result.fdsLimit = a.fdsLimit ?? b.fdsLimit
+        if let other = b.busiestThreads {
+            result.busiestThreads = Array(((a.busiestThreads ?? []) + other).sorted { $0.cpuPercent > $1.cpuPercent }.prefix(3))
+        }
+        result.oomScore = a.oomScore.map { Swift.max($0, b.oomScore ?? 0) } ?? b.oomScore
+        return result
+    }
 }
 
 /// `/proc/PID/io`, cumulative.
@@ -86,16 +121,23 @@ extension Activity {
                                                                shmemBytes: $0.shmemBytes &+ other.shmemBytes,
                                                                swapBytes: add($0.swapBytes, other.swapBytes)) } ?? other
         }
-        result.slowReadAt = max(result.slowReadAt, b.slowReadAt)
-        result.voluntarySwitches = add(result.voluntarySwitches, b.voluntarySwitches)
-        result.involuntarySwitches = add(result.involuntarySwitches, b.involuntarySwitches)
-        result.fdsOpen = add(result.fdsOpen, b.fdsOpen)
-        result.fdsLimit = result.fdsLimit ?? b.fdsLimit
-        result.throttledNanoseconds = result.throttledNanoseconds ?? b.throttledNanoseconds
+        result.everySecond = .summed(result.everySecond, b.everySecond)
+        return result
+    }
+}
+
+extension Activity.EverySecond {
+    /// Two processes' reads together: counts added (a figure one side lacks is the other's), the
+    /// group's figures (throttling, pressure) taken once.
+    static func summed(_ a: Activity.EverySecond, _ b: Activity.EverySecond) -> Activity.EverySecond {
+        func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
+        var result = a
+        result.readAt = max(a.readAt, b.readAt)
+        result.voluntarySwitches = add(a.voluntarySwitches, b.voluntarySwitches)
+        result.involuntarySwitches = add(a.involuntarySwitches, b.involuntarySwitches)
+        result.throttledNanoseconds = a.throttledNanoseconds ?? b.throttledNanoseconds
         if result.pressure == PressureTotals() { result.pressure = b.pressure }
-        if let other = b.busiestThreads {
-            result.busiestThreads = Array(((result.busiestThreads ?? []) + other).sorted { $0.cpuPercent > $1.cpuPercent }.prefix(3))
-        }
+        result.levels = .summed(a.levels, b.levels)
         return result
     }
 }

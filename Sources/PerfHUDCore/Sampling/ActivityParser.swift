@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Parsers for the files the "why" figures come from: `/proc/PID/io`, `/proc/PID/status`,
-/// `/proc/PID/task/TID/schedstat`, `/proc/PID/limits`, and a control group's `cpu.stat` and
+/// `/proc/PID/task/TID/schedstat`, `/proc/PID/limits`, `/proc/PID/oom_score`, and a control group's `cpu.stat` and
 /// `*.pressure`. They allocate nothing: some run on every tick.
 extension ProcParser {
     /// The number after `key` where `key` starts a line (`key` includes its separator, `rchar: `
@@ -112,6 +112,18 @@ extension ProcParser {
     /// The soft limit of `Max open files` in `/proc/PID/limits`; nil when unlimited or absent.
     public static func openFilesLimit(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
         number(after: "Max open files", in: bytes)
+    }
+
+    /// `/proc/PID/oom_score`: one decimal number, 0…2000 (a line feed after it). Nil for anything
+    /// else (an empty read: the process ended).
+    public static func oomScore(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        var value: UInt64 = 0, digits = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") { break }
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"), digits < 6 else { return nil }
+            value = value * 10 + UInt64(byte - UInt8(ascii: "0")); digits += 1
+        }
+        return digits > 0 ? value : nil
     }
 
     /// `throttled_usec` (cgroup v2 `cpu.stat`, µs) or `throttled_time` (v1 `cpu.stat`, ns), in ns.

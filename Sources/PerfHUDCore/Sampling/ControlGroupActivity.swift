@@ -31,7 +31,7 @@ final class ControlGroupActivity {
         pressure = (nil, nil, nil)
     }
 
-    func read(into activity: inout Activity, now: UInt64, buffer: UnsafeMutableRawBufferPointer) {
+    func read(into activity: inout Activity.EverySecond, now: UInt64, buffer: UnsafeMutableRawBufferPointer) {
         if !resolvedOnce || now &- resolvedAt >= 10_000_000_000 { resolve(now: now) }
         var throttled: UInt64?
         for file in cpuStat {

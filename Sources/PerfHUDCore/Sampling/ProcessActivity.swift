@@ -6,7 +6,7 @@ import Glibc
 /// `pread`: every tick `io` and each thread's `schedstat` (the run-queue delay is per thread: the
 /// process's own `schedstat` is its main thread's), memory by kind from the sampler's `statm`;
 /// about once a second `status` (shared memory, swap), each thread's `status` (context
-/// switches), the descriptor count and limit, the busiest threads.
+/// switches), the descriptor count and limit, `oom_score`, the busiest threads.
 ///
 /// Threads are listed again when the thread count of `stat` changes, when a thread's file fails
 /// (it ended), and once a second. Each thread's counters are summed as increases, so the totals
@@ -25,8 +25,9 @@ final class ProcessActivity {
     private let pageSize = ProcessDirectory.pageSize
     private var fdDirectory: Int32 = -1
     private var limits: KeptOpenFile?
+    private var oomScore: KeptOpenFile?
     /// Files that may not be read (another user's process): tried once, then null.
-    private var ioDenied = false, fdsDenied = false, statusDenied = false
+    private var ioDenied = false, fdsDenied = false, statusDenied = false, oomScoreDenied = false
     private var threads: [ThreadFiles] = []
     private var listedAt: UInt64 = 0
     private var listedOnce = false
@@ -65,7 +66,7 @@ final class ProcessActivity {
     }
 
     deinit {
-        io?.close(); status?.close(); limits?.close()
+        io?.close(); status?.close(); limits?.close(); oomScore?.close()
         if fdDirectory >= 0 { close(fdDirectory) }
         for thread in threads { thread.schedstat.close(); thread.status?.close() }
     }
@@ -133,9 +134,10 @@ final class ProcessActivity {
         threadsDue = now &+ min(1_000_000_000, (monotonicNanoseconds() &- started) &* 1000)
     }
 
-    /// The once-a-second figures: context switches over the threads, descriptors, and (when
-    /// `busiest`) the busiest threads since the last call. `limit`: the root's descriptor limit.
-    func readEverySecond(into activity: inout Activity, now: UInt64, busiest: Bool, readLimit: Bool,
+    /// The once-a-second figures: context switches over the threads, descriptors, the OOM score,
+    /// and (when `busiest`) the busiest threads since the last call. `readLimit`: the root's
+    /// descriptor limit.
+    func readEverySecond(into activity: inout Activity.EverySecond, now: UInt64, busiest: Bool, readLimit: Bool,
                          buffer: UnsafeMutableRawBufferPointer) {
         for index in threads.indices {
             if threads[index].status == nil {
@@ -157,14 +159,27 @@ final class ProcessActivity {
         }
         activity.voluntarySwitches = threadsReadable ? voluntary : nil
         activity.involuntarySwitches = threadsReadable ? involuntary : nil
-        activity.fdsOpen = openDescriptors(buffer: buffer)
+        activity.levels.fdsOpen = openDescriptors(buffer: buffer)
         if readLimit {
             if limits == nil, case .success(let file) = KeptOpenFile.open("/proc/\(pid)/limits") { limits = file }
             if let limits, case .success(let count) = limits.read(into: buffer) {
-                activity.fdsLimit = ProcParser.openFilesLimit(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                activity.levels.fdsLimit = ProcParser.openFilesLimit(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             }
         }
-        if busiest { activity.busiestThreads = busiestThreads(now: now) }
+        activity.levels.oomScore = readOOMScore(buffer: buffer)
+        if busiest { activity.levels.busiestThreads = busiestThreads(now: now) }
+    }
+
+    /// `/proc/PID/oom_score`, kept open (readable by anyone); nil where it may not be read.
+    private func readOOMScore(buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
+        if oomScore == nil && !oomScoreDenied {
+            switch KeptOpenFile.open("/proc/\(pid)/oom_score") {
+            case .success(let file): oomScore = file
+            case .failure(let error): oomScoreDenied = true; denials.append("/proc/\(pid)/oom_score (\(error)): oom_score is null")
+            }
+        }
+        guard let oomScore, case .success(let count) = oomScore.read(into: buffer) else { return nil }
+        return ProcParser.oomScore(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     /// The three threads that used the most CPU since the last call (only those that used any).

@@ -97,7 +97,7 @@ public final class ProcessSampler {
     /// nothing turns this off, and the per-thread files are then not read at all.
     public var collectsActivity = true
     /// The once-a-second part of `Activity`, carried by every sample until the next read.
-    private var slowActivity = Activity()
+    private var everySecond = Activity.EverySecond()
     private var controlGroupActivity: ControlGroupActivity?
     /// What may not be read, each kind said once: drained by the caller (`takeNotes`).
     private var notes: [String] = []
@@ -206,8 +206,8 @@ public final class ProcessSampler {
         var resident: UInt64 = 0, virtual: UInt64 = 0, threads = 0
         var rootReading = false
         var activity: Activity?
-        let slowDue = collectsActivity && now &- slowActivity.slowReadAt >= 1_000_000_000
-        if slowDue { slowActivity = Activity(); slowActivity.slowReadAt = now }
+        let slowDue = collectsActivity && now &- everySecond.readAt >= 1_000_000_000
+        if slowDue { everySecond = Activity.EverySecond(); everySecond.readAt = now }
         // A local function rather than a loop over `[root] + descendants`: no allocation per tick.
         func accumulate(_ process: TrackedProcess) {
             guard let reading = read(process, usingClock: usesClocks) else {
@@ -281,16 +281,9 @@ public final class ProcessSampler {
         if collectsActivity, var activity {
             if slowDue && !rootGone {
                 if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(pid: pid) }
-                controlGroupActivity?.read(into: &slowActivity, now: now, buffer: buffer)
+                controlGroupActivity?.read(into: &everySecond, now: now, buffer: buffer)
             }
-            activity.slowReadAt = slowActivity.slowReadAt
-            activity.voluntarySwitches = slowActivity.voluntarySwitches
-            activity.involuntarySwitches = slowActivity.involuntarySwitches
-            activity.fdsOpen = slowActivity.fdsOpen
-            activity.fdsLimit = slowActivity.fdsLimit
-            activity.throttledNanoseconds = slowActivity.throttledNanoseconds
-            activity.pressure = slowActivity.pressure
-            activity.busiestThreads = slowActivity.busiestThreads
+            activity.everySecond = everySecond
             sample.activity = activity
         }
         return sample
@@ -303,10 +296,10 @@ public final class ProcessSampler {
         var own = Activity()
         collector.readEveryTick(into: &own, stat: stat, statm: statm, includeReaped: includeChildren, now: now, buffer: buffer)
         if slow {
-            var slowPart = Activity()
-            collector.readEverySecond(into: &slowPart, now: now, busiest: true, readLimit: process === root, buffer: buffer)
-            slowPart.slowReadAt = slowActivity.slowReadAt
-            slowActivity = Activity.sum(slowActivity, slowPart) ?? slowActivity
+            var part = Activity.EverySecond()
+            collector.readEverySecond(into: &part, now: now, busiest: true, readLimit: process === root, buffer: buffer)
+            part.readAt = everySecond.readAt
+            everySecond = .summed(everySecond, part)
         }
         if collector.hasDenials { for denial in collector.takeDenials() {
             let kind = String(denial.split(separator: " ").first?.split(separator: "/").last ?? "")

@@ -14,7 +14,7 @@ public struct MetricsStore {
     private var leak: LeakTrend
     /// The last once-a-second read of the "why" figures, and the rates derived from it (held
     /// until the next one).
-    private var lastSlow: Activity?
+    private var lastSlow: Activity.EverySecond?
     /// The run-queue delay at its last read, and the rate derived from it (held until the next).
     private var lastWait: (at: UInt64, nanoseconds: UInt64)?
     private var waitPercent: Double?
@@ -95,9 +95,8 @@ public struct MetricsStore {
         report.residentFileBytes = activity.memory?.fileBytes
         report.residentShmemBytes = activity.memory?.shmemBytes
         report.swapBytes = activity.memory?.swapBytes
-        report.fdsOpen = activity.fdsOpen
-        report.fdsLimit = activity.fdsLimit
-        report.busiestThreads = activity.busiestThreads
+        // The once-a-second figures as read: one value (a new one needs nothing here).
+        report.everySecond = activity.everySecond.levels
         if let before = previous, let old = before.activity, sample.monotonicNanoseconds > before.monotonicNanoseconds {
             let seconds = Double(sample.monotonicNanoseconds - before.monotonicNanoseconds) / 1e9
             func rate(_ now: UInt64?, _ then: UInt64?) -> Double? {
@@ -121,18 +120,19 @@ public struct MetricsStore {
             waitPercent = nil; lastWait = nil
         }
         report.cpuWaitPercent = waitPercent
-        if activity.slowReadAt != lastSlow?.slowReadAt {
-            if let old = lastSlow, activity.slowReadAt > old.slowReadAt {
-                let seconds = Double(activity.slowReadAt - old.slowReadAt) / 1e9
+        if activity.everySecond.readAt != lastSlow?.readAt {
+            let slow = activity.everySecond
+            if let old = lastSlow, slow.readAt > old.readAt {
+                let seconds = Double(slow.readAt - old.readAt) / 1e9
                 func rate(_ now: UInt64?, _ then: UInt64?, scale: Double = 1) -> Double? {
                     guard let now, let then else { return nil }
                     return (Double(now >= then ? now - then : 0) / seconds * scale).atResolution(100)
                 }
-                slowRates.voluntary = rate(activity.voluntarySwitches, old.voluntarySwitches)
-                slowRates.involuntary = rate(activity.involuntarySwitches, old.involuntarySwitches)
-                slowRates.throttled = rate(activity.throttledNanoseconds, old.throttledNanoseconds, scale: 100 / 1e9)
+                slowRates.voluntary = rate(slow.voluntarySwitches, old.voluntarySwitches)
+                slowRates.involuntary = rate(slow.involuntarySwitches, old.involuntarySwitches)
+                slowRates.throttled = rate(slow.throttledNanoseconds, old.throttledNanoseconds, scale: 100 / 1e9)
                 // Pressure totals are µs: percent of the wall time.
-                let p = activity.pressure, q = old.pressure, percent = 100 / 1e6
+                let p = slow.pressure, q = old.pressure, percent = 100 / 1e6
                 slowRates.pressure.cpuSome = rate(p.cpuSome, q.cpuSome, scale: percent)
                 slowRates.pressure.cpuFull = rate(p.cpuFull, q.cpuFull, scale: percent)
                 slowRates.pressure.memorySome = rate(p.memorySome, q.memorySome, scale: percent)
@@ -140,7 +140,7 @@ public struct MetricsStore {
                 slowRates.pressure.ioSome = rate(p.ioSome, q.ioSome, scale: percent)
                 slowRates.pressure.ioFull = rate(p.ioFull, q.ioFull, scale: percent)
             }
-            lastSlow = activity
+            lastSlow = slow
         }
         report.voluntarySwitchesPerSecond = slowRates.voluntary
         report.involuntarySwitchesPerSecond = slowRates.involuntary

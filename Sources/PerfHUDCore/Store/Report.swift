@@ -31,20 +31,33 @@ public struct Report: Equatable {
     public var ioWriteBytesPerSecond: Double?
     public var ioReadCharsPerSecond: Double?
     public var ioWriteCharsPerSecond: Double?
-    public var fdsOpen: UInt64?
-    public var fdsLimit: UInt64?
     public var residentAnonBytes: UInt64?
     public var residentFileBytes: UInt64?
     public var residentShmemBytes: UInt64?
     public var swapBytes: UInt64?
-    /// Up to three, busiest first; nil where not read.
-    public var busiestThreads: [BusyThread]?
     public var cpuThrottledPercent: Double?
     public var pressure = PressurePercents()
     /// The least-squares slope of RSS over `--leak-window`, its r², and the verdict (`LeakTrend`).
     public var residentTrendBytesPerHour: Double?
     public var residentTrendR2: Double?
     public var leakSuspected: Bool?
+    /// The once-a-second figures as read (descriptors, the busiest threads, the OOM score), as one
+    /// value from the sample (`Activity.EverySecond.levels`); nil fields where not read.
+    public var everySecond = SecondLevels()
+
+    public var fdsOpen: UInt64? {
+        get { everySecond.fdsOpen }
+        set { everySecond.fdsOpen = newValue }
+    }
+    public var fdsLimit: UInt64? {
+        get { everySecond.fdsLimit }
+        set { everySecond.fdsLimit = newValue }
+    }
+    /// Up to three, busiest first; nil where not read.
+    public var busiestThreads: [BusyThread]? {
+        get { everySecond.busiestThreads }
+        set { everySecond.busiestThreads = newValue }
+    }
 }
 
 /// Pressure stall time over wall time of the target's cgroup v2 group, percent.
