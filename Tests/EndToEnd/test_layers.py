@@ -41,6 +41,7 @@ def test_the_checker_finds_a_circle(tmp_path):
     assert "Events      <- (nothing)" in result.stdout
 
 
-def test_the_size_check_only_reports():
-    result = run("--sizes")
+def test_no_source_file_is_over_450_lines_or_holds_more_than_3_types():
+    result = run("--sizes", "--strict")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "Every Swift file" in result.stdout

@@ -66,40 +66,6 @@ public struct SecondLevels: Equatable {
     }
 }
 
-/// `/proc/PID/io`, cumulative.
-public struct ProcIO: Equatable {
-    public var readChars: UInt64
-    public var writeChars: UInt64
-    public var readBytes: UInt64
-    public var writeBytes: UInt64
-}
-
-/// Resident memory by kind and swap, bytes (`/proc/PID/status`).
-public struct ProcMemoryKinds: Equatable {
-    public var anonBytes: UInt64
-    public var fileBytes: UInt64
-    public var shmemBytes: UInt64
-    public var swapBytes: UInt64?
-}
-
-/// `*.pressure` totals (µs), nil where the group has no such file or line.
-public struct PressureTotals: Equatable {
-    public var cpuSome: UInt64?, cpuFull: UInt64?
-    public var memorySome: UInt64?, memoryFull: UInt64?
-    public var ioSome: UInt64?, ioFull: UInt64?
-    public init() {}
-}
-
-/// A thread and the CPU it used over the last second (100 = one core).
-public struct BusyThread: Equatable {
-    public var pid: Int32
-    public var tid: Int32
-    public var name: String
-    public var cpuPercent: Double
-    public init(pid: Int32, tid: Int32, name: String, cpuPercent: Double) {
-        self.pid = pid; self.tid = tid; self.name = name; self.cpuPercent = cpuPercent
-    }
-}
 
 extension Activity {
     /// Two readings summed (`--include-children`, a daemon's group). A figure one side lacks is
