@@ -19,12 +19,14 @@ public final class TargetMetrics {
     private let cpuUser: Counter
     private let cpuSystem: Counter
     private var cpuModes = CPUSecondsByMode()
-    /// The report figures exported as gauges or kernel totals, each with its slot below (arrays,
-    /// not dictionaries by name: every tick of every target walks them all).
+    /// The figures exported as gauges (of the report or the events: the rows' rates) or kernel
+    /// totals, each with its slot below (arrays, not dictionaries by name: every tick of every
+    /// target walks them all).
     private static let exported: [(figure: Figure, metric: Figure.Metric)] = Figure.all.compactMap { figure in
-        guard figure.source == .report, let metric = figure.metric else { return nil }
+        guard let metric = figure.metric else { return nil }
         switch metric.kind {
-        case .gauge, .kernelTotal: return (figure, metric)
+        case .gauge: return (figure, metric)
+        case .kernelTotal: return figure.source == .report ? (figure, metric) : nil
         case .counter, .labelled: return nil
         }
     }

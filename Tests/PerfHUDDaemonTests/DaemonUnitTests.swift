@@ -128,9 +128,12 @@ final class DaemonUnitTests: XCTestCase {
         var report = store.record(read)
         report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
         report.leakSuspected = false
+        report.cpuPercent = 50                           // the first sample has no interval
+        var events = EventSnapshot()                     // a frame seen: the FPS gauge exists
+        events.framesTotal = 3; events.fps = 3; events.actionsPerSecond = 1
         metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,
                                                                            startTimeSeconds: 1, ticksPerSecond: 100),
-                                              events: EventSnapshot(), actionTotals: [("A", 1)])
+                                              events: events, actionTotals: [("A", 1)])
         metrics.update(sampleSeconds: 0.001)
         let text = exposition(metrics)
         for figure in Figure.all {

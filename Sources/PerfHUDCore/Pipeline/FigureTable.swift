@@ -12,7 +12,10 @@ extension Figure {
         switch field {
         case .cpu_percent:
             // CSV: psrecord's `cpu` column is this figure.
+            // The daemon's gauge is the row's figure (`perfhud top` shows it): not a rate of the counter again.
             return Figure(field, "percent of one CPU", .number(decimals: 2), .report, column: "cpu_centi", storage: .fixed(100),
+                          metric: .gauge("perfhud_target_cpu_ratio", "CPU time over wall time of the target's last tick, 1 = one core busy (the JSON row's cpu_percent / 100).",
+                                         scale: 0.01),
                           summaries: [.mean("cpu_percent_avg"), .max("cpu_percent_max")], inCSV: false)
         case .cpu_machine_percent:
             return Figure(field, "percent of all CPUs", .number(decimals: 2), .report)
@@ -34,7 +37,8 @@ extension Figure {
         case .threads:
             return Figure(field, "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: .gauge("perfhud_target_threads", "Threads of the target."))
         case .fps:
-            return Figure(field, "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100))
+            return Figure(field, "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100),
+                          metric: .gauge("perfhud_frames_per_second", "Frames that ended in the last second (the JSON row's fps); absent before the first frame."))
         case .frame_p50_ms:
             return Figure(field, "milliseconds", .number(decimals: 3), .events, column: "p50_us", storage: .fixed(1000))
         case .frame_p95_ms:
@@ -48,7 +52,8 @@ extension Figure {
         case .dropped_frames:
             return Figure(field, "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: .counter("perfhud_dropped_frames_total", "Σ max(0, round(duration / budget) − 1) over the frames."))
         case .actions_per_second:
-            return Figure(field, "actions per second", .number(decimals: 2), .events, column: "aps_centi", storage: .fixed(100))
+            return Figure(field, "actions per second", .number(decimals: 2), .events, column: "aps_centi", storage: .fixed(100),
+                          metric: .gauge("perfhud_actions_per_second", "Actions of every label in the last second (the JSON row's actions_per_second)."))
         case .high_frequency_actions:
             return Figure(field, "", .special(.highFrequencyActions), .events)
         case .phase:

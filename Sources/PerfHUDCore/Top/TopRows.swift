@@ -17,12 +17,15 @@ public struct TopRow: Equatable {
     public var up = false
     public var pid: Int32?
     public var commandName: String?
-    /// Percent of one core, user and system together, from `perfhud_target_cpu_seconds_total`.
+    /// Percent of one core over the daemon's last tick: its `perfhud_target_cpu_ratio` (the JSON row's
+    /// `cpu_percent`), as every other figure of the row is the daemon's own, not derived again here.
     public var cpuPercent: Double?
     public var residentBytes: Double?
     /// Bytes per second: the daemon's `perfhud_target_rss_trend_bytes_per_second` (a line fitted
     /// over `--leak-window`) once it has one, else the change between the two scrapes.
     public var residentTrend: Double?
+    /// `perfhud_frames_per_second` (absent, so nil and `-`, for a target that sent no frame) and
+    /// `perfhud_actions_per_second`: the rows' `fps` and `actions_per_second`.
     public var framesPerSecond: Double?
     public var actionsPerSecond: Double?
     /// The high-frequency action with the highest rate (`perfhud_high_frequency_action_rate`).
@@ -41,24 +44,19 @@ public struct TopRow: Equatable {
 }
 
 public enum TopRows {
-    /// The rows of `current`, one per `target` label, with rates against `previous` (nil: the
-    /// first scrape). A counter that went down (a target forgotten and back, a daemon restarted)
-    /// gives no rate rather than a negative one.
+    /// The rows of `current`, one per `target` label: the daemon's own figures (CPU, FPS and
+    /// actions per second are its rows' figures, exported as gauges), and the RSS trend against
+    /// `previous` (nil: the first scrape) until the daemon has a fitted one.
     public static func rows(previous: TopScrape?, current: TopScrape) -> [TopRow] {
         let now = Totals(current.samples)
         let before = previous.map { Totals($0.samples) }
         let seconds = previous.map { Double(current.time &- $0.time) / 1e9 } ?? 0
-        func rate(_ key: KeyPath<Totals, [String: Double]>, _ target: String) -> Double? {
-            guard seconds > 0, let was = before?[keyPath: key][target], let is_ = now[keyPath: key][target], is_ >= was else { return nil }
-            let value = (is_ - was) / seconds
-            return value.isFinite ? value : nil
-        }
         return now.targets.map { target in
             var row = TopRow(target: target)
             row.up = (now.up[target] ?? 0) == 1
             row.pid = now.info[target]?.pid
             row.commandName = now.info[target]?.comm
-            row.cpuPercent = rate(\.cpuSeconds, target).map { $0 * 100 }
+            row.cpuPercent = now.cpuRatio[target].map { $0 * 100 }
             row.residentBytes = row.up ? now.resident[target] : nil
             if row.up {
                 if let trend = now.trend[target] { row.residentTrend = trend }
@@ -67,8 +65,8 @@ public enum TopRows {
                     row.residentTrend = change.isFinite ? change : nil
                 }
             }
-            row.framesPerSecond = rate(\.frames, target)
-            row.actionsPerSecond = rate(\.actions, target)
+            row.framesPerSecond = now.framesPerSecond[target]
+            row.actionsPerSecond = now.actionsPerSecond[target]
             row.hotAction = now.hot[target]
             row.phase = now.phase[target]
             return row
@@ -105,11 +103,11 @@ public enum TopRows {
         var targets: [String] = []
         var up: [String: Double] = [:]
         var info: [String: (comm: String, pid: Int32?)] = [:]
-        var cpuSeconds: [String: Double] = [:]
+        var cpuRatio: [String: Double] = [:]
         var resident: [String: Double] = [:]
         var trend: [String: Double] = [:]
-        var frames: [String: Double] = [:]
-        var actions: [String: Double] = [:]
+        var framesPerSecond: [String: Double] = [:]
+        var actionsPerSecond: [String: Double] = [:]
         var hot: [String: (label: String, rate: Double)] = [:]
         var phase: [String: String] = [:]
 
@@ -124,11 +122,11 @@ public enum TopRows {
                 case "perfhud_target_up": up[target] = value
                 case "perfhud_target_info":
                     info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil })
-                case "perfhud_target_cpu_seconds_total": cpuSeconds[target, default: 0] += value
+                case "perfhud_target_cpu_ratio": cpuRatio[target] = value.isFinite ? value : nil
                 case "perfhud_target_resident_memory_bytes": resident[target] = value
                 case "perfhud_target_rss_trend_bytes_per_second": trend[target] = value.isFinite ? value : nil
-                case "perfhud_frames_total": frames[target, default: 0] += value
-                case "perfhud_actions_total": actions[target, default: 0] += value
+                case "perfhud_frames_per_second": framesPerSecond[target] = value.isFinite ? value : nil
+                case "perfhud_actions_per_second": actionsPerSecond[target] = value.isFinite ? value : nil
                 case "perfhud_high_frequency_action_rate":
                     if let label = sample.labels["action"], value.isFinite, value > (hot[target]?.rate ?? -1) { hot[target] = (label, value) }
                 case "perfhud_phase_info": if let name = sample.labels["phase"], value == 1 { phase[target] = name }
