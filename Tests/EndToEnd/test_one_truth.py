@@ -155,14 +155,19 @@ def test_a_terminal_programs_frames_at_every_sink(tmp_path):
 # 60 frames a second for 4 s, sent as DogStatsD clients send high-rate metrics: one line in ten,
 # each `|@0.1` (it stands for 10 frames). 24 lines, 240 frames.
 SAMPLED_FRAMES = """
-import os, socket, time
+import os, socket, sys, time
+path = os.environ["PERFHUD_SOCKET"]
+deadline = time.monotonic() + 10
+while not os.path.exists(path) and time.monotonic() < deadline:   # a daemon may open it after we start
+    time.sleep(0.05)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.connect(os.environ["PERFHUD_SOCKET"])
+s.connect(path)
 start = time.monotonic()
 for line in range(1, 25):
     time.sleep(max(0, start + line / 6 - time.monotonic()))
-    s.send(b"perfhud.frame:16.7|ms|@0.1")
-time.sleep(0.2)
+    # A frame line and an action line, each standing for 10.
+    s.send(b"perfhud.frame:16.7|ms|@0.1\\nperfhud.action:1|c|@0.1|#action:Slider.changed")
+time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0.2)
 """
 
 
@@ -171,7 +176,7 @@ def last_value(text, name):
     return float(values[-1]) if values else None
 
 
-def test_sampled_frames_weigh_the_same_at_every_sink(tmp_path, terminal):
+def test_sampled_frames_weigh_the_same_at_every_sink(tmp_path, terminal, daemons):
     program = tmp_path / "sampled.py"
     program.write_text(SAMPLED_FRAMES)
     text, rows, path = recorded_json_run(tmp_path, sys.executable, str(program))
@@ -188,6 +193,8 @@ def test_sampled_frames_weigh_the_same_at_every_sink(tmp_path, terminal):
     exported = perfhud("export", str(path), "--format", "openmetrics")
     assert exported.returncode == 0, exported.stderr
     assert last_value(exported.stdout, "perfhud_frames_total") == 240, exported.stdout[-2000:]
+    # Sampled actions likewise: the live total, the report's.
+    assert rows[-1]["actions_total"] == 240 and summary["actions_total"] == 240, (rows[-1]["actions_total"], summary["actions_total"])
     # The HUD's end summary of the same program says the report's figures.
     hud_path = tmp_path / "hud.db"
     hud = terminal(["run", "--record", str(hud_path), "--", sys.executable, str(program)], rows=40, columns=160)
@@ -197,6 +204,22 @@ def test_sampled_frames_weigh_the_same_at_every_sink(tmp_path, terminal):
     assert figures["frames"] == 240, figures
     fps = re.search(r"frames 240 \(([0-9]+) FPS avg", said)
     assert fps and abs(int(fps[1]) - figures["fps_avg"]) <= 0.51, (said, figures)
+    assert "actions 240" in said, said
+    # The daemon watching the same program counts them alike.
+    sender = subprocess.Popen([sys.executable, str(program), "3"], env=dict(os.environ, PERFHUD_SOCKET=str(tmp_path / "d" / "events.sock")))
+    (tmp_path / "d").mkdir()
+    try:
+        daemon = daemons("--pid", str(sender.pid))
+        os.symlink(daemon.events, tmp_path / "d" / "events.sock")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and daemon.value("perfhud_frames_total") != 240:
+            time.sleep(0.2)
+        assert daemon.value("perfhud_frames_total") == 240, daemon.metrics()
+        assert daemon.value("perfhud_frame_duration_seconds_count") == 240, daemon.metrics()
+        assert daemon.value("perfhud_actions_total") == 240, daemon.metrics()
+    finally:
+        sender.kill()
+        sender.wait()
 
 
 # --- memory per phase on a machine whose CPUs are all busy -------------------------------------
