@@ -346,6 +346,47 @@ def test_cpu_seconds_at_rest_are_the_kernels_total_at_every_sink(tmp_path, daemo
         sender.wait()
 
 
+# Forks children that each spin about 60 ms and exit (shorter than a 100 ms tick: none may be seen
+# alive by a tick), waits for them, then writes its own CPU plus its children's (the kernel's total
+# for the tree) and rests.
+SHORT_CHILDREN = """
+import os, sys, time
+for _ in range(6):
+    child = os.fork()
+    if child == 0:
+        end = time.process_time() + 0.06
+        while time.process_time() < end:
+            pass
+        os._exit(0)
+    os.waitpid(child, 0)
+    time.sleep(0.03)
+times = os.times()
+with open(sys.argv[1], "w") as out:
+    out.write(repr(time.process_time() + times.children_user + times.children_system))
+time.sleep(1.5)
+"""
+
+
+def test_cpu_seconds_of_children_shorter_than_a_tick_at_every_sink(tmp_path):
+    program = tmp_path / "children.py"
+    program.write_text(SHORT_CHILDREN)
+    said = tmp_path / "cpu.txt"
+    text, rows, path = recorded_json_run(tmp_path, sys.executable, str(program), str(said), options=("--include-children",))
+    kernel = float(said.read_text())
+    assert kernel >= 0.3, kernel
+    resting = [row for row in rows if row["alive"] and row["elapsed_seconds"] >= rows[-1]["elapsed_seconds"] - 1.0]
+    assert len(resting) >= 5, rows
+    # The children's CPU is the kernel's in 10 ms clock ticks: within a tick each of the six.
+    assert all(abs(row["cpu_seconds_total"] - kernel) <= 0.07 for row in resting), (kernel, [row["cpu_seconds_total"] for row in resting])
+    recorded = [float(value) for value in sql(path, "select cpu_seconds_total from samples order by t")]
+    assert recorded == [row["cpu_seconds_total"] for row in rows]
+    exported = perfhud("export", str(path), "--format", "openmetrics")
+    user = [float(v) for v in re.findall(r'^perfhud_target_cpu_seconds_total\{mode="user"[^}]*\} (\S+)', exported.stdout, re.M)]
+    system = [float(v) for v in re.findall(r'^perfhud_target_cpu_seconds_total\{mode="system"[^}]*\} (\S+)', exported.stdout, re.M)]
+    assert user[-1] + system[-1] == pytest.approx(rows[-1]["cpu_seconds_total"], abs=2.1e-6)
+    assert replayed_rows(path) == text
+
+
 def wait_for_file(path, timeout=10):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
