@@ -141,7 +141,8 @@ final class RecordingTests: XCTestCase {
         recording.phases = [.init(name: "Home", t: 0, tExit: 0.5, entryBytes: 100, exitBytes: 120),
                             .init(name: "Gallery", t: 0.5, tExit: 2.5, entryBytes: 120, exitBytes: 150),
                             .init(name: "Home", t: 2.5, tExit: nil, entryBytes: 150, exitBytes: nil)]
-        recording.actions = (0..<10).map { .init(t: 1 + Double($0) / 10, label: "Slider.changed", count: 3) }
+        // As a recording has them: at the time of the tick that drained them (here, its rows').
+        recording.actions = (0..<10).map { _ in .init(t: 1, label: "Slider.changed", count: 3) }
             + [.init(t: 2, label: "Save", count: 1)]
         let summary = RecordingSummary(recording)
         XCTAssertEqual(summary.cpuPercentAvg, 30)

@@ -132,6 +132,7 @@ final class RunFiguresTests: XCTestCase {
         recorder.close()
         let rows = RecordingRows(try Recording(path: path))
         XCTAssertEqual((0..<rows.count).map { rows.row($0).endedPhases }, live)
+        XCTAssertEqual(rows.map(\.endedPhases), live, "in order, as replay and report take them")
         XCTAssertEqual(live[3], [.init(name: "Home", keptBytes: 20 << 20)])
         XCTAssertEqual(rows.row(6).phases.records.map(\.name), ["Home", "Gallery", "Home"])
         XCTAssertEqual(rows.row(2).phases.current?.name, "Home")

@@ -5,21 +5,20 @@
 /// tick of a session perfhud ended), so the two say the same; percentiles and lows need every
 /// frame: `--record` and `report` have them.
 final class SessionSummary: TickSink {
-    private var first: Report?
+    /// The run summed up by the code that sums up a recording for `report` (`RunSummary`): CPU avg
+    /// and peak, RSS at start, peak and end, the busiest thread, storage I/O, frames, FPS avg, janky
+    /// and dropped.
+    private let run: RunSummary
     private var last: Report?
-    /// CPU avg and peak, RSS at start, peak and end: `report`'s figures, by the same code.
-    private var aggregates: RunAggregates
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
-    /// The busiest thread seen (its highest one-second CPU), and the storage I/O in total (as `report` sums it).
-    private var busiest: BusyThread?
-    private var storage = RunStorageIO()
-    /// The run's frames, counted by the code `report` counts a recording's with.
-    private var frames: RunFrames
+    private var aggregates: RunAggregates { run.aggregates }
+    private var busiest: BusyThread? { run.busiest }
+    private var storage: RunStorageIO { run.storage }
+    private var frames: RunFrames { run.frames }
 
     init(tickNanoseconds: UInt64, budget: FrameBudget) {
-        aggregates = RunAggregates(tickSeconds: Double(tickNanoseconds) / 1e9)
-        frames = RunFrames(budget: budget)
+        run = RunSummary(budget: budget, tickSeconds: Double(tickNanoseconds) / 1e9, keepsEvents: false)
     }
 
     func consume(_ tick: Tick) { add(tick) }
@@ -27,17 +26,11 @@ final class SessionSummary: TickSink {
     func add(_ tick: Tick) {
         // The totals: the last tick's, taken after the event socket was drained, have everything.
         events = tick.events
-        for frame in tick.frames { frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source) }
         for action in tick.events?.highFrequencyActions ?? [] where action.peak > worstAction?.peak ?? 0 {
             worstAction = (action.action, action.peak)
         }
-        guard !tick.isFinal || tick.isExitRow else { return }
-        let report = tick.report
-        if first == nil { first = report }
-        last = report
-        aggregates.add(report, tick.events, execs: tick.sample.execsSeen)
-        if let thread = report.busiestThreads?.first, thread.cpuPercent > busiest?.cpuPercent ?? 0 { busiest = thread }
-        storage.add(t: report.elapsedSeconds, report)
+        run.consume(tick)
+        if !tick.isFinal || tick.isExitRow { last = tick.report }
     }
 
     /// The "why" line: peak wait, busiest thread, total I/O, peak descriptors, the leak verdict;
@@ -68,9 +61,9 @@ final class SessionSummary: TickSink {
     /// The lines, each starting `perfhud: `; empty before the first report.
     /// - Parameter ending: how perfhud ended the program it ran, when it did (`--duration`, `--count`, `q`).
     func text(commandName: String, recordPath: String?, ending: String? = nil) -> String {
-        guard let first, let last else { return "" }
+        guard let last, let firstT = run.firstT, let lastT = run.lastT else { return "" }
         // `report`'s duration: from the first row to the last.
-        let seconds = max(0, last.elapsedSeconds - first.elapsedSeconds)
+        let seconds = max(0, lastT - firstT)
         var parts = ["\(DurationText.clock(seconds: last.elapsedSeconds)) of \(TerminalText.escaped(commandName)) (PID \(last.pid))"]
         let figure = { (key: String) in self.aggregates[key] }
         if let average = figure("cpu_percent_avg") {

@@ -36,8 +36,7 @@ public enum RecordingExport {
     public static func ndjson(_ recording: Recording, write: (String) -> Void) {
         let rows = RecordingRows(recording)
         let figures = Figure.inFormat(recording.format)
-        for index in 0..<rows.count {
-            let row = rows.row(index)
+        for row in rows {
             write(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events, fields: figures) + "\n")
         }
     }

@@ -8,7 +8,7 @@
 /// per label, the phases entered by then and those that ended since the row before, with the
 /// memory they kept. A sink fed these ticks counts what it counted live (`SessionSummary`: the same
 /// frames, FPS avg, janky and dropped as the live run's summary).
-public struct RecordingRows {
+public struct RecordingRows: Sequence {
 
     private let recording: Recording
     private let pid: Int32
@@ -48,19 +48,48 @@ public struct RecordingRows {
 
     /// Row `index` (0 ..< count), as the tick the live session wrote it from.
     public func row(_ index: Int) -> Tick {
+        // The phases as far as the row before: this row's ended phases are those since.
+        var phases = Phases()
+        let before = Swift.min(index, recording.samples.count) - 1
+        if before >= 0 { _ = enterPhases(upTo: recording.samples[before].t, into: &phases) }
+        return row(index, phases: &phases)
+    }
+
+    /// Every row in order (`for tick in rows`): each tick's phases carried over from the row before,
+    /// so the whole recording takes time linear in its length (`report`, `export`, `replay --output`).
+    public struct Iterator: IteratorProtocol {
+        let rows: RecordingRows
+        var index = 0
+        var phases = Phases()
+        public mutating func next() -> Tick? {
+            guard index < rows.count else { return nil }
+            defer { index += 1 }
+            return rows.row(index, phases: &phases)
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(rows: self) }
+
+    /// The phase history as far as a row, and how many of the recording's visits it has entered.
+    struct Phases {
+        var history = PhaseHistory()
+        var entered = 0
+    }
+
+    private func row(_ index: Int, phases: inout Phases) -> Tick {
         let samples = recording.samples
-        let sample = samples[min(index, samples.count - 1)]
+        let sample = samples[Swift.min(index, samples.count - 1)]
         let report = report(sample)
         let isExitRow = index == exitRow
-        let time = UInt64(max(0, (report.elapsedSeconds * 1e9).rounded()).clampedInt)
+        let time = UInt64(Swift.max(0, (report.elapsedSeconds * 1e9).rounded()).clampedInt)
         let read = Sample(monotonicNanoseconds: time, wallSeconds: report.wallSeconds, alive: report.alive,
-                          cpuNanoseconds: report.cpuSecondsTotal.map { UInt64(max(0, ($0 * 1e9).rounded()).clampedInt) }, residentBytes: report.residentBytes,
+                          cpuNanoseconds: report.cpuSecondsTotal.map { UInt64(Swift.max(0, ($0 * 1e9).rounded()).clampedInt) }, residentBytes: report.residentBytes,
                           virtualBytes: report.virtualBytes, proportionalBytes: report.proportionalBytes, threads: report.threads,
                           processCount: report.processCount)
         let own = index < samples.count ? index : -1   // the repeated exit row of an older file brings nothing new
         let frames = own < 0 ? [] : framesOfRow[own].map { position -> RecordedFrame in
             let frame = recording.frames[position]
-            return RecordedFrame(time: UInt64(max(0, (frame.t * 1e9).rounded()).clampedInt), milliseconds: frame.milliseconds,
+            return RecordedFrame(time: UInt64(Swift.max(0, (frame.t * 1e9).rounded()).clampedInt), milliseconds: frame.milliseconds,
                                  source: frame.source ?? .events, weight: frame.weight)
         }
         var actions: [(label: String, count: Double)] = []
@@ -68,30 +97,39 @@ public struct RecordingRows {
             let action = recording.actions[position]
             if let at = actions.firstIndex(where: { $0.label == action.label }) { actions[at].count += action.count } else { actions.append((action.label, action.count)) }
         }
-        let (phases, ended) = phases(upTo: sample.t, after: own > 0 ? samples[own - 1].t : nil)
+        // The last row has every phase entered (one that arrived after the last sample too).
+        let ended = enterPhases(upTo: own == samples.count - 1 ? .infinity : sample.t, into: &phases)
         var tick = Tick(monotonicNanoseconds: time, sample: read, report: report, events: sample.events,
                         commandName: sample.commandName ?? recording.meta["target_command"] ?? "",
-                        status: isExitRow ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, phases: phases,
+                        status: isExitRow ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, phases: phases.history,
                         endedPhases: own < 0 ? [] : ended, frames: frames, actions: actions)
         tick.sample.execsSeen = sample.execsSeen
         tick.isFinal = isExitRow
         return tick
     }
 
-    /// The phases entered by `t`, each with its memory at entry and exit, and those that ended after
-    /// `previous` (the row before), with what each kept: as the live session's history had them.
-    private func phases(upTo t: Double, after previous: Double?) -> (PhaseHistory, [Tick.EndedPhase]) {
-        var history = PhaseHistory()
+    /// Enters the visits that began by `t` into `phases`, each with its memory at entry and at exit
+    /// as recorded (the live history's), and returns those that ended meanwhile, with what each kept.
+    private func enterPhases(upTo t: Double, into phases: inout Phases) -> [Tick.EndedPhase] {
+        let visits = recording.phases
         var ended: [Tick.EndedPhase] = []
-        for (index, visit) in recording.phases.enumerated() where visit.t <= t + 1e-9 {
-            history.enter(visit.name, at: visit.t, residentBytes: visit.entryBytes)
-            // The visit before ended where this one began: its memory at exit is this one's at entry.
-            if index > 0, visit.t > (previous ?? -.infinity) + 1e-9 {
-                let before = recording.phases[index - 1]
+        while phases.entered < visits.count, visits[phases.entered].t <= t + 1e-9 {
+            let index = phases.entered
+            phases.history.enter(visits[index].name, at: visits[index].t, residentBytes: visits[index].entryBytes)
+            if index > 0 {
+                // The visit before ended where this one began.
+                let before = visits[index - 1]
+                phases.history.setExit(ofRecord: 1, at: before.tExit, residentBytes: before.exitBytes)
                 ended.append(Tick.EndedPhase(name: before.name, keptBytes: PhaseHistory.Record.kept(entry: before.entryBytes, exit: before.exitBytes)))
             }
+            phases.entered += 1
         }
-        return (history, ended)
+        // The newest visit's exit once it is past (a file whose last visit was closed without another).
+        if phases.entered > 0, let exit = visits[phases.entered - 1].tExit, exit <= t + 1e-9 {
+            let last = visits[phases.entered - 1]
+            phases.history.setExit(ofRecord: 0, at: exit, residentBytes: last.exitBytes)
+        }
+        return ended
     }
 
     /// The report of one recorded sample, as `MetricsStore` derived it live.

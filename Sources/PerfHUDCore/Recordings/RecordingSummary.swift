@@ -80,35 +80,47 @@ public struct RecordingSummary {
     /// The time windows a summary counts: the whole run, or the visits of phase `only` (a visit
     /// not left yet lasts to the last sample). The HTML report marks frames by the same windows.
     public static func windows(_ recording: Recording, phase only: String?) -> [(start: Double, end: Double)] {
-        let end = recording.samples.last?.t ?? 0
-        guard let only else { return [(recording.samples.first?.t ?? 0, end)] }
-        return recording.phases.filter { $0.name == only }.map { ($0.t, $0.tExit ?? end) }
+        windows(visits: recording.phases, start: recording.samples.first?.t ?? 0, end: recording.samples.last?.t ?? 0, phase: only)
     }
 
-    /// The frames of `recording` counted, as live and by the same code (`RunFrames`), inside `windows`
-    /// (all of them when nil). The HTML report marks the janky frames of the same count.
-    public static func runFrames(_ recording: Recording, inside windows: [(start: Double, end: Double)]?) -> RunFrames {
-        var counted = RunFrames(budget: recording.frameBudget)
-        for frame in recording.frames where windows?.contains(where: { frame.t >= $0.start && frame.t <= $0.end }) ?? true {
+    static func windows(visits: [Recording.Phase], start: Double, end: Double, phase only: String?) -> [(start: Double, end: Double)] {
+        guard let only else { return [(start, end)] }
+        return visits.filter { $0.name == only }.map { ($0.t, $0.tExit ?? end) }
+    }
+
+    /// `frames` counted, as live and by the same code (`RunFrames`), inside `windows` (all of them
+    /// when nil). The HTML report marks the janky frames of the same count.
+    public static func runFrames(_ frames: [Recording.Frame], budget: FrameBudget, inside windows: [(start: Double, end: Double)]?) -> RunFrames {
+        var counted = RunFrames(budget: budget)
+        for frame in frames where windows?.contains(where: { frame.t >= $0.start && frame.t <= $0.end }) ?? true {
             counted.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
         }
         return counted
     }
 
-    /// The summary of `recording`, or of the time spent in phase `only`.
+    /// The summary of `recording`, or of the time spent in phase `only`: the recording's ticks, as
+    /// `replay` rebuilds them (`RecordingRows`), summed up by the code that sums up a live session
+    /// (`RunSummary`).
     public init(_ recording: Recording, phase only: String? = nil) {
-        phase = only
-        let end = recording.samples.last?.t ?? 0
-        // The time windows counted: all of it, or the visits of the phase.
-        let windows = Self.windows(recording, phase: only)
-        func inside(_ t: Double) -> Bool { windows.contains { t >= $0.start && t <= $0.end } }
-        let samples = only == nil ? recording.samples : recording.samples.filter { $0.phase == only }
-        durationSeconds = windows.reduce(0) { $0 + max(0, $1.end - $1.start) }
-        self.samples = samples.count
-        aggregates = RunAggregates(tickSeconds: recording.tickSeconds)
-        for sample in samples { aggregates.add(sample.report, sample.events, execs: sample.execsSeen) }
+        let run = RunSummary(budget: recording.frameBudget, tickSeconds: recording.tickSeconds, phase: only, keepsEvents: true)
+        let rows = RecordingRows(recording)
+        // One tick a sample (an older file's exit row repeats the last sample: not a row of its own).
+        for (index, tick) in rows.enumerated() where index < recording.samples.count { run.consume(tick) }
+        self.init(run, budget: recording.frameBudget, actionThreshold: recording.actionThreshold, phase: only)
+    }
 
-        let counted = Self.runFrames(recording, inside: only == nil ? nil : windows)
+    /// The summary of the ticks `run` was fed.
+    public init(_ run: RunSummary, budget: FrameBudget, actionThreshold: Double, phase only: String? = nil) {
+        phase = only
+        let start = run.runFirstT ?? 0, end = run.runLastT ?? 0
+        // The time windows counted: all of it, or the visits of the phase.
+        let windows = Self.windows(visits: run.visits, start: start, end: end, phase: only)
+        func inside(_ t: Double) -> Bool { windows.contains { t >= $0.start && t <= $0.end } }
+        durationSeconds = windows.reduce(0) { $0 + max(0, $1.end - $1.start) }
+        samples = run.rows
+        aggregates = run.aggregates
+
+        let counted = only == nil ? run.frames : Self.runFrames(run.frameList, budget: budget, inside: windows)
         frames = counted.total
         if durationSeconds > 0 && counted.total > 0 { fpsAvg = counted.total / durationSeconds }
         let percentiles = counted.percentiles([50, 97, 99, 99.9])
@@ -118,7 +130,7 @@ public struct RecordingSummary {
         jankyFrames = counted.janky
         droppedFrames = counted.dropped
 
-        let actionList = only == nil ? recording.actions : recording.actions.filter { inside($0.t) }
+        let actionList = only == nil ? run.actionList : run.actionList.filter { inside($0.t) }
         var totals: [String: Double] = [:], peaks: [String: Double] = [:], windowsByLabel: [String: [(Double, Double)]] = [:]
         for action in actionList {
             totals[action.label, default: 0] += action.count
@@ -132,12 +144,12 @@ public struct RecordingSummary {
         }
         topActions = totals.map { ActionFigures(action: $0.key, total: $0.value, peak: peaks[$0.key] ?? 0) }
             .sorted { ($0.total, $1.action) > ($1.total, $0.action) }
-        highFrequencyActions = topActions.filter { $0.peak >= recording.actionThreshold }.sorted { $0.peak > $1.peak }
+        highFrequencyActions = topActions.filter { $0.peak >= actionThreshold }.sorted { $0.peak > $1.peak }
 
-        for visit in recording.phases where !phaseNamesOfRun.contains(visit.name) { phaseNamesOfRun.append(visit.name) }
+        for visit in run.visits where !phaseNamesOfRun.contains(visit.name) { phaseNamesOfRun.append(visit.name) }
         var order: [String] = []
         var figures: [String: PhaseFigures] = [:]
-        for visit in recording.phases where only == nil || visit.name == only {
+        for visit in run.visits where only == nil || visit.name == only {
             if figures[visit.name] == nil { order.append(visit.name); figures[visit.name] = PhaseFigures(name: visit.name) }
             var entry = figures[visit.name]!
             entry.visits += 1
@@ -155,8 +167,9 @@ public struct RecordingSummary {
         }
         for name in order {
             var entry = figures[name]!
-            for sample in recording.samples where sample.phase == name { entry.aggregates.add(sample.report, sample.events, execs: sample.execsSeen) }
-            let phaseFrames = Self.runFrames(recording, inside: Self.windows(recording, phase: name))
+            entry.aggregates = run.aggregatesByPhase[name] ?? RunAggregates()
+            let phaseFrames = Self.runFrames(run.frameList, budget: budget,
+                                             inside: Self.windows(visits: run.visits, start: start, end: end, phase: name))
             if entry.seconds > 0 && phaseFrames.total > 0 { entry.fpsAvg = phaseFrames.total / entry.seconds }
             entry.fps1PercentLow = phaseFrames.low(99)
             phases.append(entry)

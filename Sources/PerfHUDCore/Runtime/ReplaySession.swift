@@ -54,8 +54,7 @@ public final class ReplaySession {
         writer.figures = Figure.inFormat(recording.format)
         let startedAt = monotonicNanoseconds()
         let first = recording.samples[0].t
-        for index in 0..<rows.count {
-            let tick = rows.row(index)
+        for tick in rows {
             // The exit row is written at once, whatever the interval, as it was live.
             if let speed = configuration.speed, !tick.isExitRow {
                 let due = startedAt &+ UInt64(min(1e18, max(0, (tick.report.elapsedSeconds - first) / speed * 1e9)))

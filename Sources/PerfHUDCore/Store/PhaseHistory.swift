@@ -45,6 +45,15 @@ public struct PhaseHistory: Equatable {
         if records.count > Self.keptRecords { records.removeFirst(records.count - Self.keptRecords) }
     }
 
+    /// Sets the exit of the record `back` places before the newest (0: the newest) as a recording
+    /// says it was: `replay` rebuilds the history with the figures the live one had.
+    public mutating func setExit(ofRecord back: Int, at time: Double?, residentBytes: UInt64?) {
+        let index = records.count - 1 - back
+        guard records.indices.contains(index) else { return }
+        records[index].exitedAt = time
+        records[index].exitBytes = residentBytes
+    }
+
     /// The last finished record of each phase, newest first: what the legend shows.
     public var lastFinishedByName: [Record] {
         var seen = Set<String>()
