@@ -58,6 +58,7 @@ enum Accepted {
         // emit
         "<kind>": "action, frame or phase",
         "<value>": "the action's label, the frame's milliseconds or the phase's name",
+        "--rss-of": "the PID whose resident memory a phase line carries, a number (0: none)",
         // report, export, replay
         "<file>": "a recording made with --record",
         "report --output": "the path of the file to write",

@@ -30,6 +30,9 @@ struct Emit: ParsableCommand {
                 throw ValidationError("frame wants a duration in milliseconds, such as 16.7; got \(value)")
             }
         }
+        if let rssOf, rssOf < 0 {
+            throw ValidationError("--rss-of wants " + (Accepted.form(of: "--rss-of", in: "emit") ?? "a PID") + "; got '\(rssOf)'")
+        }
         guard !value.isEmpty else { throw ValidationError("\(kind.rawValue) wants a value") }
         guard !value.contains("\n") && !value.contains("|") else {
             throw ValidationError("\(kind.rawValue) names cannot contain newlines or '|'")
