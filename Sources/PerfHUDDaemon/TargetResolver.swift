@@ -67,9 +67,11 @@ public final class TargetResolver {
             }
             return Self.exists(pid) ? .success([pid]) : .failure(PerfHUDError(.noInput, "PID \(pid) from \(path) is not running"))
         case .match:
+            // Never perfhud itself, nor another perfhud whose command line holds the pattern (a
+            // second daemon's `--match a=nginx`): its memory and CPU are not the program's.
             let ourselves = getpid()
             let matches = directory.commandLines().filter { candidate in
-                candidate.pid != ourselves && regexec(&pattern, candidate.commandLine, 0, nil, 0) == 0
+                candidate.pid != ourselves && regexec(&pattern, candidate.commandLine, 0, nil, 0) == 0 && !Self.isPerfhud(candidate.pid)
             }.map(\.pid)
             return matches.isEmpty ? .failure(PerfHUDError(.noInput, "no process matches")) : .success(matches)
         case .unit(let unit):
@@ -98,4 +100,19 @@ public final class TargetResolver {
         guard let pids else { return .failure(PerfHUDError(.noInput, "\(unit) is not running")) }
         return pids.isEmpty ? .failure(PerfHUDError(.noInput, "\(unit) has no processes")) : .success(pids)
     }
+
+    /// Whether `pid` runs perfhud: the same executable file as this process (whatever its path), or
+    /// a program named `perfhud` (another installation). Watch one with `--pid`.
+    static func isPerfhud(_ pid: Int32) -> Bool {
+        var theirs = stat()
+        if stat("/proc/\(pid)/exe", &theirs) == 0, let ours = ownExecutable, theirs.st_dev == ours.dev, theirs.st_ino == ours.ino { return true }
+        guard case .success(let name) = KeptOpenFile.contents(of: "/proc/\(pid)/comm", limit: 64) else { return false }
+        return name.split(separator: UInt8(ascii: "\n")).first.map { String(decoding: $0, as: UTF8.self) } == "perfhud"
+    }
+
+    /// This executable's file (device and inode), read once.
+    private static let ownExecutable: (dev: UInt64, ino: UInt64)? = {
+        var ours = stat()
+        return stat("/proc/self/exe", &ours) == 0 ? (UInt64(ours.st_dev), UInt64(ours.st_ino)) : nil
+    }()
 }

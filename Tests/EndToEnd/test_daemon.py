@@ -520,3 +520,23 @@ def test_make_install_puts_binary_and_units_where_the_units_expect_them(tmp_path
     assert (destination / "usr/local/share/bash-completion/completions/perfhud").exists()
     assert (destination / "usr/local/share/zsh/site-functions/_perfhud").exists()
     assert (destination / "usr/local/share/fish/vendor_completions.d/perfhud.fish").exists()
+
+
+def test_match_leaves_out_another_perfhud_whose_command_line_holds_the_pattern(daemons):
+    # A second daemon matching the same program names the pattern on its own command line: it is
+    # perfhud, not the program, and must not be summed into the first daemon's target.
+    marker = f"perfhud-match-other-{os.getpid()}"
+    program = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
+    try:
+        other = daemons("--match", f"b={marker}")
+        daemon = daemons("--match", f"a={marker}")
+        for watcher in (daemon, other):
+            assert wait_until(lambda: watcher.value("perfhud_target_processes") is not None, timeout=10)
+            time.sleep(0.6)   # a few ticks: each sees the one program only
+            assert watcher.value("perfhud_target_processes") == 1, watcher.metrics()
+            rss = watcher.value("perfhud_target_resident_memory_bytes")
+            own = int(pathlib.Path(f"/proc/{program.pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            assert abs(rss - own) <= 1 << 20, (rss, own)
+    finally:
+        program.kill()
+        program.wait()
