@@ -50,7 +50,7 @@ final class DaemonTarget {
         // No history: only the HUD draws one (its memory graph); a target's figures come from the
         // sample before and the leak fit its own. A full 10-minute ring was ~33 KiB a target.
         watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: DaemonTarget.historyCapacity,
-                                recording: configuration.recordPath != nil, fallbackName: "", leak: configuration.watch.leak)
+                                keepsEveryFrame: configuration.recordPath != nil, fallbackName: "", leak: configuration.watch.leak)
         remember()
     }
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud
+from conftest import PERFHUD, ROOT, perfhud, wait_until
 from test_frame_hooks import display, egl_env, gl_frames, hooks_built, need  # noqa: F401 (fixtures)
 from test_daemon import daemons  # noqa: F401 (fixture)
 
@@ -335,7 +335,7 @@ def test_cpu_seconds_at_rest_are_the_kernels_total_at_every_sink(tmp_path, daemo
     sender = subprocess.Popen([sys.executable, str(program), str(tmp_path / "daemon_cpu.txt"), "30"])
     try:
         daemon = daemons("--pid", str(sender.pid))
-        assert wait_for_file(tmp_path / "daemon_cpu.txt")
+        assert wait_until(lambda: (tmp_path / "daemon_cpu.txt").exists() and (tmp_path / "daemon_cpu.txt").read_text(), timeout=10)
         time.sleep(1.5)
         total = float((tmp_path / "daemon_cpu.txt").read_text())
         metrics = daemon.metrics()
@@ -385,12 +385,3 @@ def test_cpu_seconds_of_children_shorter_than_a_tick_at_every_sink(tmp_path):
     system = [float(v) for v in re.findall(r'^perfhud_target_cpu_seconds_total\{mode="system"[^}]*\} (\S+)', exported.stdout, re.M)]
     assert user[-1] + system[-1] == pytest.approx(rows[-1]["cpu_seconds_total"], abs=2.1e-6)
     assert replayed_rows(path) == text
-
-
-def wait_for_file(path, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text():
-            return True
-        time.sleep(0.05)
-    return False

@@ -226,8 +226,7 @@ public final class EventReceiver {
     /// priority read a phase's RSS before the program's next allocation (docs/events.md, measured).
     /// `PERFHUD_NO_REALTIME=1` keeps it an ordinary thread.
     static func preferPromptWakeups() -> Int32 {
-        let realtime = getenv("PERFHUD_NO_REALTIME").map { String(cString: $0) }.map { $0.isEmpty || $0 == "0" } ?? true
-        return perfhud_prefer_prompt_wakeups(100_000, -10, realtime ? 1 : 0)
+        perfhud_prefer_prompt_wakeups(100_000, -10, environmentFlag("PERFHUD_NO_REALTIME") ? 0 : 1)
     }
 
     /// Datagrams taken from the socket in one recvmmsg(2).

@@ -41,7 +41,7 @@ final class ReportWriter: TickSink {
             let line = Array("perfhud: warning: \(note)\n".utf8)
             _ = line.withUnsafeBytes { SystemCall.write(STDERR_FILENO, $0) }
         }
-        if tick.isFinal && !tick.isExitRow { return }
+        guard tick.isRow else { return }
         let now = tick.monotonicNanoseconds
         // Only `--report-every` thins the rows: at every tick, each tick is a row, also two that a
         // late wake-up ran close together — the recording keeps both, and so must the rows.

@@ -38,7 +38,7 @@ public struct SessionConfiguration {
         set { style.showsDetails = newValue }
     }
     public var collectsActivity: Bool {
-        if let value = getenv(Self.noActivityVariable), value.pointee != 0, String(cString: value) != "0" { return false }
+        if environmentFlag(Self.noActivityVariable) { return false }
         return output != .hud || recordPath != nil || showsDetails
     }
     /// Set (to anything but empty or 0) to read none of the "why" figures (they print null): to

@@ -30,7 +30,7 @@ final class SessionSummary: TickSink {
             worstAction = (action.action, action.peak)
         }
         run.consume(tick)
-        if !tick.isFinal || tick.isExitRow { last = tick.report }
+        if tick.isRow { last = tick.report }
     }
 
     /// The "why" line: peak wait, busiest thread, total I/O, peak descriptors, the leak verdict;

@@ -47,7 +47,7 @@ public struct RunFrames {
         let sorted = weights.keys.sorted()
         return percents.map { percent in
             // The tolerance keeps 99.9 % of 1000 at 999 (binary 99.9 is a hair above).
-            let rank = max(Swift.min(total, (percent / 100 * total - 1e-9).rounded(.up)), Swift.min(total, 1e-9))
+            let rank = Swift.min(total, Swift.max(1e-9, (percent / 100 * total - 1e-9).rounded(.up)))
             var below = 0.0
             for key in sorted {
                 below += weights[key]!

@@ -65,7 +65,7 @@ public final class RunSummary: TickSink {
             for action in tick.actions { actionList.append(Recording.Action(t: t, label: action.label, count: action.count)) }
             followPhases(tick.phases)
         }
-        guard !tick.isFinal || tick.isExitRow else { return }
+        guard tick.isRow else { return }
         // The row's phase, as the row has it (a recording keeps it with the row).
         let rowPhase = tick.events?.phase ?? tick.phases.current?.name
         if runFirstT == nil { runFirstT = t }

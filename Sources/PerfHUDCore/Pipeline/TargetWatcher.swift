@@ -23,20 +23,20 @@ public final class TargetWatcher {
     /// The name shown until the source can read one (what was launched).
     private let fallbackName: String
     /// `--record`: the frames and actions of each tick are handed over in the `Tick`.
-    private let recording: Bool
+    private let keepsEveryFrame: Bool
 
     /// - Parameters:
     ///   - capacity: samples kept in history (`--history / --tick`).
-    ///   - recording: whether ticks carry every frame and the actions per label (`--record`, and
+    ///   - keepsEveryFrame: whether ticks carry every frame and the actions per label (`--record`, and
     ///     the HUD's end summary, which counts the frames as `report` does).
-    public init(source: SampleSource, events: SessionEvents, pid: Int32, capacity: Int, recording: Bool, fallbackName: String,
+    public init(source: SampleSource, events: SessionEvents, pid: Int32, capacity: Int, keepsEveryFrame: Bool, fallbackName: String,
                 leak: LeakTrend.Settings = LeakTrend.Settings()) {
         self.source = source
         self.events = events
         self.fallbackName = fallbackName
-        self.recording = recording
+        self.keepsEveryFrame = keepsEveryFrame
         store = MetricsStore(pid: pid, capacity: capacity, startNanoseconds: monotonicNanoseconds(), leak: leak)
-        if recording { events.aggregator.startRecording() }
+        if keepsEveryFrame { events.aggregator.startRecording() }
     }
 
     public var commandName: String { source.currentCommandName ?? fallbackName }
@@ -54,7 +54,7 @@ public final class TargetWatcher {
         let now = sample?.monotonicNanoseconds ?? monotonicNanoseconds()
         let ended = events.tick(now: now, startNanoseconds: store.startNanoseconds, residentBytes: sample?.residentBytes)
         let (log, logDropped) = events.aggregator.drainLog()
-        let (frames, actions) = recording ? events.aggregator.drainRecorded() : ([], [])
+        let (frames, actions) = keepsEveryFrame ? events.aggregator.drainRecorded() : ([], [])
         guard let sample else { return nil }
         let report = store.record(sample, phase: events.phases.current?.id)
         return Tick(monotonicNanoseconds: now, sample: sample, report: report, events: events.snapshot, commandName: commandName,

@@ -70,4 +70,8 @@ public struct Tick {
 
     /// Whether this tick is the row that says how the target ended (written whatever `--report-every` says).
     public var isExitRow: Bool { isFinal && !endedByPerfhud && status != .running }
+
+    /// Whether this tick is a row (of the live rows, the recording and the run's figures): every
+    /// tick but the last of a session perfhud ended (`--count N` is N rows).
+    public var isRow: Bool { !isFinal || isExitRow }
 }

@@ -162,7 +162,7 @@ public final class Recorder: TickSink {
         let time = Self.milliseconds(elapsed: tick.report.elapsedSeconds)
         do {
             try recordPhases(tick.phases)
-            if !tick.isFinal || tick.isExitRow { try recordRow(tick, time: time, into: &samples) }
+            if tick.isRow { try recordRow(tick, time: time, into: &samples) }
             if tick.isExitRow, case .exited(let code, let signal) = tick.status { recordEnd(exitCode: code, exitSignal: signal) }
             if !tick.frames.isEmpty { recordFrames(tick.frames, into: &frames) }
             if !tick.actions.isEmpty { try recordActions(tick.actions, time: time, into: &actions) }

@@ -125,7 +125,7 @@ public final class Session {
         let description = directory.describe(pid: pid)
         watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
                                 // The recording and the end summary count every frame (`RunFrames`).
-                                recording: configuration.recordPath != nil || (configuration.output == .hud && configuration.summary),
+                                keepsEveryFrame: configuration.recordPath != nil || (configuration.output == .hud && configuration.summary),
                                 fallbackName: target.launchedName, leak: configuration.watch.leak)
         // A HUD that shows none of the "why" figures and records nothing does not read their files.
         sampler.collectsActivity = configuration.collectsActivity

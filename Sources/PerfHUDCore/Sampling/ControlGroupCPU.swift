@@ -66,7 +66,7 @@ public final class ControlGroupCPU {
     /// A new, empty group in the first place that allows it, or nil (not root, no delegated
     /// subtree, no cgroup file system, or disabled by `PERFHUD_NO_CGROUP`).
     public static func make() -> ControlGroupCPU? {
-        if let value = getenv(disablingVariable), value.pointee != 0, String(cString: value) != "0" { return nil }
+        if environmentFlag(disablingVariable) { return nil }
         let name = prefix + String(getpid())
         for place in candidatePlaces() {
             sweepStale(in: place.directory)
