@@ -46,10 +46,29 @@ static int is_stopped(pid_t pid) {
     return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'T';
 }
 
+/// Reads `fd` to its end: perfhud closes its side (or dies).
+static void wait_for_close(int fd) {
+    char byte;
+    for (;;) {
+        ssize_t count = read(fd, &byte, 1);
+        if (count == 0 || (count < 0 && errno != EINTR)) return;
+    }
+}
+
 /// The leader's life: it waits for the program and mirrors it — stops when it stops (perfhud
 /// sees that and follows), continues it when perfhud continues the leader, and ends as it ended.
-static void lead(pid_t program) {
+/// An ended program is reaped only once perfhud has read its last figures (`held` closed): until
+/// then it stays a zombie whose CPU clock and `stat` hold its whole life's total, which is gone
+/// once it is reaped. So the run's totals end at what the kernel counted, not at the last tick.
+static void lead(pid_t program, int held) {
     for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        if (waitid(P_PID, (id_t)program, &info, WEXITED | WSTOPPED | WNOWAIT) < 0) {
+            if (errno == EINTR) continue;
+            _exit(127);
+        }
+        if (info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) wait_for_close(held);
         int status = 0;
         pid_t result = waitpid(program, &status, WUNTRACED);
         if (result < 0) {
@@ -132,16 +151,19 @@ pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[]
         }
         write_all(report[1], &program, sizeof program);
         close(report[1]);       // perfhud reads to end-of-file: the program's exec closes the other copy
-        // Do not reap the program before perfhud has opened its /proc files (it closes `release`):
-        // a program that ends at once stays a zombie until then, as a direct child would.
+        // Do not reap the program before perfhud has opened its /proc files (it writes a byte to
+        // `release`, or closes it): a program that ends at once stays a zombie until then, as a
+        // direct child would. Its end waits for the close (see `lead`).
         char byte;
         while (read(hold[0], &byte, 1) < 0 && errno == EINTR) {}
-        // Keep nothing of perfhud's: not its terminal, not its sockets, not the pipe (EOF then
-        // tells perfhud the program has exec'd or failed).
-        int keep_none = (int)syscall(SYS_close_range, 0, ~0U, 0);
-        if (keep_none != 0) for (int fd = 0; fd < 1024; fd++) close(fd);
+        // Keep nothing of perfhud's but the hold: not its terminal, not its sockets, not the
+        // report pipe (EOF then tells perfhud the program has exec'd or failed).
+        int held = hold[0];
+        int kept = (held == 0 || syscall(SYS_close_range, 0, (unsigned)held - 1, 0) == 0)
+                   && syscall(SYS_close_range, (unsigned)held + 1, ~0U, 0) == 0;
+        if (!kept) for (int fd = 0; fd < 1024; fd++) if (fd != held) close(fd);
         if (program < 0) _exit(127);
-        lead(program);
+        lead(program, held);
     }
     close(report[1]);
     close(hold[0]);

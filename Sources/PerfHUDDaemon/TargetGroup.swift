@@ -39,6 +39,8 @@ final class TargetGroup: SampleSource {
         for (pid, sampler) in samplers {
             let sample = sampler.sample()
             guard sample.alive || (includeChildren && sample.processCount > 0) else {
+                // What it leaves in the totals: its last reading, a zombie's whole life's when caught.
+                if let cpu = sample.cpuNanoseconds { lastCumulative[pid] = (cpu, sample.userTicks ?? 0, sample.systemTicks ?? 0) }
                 retire(pid)
                 continue
             }

@@ -83,10 +83,10 @@ public final class TargetResolver {
     }
 
     /// Whether `pid` runs: a zombie (ended, not yet reaped by its parent) does not, or a pidfile
-    /// naming one would make the target flap between up and gone at every look.
+    /// naming one would make the target flap between up and gone at every look; a process whose
+    /// main thread ended while others run does (`ProcStat.threadGroupLives`).
     static func exists(_ pid: Int32) -> Bool {
-        guard let stat = ProcParser.stat(ofProcess: String(pid)) else { return false }
-        return stat.state != UInt8(ascii: "Z") && stat.state != UInt8(ascii: "X")
+        ProcParser.stat(ofProcess: String(pid))?.threadGroupLives ?? false
     }
 
     /// The processes of a unit's control group, found in the control-group tree (see

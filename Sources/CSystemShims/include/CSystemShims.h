@@ -57,9 +57,11 @@ int perfhud_ppoll(struct pollfd *fds, unsigned long count, const struct timespec
 /// The leader mirrors the program: it stops when the program stops, continues it when continued,
 /// and ends as it ends (exit status, or the same signal).
 /// Returns the leader's PID (-1 with errno if it cannot fork); `program_pid` gets the program's,
-/// `exec_error` the errno of a failed exec (0 when the program runs), `release` a descriptor to
-/// close once perfhud watches the program: the leader reaps nothing before (a program that ends at
-/// once stays a zombie whose /proc files can still be opened, as a direct child's would).
+/// `exec_error` the errno of a failed exec (0 when the program runs), `release` a pipe to the
+/// leader: one byte written to it once perfhud watches the program (the leader reaps nothing
+/// before: a program that ends at once stays a zombie whose /proc files can still be opened, as a
+/// direct child's would), closed once perfhud has read an ended program's last figures (the
+/// leader reaps it only then). Closing it at once allows both.
 /// `control_group_procs`: a control group's `cgroup.procs` opened for writing, which the program
 /// joins before it execs (see `ControlGroupCPU`), or -1.
 pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[], const char *tty_path,

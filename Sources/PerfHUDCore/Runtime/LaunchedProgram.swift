@@ -13,8 +13,15 @@ public final class LaunchedProgram {
     public let pid: pid_t
     /// The session leader perfhud waits for: it mirrors the program's stops and its end.
     private let leader: pid_t
-    /// Closed by `watched()`: until then the leader reaps nothing.
+    /// The pipe that holds the leader (see `perfhud_spawn_job`): until `watched()` it reaps
+    /// nothing; after, it reaps the ended program only once this is closed (`releaseIfEnded`).
     private var hold: Int32 = -1
+    /// Readable once the program has ended (a pidfd, Linux 5.3+; -1 where absent: then the leader
+    /// is not held at the end, and the run's totals end at the last tick).
+    public private(set) var endDescriptor: Int32 = -1
+    /// Runs once when the program has ended, before the leader may reap it: the last moment its
+    /// whole CPU time can be read (its CPU clock, its `stat`). The session samples it there.
+    public var onEnd: (() -> Void)?
     /// The pseudo-terminal's master side: the program's output is read here, keys written here.
     public let master: Int32
     /// False once every holder of the program's terminal has closed it (EIO) or it was drained
@@ -90,9 +97,34 @@ public final class LaunchedProgram {
         }
     }
 
-    /// perfhud has opened the program's /proc files: from now on its end may be reaped.
+    /// perfhud has opened the program's /proc files: from now on its end may be reaped, once
+    /// `onEnd` has run.
     public func watched() {
+        guard hold >= 0, endDescriptor < 0 else { return }
+        endDescriptor = perfhud_pidfd_open(pid)
+        let written = [UInt8(1)].withUnsafeBytes { SystemCall.writeWhatFits(hold, $0) }
+        if endDescriptor < 0 || written != .success(1) { release() }
+    }
+
+    /// Whether the program has ended and its end is still held (the session waits on `endDescriptor`).
+    public var endHeld: Bool { hold >= 0 && endDescriptor >= 0 }
+
+    /// The leader may reap the program now.
+    private func release() {
         if hold >= 0 { close(hold); hold = -1 }
+        if endDescriptor >= 0 { close(endDescriptor); endDescriptor = -1 }
+    }
+
+    /// When the program has ended (waiting for it when `waiting`): `onEnd`, then the leader may reap it.
+    private func releaseIfEnded(waiting: Bool) {
+        guard endHeld else { return }
+        var slot = pollfd(fd: endDescriptor, events: Int16(POLLIN), revents: 0)
+        var ready: Int32
+        repeat { ready = Glibc.poll(&slot, 1, waiting ? -1 : 0) } while ready < 0 && errno == EINTR
+        guard ready != 0 else { return }
+        onEnd?()
+        onEnd = nil
+        release()
     }
 
     /// `name` as the shell finds it: itself when it holds a slash, else the first executable file
@@ -110,7 +142,7 @@ public final class LaunchedProgram {
     }
 
     deinit {
-        watched()
+        release()
         close(master)
     }
 
@@ -143,6 +175,7 @@ public final class LaunchedProgram {
     /// The program's state now, without waiting (unless `blocking`), as its session leader
     /// mirrors it. An ended program is reaped.
     public func poll(blocking: Bool = false) -> State {
+        releaseIfEnded(waiting: blocking)
         guard case .success(let (reaped, status)) = SystemCall.waitpid(leader, options: (blocking ? 0 : WNOHANG) | WUNTRACED),
               reaped == leader else { return .running }
         // WIFEXITED and friends are function-like macros Swift cannot import.

@@ -78,7 +78,8 @@ public final class Session {
             slots[keySlot].fd = state.keysOpen && readsKeys && !inputWaits ? STDIN_FILENO : -1
             slots[outputSlot].fd = program.map { $0.outputOpen ? $0.master : -1 } ?? -1
             slots[outputSlot].events = Int16(POLLIN) | (inputWaits ? Int16(POLLOUT) : 0)
-            slots[exitSlot].fd = program == nil && state.status == .running ? sampler.exitDescriptor : -1
+            // attach: the target's end. run: the program's end, held until its last figures are read.
+            slots[exitSlot].fd = state.status != .running ? -1 : program.map { $0.endHeld ? $0.endDescriptor : -1 } ?? sampler.exitDescriptor
             slots[actionLogSlot].fd = actionLog?.pollDescriptor ?? -1
             for index in slots.indices { slots[index].revents = 0 }
             guard case .success = SystemCall.poll(&slots, until: ticks.deadline) else { break }
@@ -87,7 +88,7 @@ public final class Session {
             if slots[outputSlot].revents & Int16(POLLOUT) != 0 { program?.flushInput() }
             if slots[outputSlot].revents & ~Int16(POLLOUT) != 0 { readProgramOutput() }
             if slots[keySlot].revents != 0 { readKeys() }
-            if slots[exitSlot].revents != 0 { targetEnded(.exited(code: nil, signal: nil)) }
+            if slots[exitSlot].revents != 0 { endSeen() }
             if slots[actionLogSlot].revents != 0 { actionLog?.read(into: events.aggregator) }
             if ticks.expirations() > 0, !state.finished { takeSample() }
             if let screen {
@@ -119,6 +120,7 @@ public final class Session {
         let directory = ProcessDirectory()
         sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory,
                                      controlGroup: program?.controlGroup)
+        program?.onEnd = { [unowned self] in sampler.noteEnd() }
         program?.watched()
         if let program { sampler.startedAtNanoseconds = program.launchedAtNanoseconds }   // exact, where /proc's is in 10 ms ticks
         events.measurePhasesOf(pid: pid)
@@ -236,6 +238,18 @@ public final class Session {
         if let ending = state.ending, let reason = state.stopReason { notice = "PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) ended by perfhud at \(reason): \(ending)" }
         screen?.notice(notice, kind: .end)
         state.finished = true
+    }
+
+    /// The target's end is readable: attach's target ended (its last tick now, while it may still
+    /// be a zombie its parent has not reaped); run's program ended (its total read, then the
+    /// leader reaps it, and SIGCHLD brings its status).
+    private func endSeen() {
+        guard let program else { return targetEnded(.exited(code: nil, signal: nil)) }
+        let programState = program.poll()
+        if programState.hasEnded {
+            readProgramOutput(draining: true)
+            programEnded(programState)
+        }
     }
 
     private func programEnded(_ programState: LaunchedProgram.State) {

@@ -25,6 +25,25 @@ public struct ProcStat: Equatable {
 
     /// PF_KTHREAD: a kernel thread, with CPU time but no memory of its own.
     public var isKernelThread: Bool { flags & 0x0020_0000 != 0 }
+
+    /// Whether the process runs. A thread group lives while any of its threads does: a main
+    /// thread that ended first (`pthread_exit` in `main`, as some launchers and runtimes do) leaves
+    /// its leader a zombie whose `num_threads` still counts the others, and the process runs on at
+    /// full speed. Only a zombie that is alone (or a dead task) has ended. The one definition of
+    /// "alive" for the samplers and the daemon's target lookup.
+    public var threadGroupLives: Bool {
+        switch state {
+        case UInt8(ascii: "X"): return false
+        case UInt8(ascii: "Z"): return threads > 1
+        default: return true
+        }
+    }
+
+    /// The main thread has ended while others run on: the leader's `statm`, `status`, `fd` and
+    /// `smaps_rollup` then read as empty (it has no memory or files of its own any more), while
+    /// every other thread's show the process's. Its `stat` CPU times and its CPU clock stay the
+    /// whole group's.
+    public var leaderEnded: Bool { state == UInt8(ascii: "Z") && threads > 1 }
 }
 
 /// The first two fields of `/proc/PID/statm`, in pages.

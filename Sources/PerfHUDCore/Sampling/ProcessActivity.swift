@@ -60,9 +60,22 @@ final class ProcessActivity {
         let countsFromStart: Bool
     }
 
+    /// Where `status` (memory by kind) and `fd` are read: the process's directory, or, after its
+    /// main thread ended, a live thread's (`StandInThread`): the leader's read as empty then.
+    private var processFilesPath: String
+
     init(pid: Int32) {
         self.pid = pid
         taskPath = "/proc/\(pid)/task"
+        processFilesPath = "/proc/\(pid)"
+    }
+
+    /// Reads memory by kind and the descriptors through `path` from now on (nil: the process's own).
+    func readProcessFiles(through path: String?) {
+        processFilesPath = path ?? "/proc/\(pid)"
+        status?.close(); status = nil
+        statusReadAt = 0
+        if fdDirectory >= 0 { close(fdDirectory); fdDirectory = -1 }
     }
 
     deinit {
@@ -79,7 +92,7 @@ final class ProcessActivity {
     /// The every-tick figures: run-queue delay over the threads, faults (from the `stat` already
     /// read), I/O, memory by kind.
     func readEveryTick(into activity: inout Activity, stat: ProcStat, statm: ProcStatm, includeReaped: Bool, now: UInt64,
-                       buffer: UnsafeMutableRawBufferPointer) {
+                       cadence: SampleCadence, buffer: UnsafeMutableRawBufferPointer) {
         activity.minorFaults = stat.minorFaults &+ (includeReaped ? stat.childrenMinorFaults : 0)
         activity.majorFaults = stat.majorFaults &+ (includeReaped ? stat.childrenMajorFaults : 0)
         if io == nil && !ioDenied {
@@ -92,7 +105,7 @@ final class ProcessActivity {
             activity.io = ProcParser.io(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
         if status == nil && !statusDenied {
-            switch KeptOpenFile.open("/proc/\(pid)/status") {
+            switch KeptOpenFile.open(processFilesPath + "/status") {
             case .success(let file): status = file
             case .failure(let error): statusDenied = true; denials.append("/proc/\(pid)/status (\(error)): memory by kind is null")
             }
@@ -100,7 +113,7 @@ final class ProcessActivity {
         // Memory by kind every tick from `statm`, already read (RssAnon = resident - shared, RssFile =
         // shared - RssShmem): `status` costs the kernel ~9 µs a read, 7 % of a tick, so it is read
         // once a second, for shared memory and swap (and whether there is memory at all).
-        if let status, now &- statusReadAt >= 1_000_000_000, case .success(let count) = status.read(into: buffer) {
+        if let status, cadence.isDue(lastRead: statusReadAt, every: 1_000_000_000, now: now), case .success(let count) = status.read(into: buffer) {
             let read = ProcParser.memoryKinds(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), near: memoryKindsAt)
             statusKinds = read?.kinds
             memoryKindsAt = read?.at ?? 0
@@ -112,7 +125,7 @@ final class ProcessActivity {
             activity.memory = ProcMemoryKinds(anonBytes: resident - shared, fileBytes: shared - shmem, shmemBytes: shmem, swapBytes: kinds.swapBytes)
         }
         activity.waitReadAt = threadsReadAt
-        guard now >= threadsDue else {
+        guard cadence.isDue(at: threadsDue, now: now) else {
             activity.waitNanoseconds = threadsReadable ? wait : nil
             return
         }
@@ -220,7 +233,7 @@ final class ProcessActivity {
     /// Open descriptors: the size `stat` gives `/proc/PID/fd` (Linux 6.2 on), else its entries counted.
     private func openDescriptors(buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
         if fdDirectory < 0 && !fdsDenied {
-            let opened = SystemCall.open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY)
+            let opened = SystemCall.open(processFilesPath + "/fd", O_RDONLY | O_DIRECTORY)
             switch opened {
             case .success(let descriptor): fdDirectory = descriptor
             case .failure(let error): fdsDenied = true; denials.append("/proc/\(pid)/fd (\(error)): fds_open is null")
@@ -231,7 +244,7 @@ final class ProcessActivity {
         guard fstat(fdDirectory, &info) == 0 else { return nil }
         if info.st_size > 0 { return UInt64(info.st_size) }
         // Older kernels: count the entries ("." and ".." aside).
-        guard let listing = opendir("/proc/\(pid)/fd") else { return nil }
+        guard let listing = opendir(processFilesPath + "/fd") else { return nil }
         defer { closedir(listing) }
         var entries: UInt64 = 0
         while let entry = readdir(listing) {

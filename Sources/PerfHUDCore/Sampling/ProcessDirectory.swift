@@ -57,7 +57,7 @@ public final class ProcessDirectory {
             pid: perfhud_pids_s_int(stack, 0),
             parentPID: perfhud_pids_s_int(stack, 1),
             commandName: text(2),
-            commandLine: text(3),
+            commandLine: StandInThread.commandLine(of: pid) ?? text(3),
             user: text(4),
             startTicks: perfhud_pids_ull_int(stack, 5),
             threads: Int(perfhud_pids_s_int(stack, 6))

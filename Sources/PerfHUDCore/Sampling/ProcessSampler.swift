@@ -30,6 +30,17 @@ public final class ProcessSampler {
         var activity: ProcessActivity?
         /// The discovery pass that last saw it (descendants only).
         var seen: UInt32 = 0
+        /// While its main thread has ended and others run on: the thread its memory and
+        /// descriptors are read through. The files that read them are opened again through it.
+        var standIn: StandInThread? {
+            didSet {
+                guard oldValue?.tid != standIn?.tid else { return }
+                smapsRollup?.close(); smapsRollup = nil
+                activity?.readProcessFiles(through: standIn?.path)
+            }
+        }
+        /// Where the process's memory files are read: its own directory, or its stand-in thread's.
+        var memoryPath: String { standIn?.path ?? "/proc/\(pid)" }
 
         init(pid: Int32, fields: ProcStat, stat: KeptOpenFile, statm: KeptOpenFile) {
             self.pid = pid
@@ -87,6 +98,8 @@ public final class ProcessSampler {
     private let pageSize = ProcessDirectory.pageSize
     private let nanosecondsPerTick = 1_000_000_000 / ProcessDirectory.ticksPerSecond
     private var buffer: UnsafeMutableRawBufferPointer
+    /// When the sample before was taken: the tick that once-a-second reads are scheduled by.
+    private var lastSampleAt: UInt64 = 0
     private var lastPSSRead: UInt64 = 0
     private var pssInterval: UInt64 = 1_000_000_000
     private var lastPSS: UInt64?
@@ -206,7 +219,9 @@ public final class ProcessSampler {
         var resident: UInt64 = 0, virtual: UInt64 = 0, threads = 0
         var rootReading = false
         var activity: Activity?
-        let slowDue = collectsActivity && now &- everySecond.readAt >= 1_000_000_000
+        let cadence = SampleCadence(tickNanoseconds: lastSampleAt == 0 ? 0 : now &- lastSampleAt)
+        lastSampleAt = now
+        let slowDue = collectsActivity && cadence.isDue(lastRead: everySecond.readAt, every: 1_000_000_000, now: now)
         if slowDue { everySecond = Activity.EverySecond(); everySecond.readAt = now }
         // A local function rather than a loop over `[root] + descendants`: no allocation per tick.
         func accumulate(_ process: TrackedProcess) {
@@ -227,7 +242,7 @@ public final class ProcessSampler {
                     commandName = description?.commandName ?? commandName
                     commandLine = description?.commandLine ?? commandLine
                 }
-                sample.alive = reading.stat.state != UInt8(ascii: "Z") && reading.stat.state != UInt8(ascii: "X")
+                sample.alive = reading.stat.threadGroupLives
             }
             cpu &+= reading.cpuNanoseconds
             user &+= reading.stat.userTicks
@@ -242,7 +257,7 @@ public final class ProcessSampler {
             virtual &+= reading.statm.sizePages &* pageSize
             threads += reading.stat.threads
             sample.processCount += 1
-            if collectsActivity { readActivity(of: process, stat: reading.stat, statm: reading.statm, now: now, slow: slowDue, into: &activity) }
+            if collectsActivity { readActivity(of: process, stat: reading.stat, statm: reading.statm, now: now, cadence: cadence, slow: slowDue, into: &activity) }
         }
         if !rootGone { accumulate(root) }
         // Descendants that vanished are let go after the loop (not while iterating the dictionary),
@@ -252,7 +267,14 @@ public final class ProcessSampler {
         vanished.removeAll(keepingCapacity: true)
         let treeAlive = rootReading || (includeChildren && sample.processCount > 0)
         guard treeAlive || groupUsage != nil else {
+            // Gone: the total stays what was last read, the zombie's final one when `noteEnd`
+            // caught it (the carry of a bounded total shown at once).
             sample.processCount = 0
+            if cpuTotal.measured > 0 {
+                sample.cpuNanoseconds = cpuTotal.update(reading: cpuTotal.measured, at: now, ended: true)
+                sample.userTicks = monotonic.user
+                sample.systemTicks = monotonic.system
+            }
             return sample
         }
         if let groupUsage {
@@ -275,7 +297,7 @@ public final class ProcessSampler {
         sample.residentBytes = hasMemory ? resident : nil
         sample.virtualBytes = hasMemory ? virtual : nil
         sample.threads = threads
-        sample.proportionalBytes = proportionalSetSize(now: now)
+        sample.proportionalBytes = proportionalSetSize(now: now, cadence: cadence)
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.execsSeen = execsSeen
         if collectsActivity, var activity {
@@ -289,12 +311,24 @@ public final class ProcessSampler {
         return sample
     }
 
+    /// Reads the total of a target that has just ended, before it is reaped: the zombie's CPU clock
+    /// and `stat` hold its whole life's CPU time, which is gone with it. The final tick, taken when
+    /// the session learns how it ended, shows that total (`run` holds the program unreaped until
+    /// this has run; see `LaunchedProgram.onEnd`).
+    public func noteEnd() {
+        _ = sample()
+    }
+
     /// Reads one process's "why" files into the tick's sums (and, when `slow`, the once-a-second part).
-    private func readActivity(of process: TrackedProcess, stat: ProcStat, statm: ProcStatm, now: UInt64, slow: Bool, into total: inout Activity?) {
-        if process.activity == nil { process.activity = ProcessActivity(pid: process.pid) }
+    private func readActivity(of process: TrackedProcess, stat: ProcStat, statm: ProcStatm, now: UInt64, cadence: SampleCadence, slow: Bool,
+                              into total: inout Activity?) {
+        if process.activity == nil {
+            process.activity = ProcessActivity(pid: process.pid)
+            if let standIn = process.standIn { process.activity?.readProcessFiles(through: standIn.path) }
+        }
         guard let collector = process.activity else { return }
         var own = Activity()
-        collector.readEveryTick(into: &own, stat: stat, statm: statm, includeReaped: includeChildren, now: now, buffer: buffer)
+        collector.readEveryTick(into: &own, stat: stat, statm: statm, includeReaped: includeChildren, now: now, cadence: cadence, buffer: buffer)
         if slow {
             var part = Activity.EverySecond()
             collector.readEverySecond(into: &part, now: now, busiest: true, readLimit: process === root, buffer: buffer)
@@ -324,8 +358,7 @@ public final class ProcessSampler {
     private func read(_ process: TrackedProcess, usingClock: Bool) -> Reading? {
         guard case .success(let statCount) = process.stat.read(into: buffer),
               let stat = ProcParser.stat(UnsafeRawBufferPointer(rebasing: buffer[0..<statCount])),
-              case .success(let statmCount) = process.statm.read(into: buffer),
-              let statm = ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<statmCount]))
+              let statm = memory(of: process, stat: stat)
         else { return nil }
         var cpu = (stat.userTicks &+ stat.systemTicks) &* nanosecondsPerTick
         if usingClock, let clock = process.cpuClock {
@@ -337,18 +370,33 @@ public final class ProcessSampler {
         return Reading(stat: stat, statm: statm, cpuNanoseconds: cpu)
     }
 
+    /// The process's `statm`: its own, or, once its main thread has ended while others run on,
+    /// a live thread's (`StandInThread`), found again when that one ends.
+    @inline(__always)
+    private func memory(of process: TrackedProcess, stat: ProcStat) -> ProcStatm? {
+        if stat.leaderEnded {
+            if let statm = process.standIn?.readStatm(buffer: buffer) { return statm }
+            process.standIn = StandInThread.find(in: process.pid, buffer: buffer)
+            if let statm = process.standIn?.readStatm(buffer: buffer) { return statm }
+        } else if process.standIn != nil {
+            process.standIn = nil
+        }
+        guard case .success(let count) = process.statm.read(into: buffer) else { return nil }
+        return ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+    }
+
     /// Pss of all tracked processes, re-read at most once a second, and less often when the read
     /// itself is expensive (it walks page tables: ~20 ms for a 2 GiB process), keeping its cost
     /// under 1 % of a core. Nil when any tracked process's smaps_rollup may not be read.
-    private func proportionalSetSize(now: UInt64) -> UInt64? {
-        guard now &- lastPSSRead >= pssInterval || lastPSSRead == 0 else { return lastPSS }
+    private func proportionalSetSize(now: UInt64, cadence: SampleCadence) -> UInt64? {
+        guard cadence.isDue(lastRead: lastPSSRead, every: pssInterval, now: now) else { return lastPSS }
         lastPSSRead = now
         var total: UInt64 = 0
         for process in (rootGone ? [] : [root]) + Array(descendants.values) {
             // Not readable now (another user's process, or one caught in the middle of exec):
             // unavailable for this interval, and tried again at the next.
             if process.smapsRollup == nil {
-                switch KeptOpenFile.open("/proc/\(process.pid)/smaps_rollup") {
+                switch KeptOpenFile.open(process.memoryPath + "/smaps_rollup") {
                 case .success(let file): process.smapsRollup = file
                 case .failure: lastPSS = nil; return nil
                 }

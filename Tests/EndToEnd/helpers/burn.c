@@ -3,6 +3,8 @@
 //   burn two             two threads busy all the time
 //   burn rest MIB        allocate and touch MIB mebibytes, then sleep
 //   burn busy SECONDS    one thread busy until it has used SECONDS of CPU time, then exit
+//   burn orphan SECONDS  main thread ends (pthread_exit) at once; a worker thread burns SECONDS
+//                        of CPU time, prints the process's CPU time, then the process exits
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,19 @@ static volatile unsigned long sink;
 static void spin_until(double end) { while (now() < end) sink++; }
 
 static void *spin_forever(void *unused) { (void)unused; for (;;) sink++; return NULL; }
+
+static double process_seconds(void) {
+    struct timespec used;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
+    return used.tv_sec + used.tv_nsec / 1e9;
+}
+
+static void *burn_then_exit(void *budget) {
+    while (process_seconds() < *(double *)budget)
+        for (int i = 0; i < 100000; i++) sink++;
+    printf("cpu %.6f\n", process_seconds());
+    exit(0);
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) return 64;
@@ -45,7 +60,15 @@ int main(int argc, char **argv) {
             for (int i = 0; i < 100000; i++) sink++;
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
         } while (used.tv_sec + used.tv_nsec / 1e9 < budget);
+        printf("cpu %.6f\n", process_seconds());
         return 0;
+    } else if (strcmp(argv[1], "orphan") == 0) {
+        static double budget;
+        budget = atof(argc > 2 ? argv[2] : "1");
+        pthread_t thread;
+        pthread_create(&thread, NULL, burn_then_exit, &budget);
+        printf("main thread ends\n");
+        pthread_exit(NULL);
     }
     return 64;
 }

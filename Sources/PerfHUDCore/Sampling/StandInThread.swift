@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A live thread of a process whose main thread has ended (`ProcStat.leaderEnded`), read in the
+/// leader's place for what belongs to the whole process: its memory (`statm`, `status`,
+/// `smaps_rollup`) and its descriptors (`fd`). The leader, a zombie, reads as having none of
+/// either while the process runs on; every thread shares the process's. Its CPU is not read here:
+/// the leader's `stat` times and CPU clock stay the whole group's.
+final class StandInThread {
+    let tid: Int32
+    /// `/proc/PID/task/TID`: where the process's memory and files are read while this thread lives.
+    let path: String
+    let statm: KeptOpenFile
+
+    private init(tid: Int32, path: String, statm: KeptOpenFile) {
+        self.tid = tid
+        self.path = path
+        self.statm = statm
+    }
+
+    deinit { statm.close() }
+
+    /// The first thread of `pid` other than the leader that still has the process's memory; nil
+    /// when none has (every thread is ending, or the listing may not be read).
+    static func find(in pid: Int32, buffer: UnsafeMutableRawBufferPointer) -> StandInThread? {
+        guard let listing = opendir("/proc/\(pid)/task") else { return nil }
+        defer { closedir(listing) }
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let tid = Int32(name), tid != pid else { continue }
+            let path = "/proc/\(pid)/task/\(tid)"
+            guard case .success(let statm) = KeptOpenFile.open(path + "/statm") else { continue }
+            let thread = StandInThread(tid: tid, path: path, statm: statm)
+            if thread.readStatm(buffer: buffer) != nil { return thread }
+        }
+        return nil
+    }
+
+    /// The command line of a process whose main thread has ended, as a live thread reads it (the
+    /// leader's reads as empty then, which libproc2 shows as `[name] <defunct>`); nil otherwise.
+    static func commandLine(of pid: Int32) -> String? {
+        guard ProcParser.stat(ofProcess: String(pid))?.leaderEnded == true,
+              let listing = opendir("/proc/\(pid)/task") else { return nil }
+        defer { closedir(listing) }
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let tid = Int32(name), tid != pid,
+                  case .success(let bytes) = KeptOpenFile.contents(of: "/proc/\(pid)/task/\(tid)/cmdline", limit: 1 << 16),
+                  !bytes.isEmpty else { continue }
+            let words = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return words.joined(separator: " ")
+        }
+        return nil
+    }
+
+    /// The process's `statm` as this thread sees it; nil once the thread has ended (it has no
+    /// memory then: a size of 0).
+    func readStatm(buffer: UnsafeMutableRawBufferPointer) -> ProcStatm? {
+        guard case .success(let count) = statm.read(into: buffer),
+              let parsed = ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<count])), parsed.sizePages > 0 else { return nil }
+        return parsed
+    }
+}
