@@ -100,6 +100,22 @@ final class ParsingTests: XCTestCase {
         XCTAssertEqual(ReportFormatter.quoted("é\u{9B}x\u{7F}"), "\"é\\u009bx\\u007f\"")
         XCTAssertEqual(ReportFormatter.rfc3339(0.5), "1970-01-01T00:00:00.500Z")
     }
+
+    /// A process lives while any of its threads does: a zombie leader whose thread count still
+    /// counts others (its main thread called pthread_exit) runs on; a zombie alone has ended.
+    func testAThreadGroupLivesWhileAnyThreadDoes() {
+        func stat(_ state: String, threads: Int) -> ProcStat? {
+            withBytes("7 (burn) \(state) 1 7 7 0 -1 4194560 0 0 0 0 30 0 0 0 20 0 \(threads) 0 5 0 0\n") { ProcParser.stat($0) }
+        }
+        XCTAssertEqual(stat("R", threads: 1)?.threadGroupLives, true)
+        XCTAssertEqual(stat("S", threads: 4)?.threadGroupLives, true)
+        XCTAssertEqual(stat("Z", threads: 2)?.threadGroupLives, true, "main thread ended, a worker runs")
+        XCTAssertEqual(stat("Z", threads: 2)?.leaderEnded, true)
+        XCTAssertEqual(stat("Z", threads: 1)?.threadGroupLives, false, "the whole group ended, not yet reaped")
+        XCTAssertEqual(stat("Z", threads: 1)?.leaderEnded, false)
+        XCTAssertEqual(stat("X", threads: 1)?.threadGroupLives, false)
+        XCTAssertEqual(stat("R", threads: 3)?.leaderEnded, false)
+    }
 }
 
 final class NumberFormattingTests: XCTestCase {
