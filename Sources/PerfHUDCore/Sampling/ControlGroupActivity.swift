@@ -19,6 +19,9 @@ final class ControlGroupActivity {
     /// groups' files stay open and the mount table is not parsed again (measured: docs/benchmarks.md, "What the code's shape saves").
     private var resolvedFrom: (groups: [UInt8], mounts: [UInt8])?
     private var quotaFiles: (unified: String?, cpu: String?) = (nil, nil)
+    /// The process is in the root of the v2 hierarchy: that group's pressure is the whole
+    /// machine's (it equals `/proc/pressure/*`), not the process's, so none is read for it.
+    private(set) var inRootGroup = false
 
     init(pid: Int32) { self.pid = pid }
 
@@ -66,8 +69,14 @@ final class ControlGroupActivity {
         resolvedFrom = (ownGroups, mounts)
         let directories = Self.directories(groups: String(decoding: ownGroups, as: UTF8.self), mountInfo: String(decoding: mounts, as: UTF8.self))
         quotaFiles = (directories.unified.map { $0 + "/cpu.max" }, directories.cpu.map { $0 + "/cpu.cfs_quota_us" })
+        inRootGroup = false
         if let unified = directories.unified {
             if case .success(let file) = KeptOpenFile.open(unified + "/cpu.stat") { cpuStat.append(file) }
+            // Every group but the hierarchy's root has `cgroup.events`; the root of a cgroup
+            // namespace (a container's own group) has it too, and its pressure is the container's.
+            inRootGroup = access(unified + "/cgroup.events", F_OK) != 0
+        }
+        if let unified = directories.unified, !inRootGroup {
             if case .success(let file) = KeptOpenFile.open(unified + "/cpu.pressure") { pressure.cpu = file }
             if case .success(let file) = KeptOpenFile.open(unified + "/memory.pressure") { pressure.memory = file }
             if case .success(let file) = KeptOpenFile.open(unified + "/io.pressure") { pressure.io = file }

@@ -212,7 +212,7 @@ final class ProcessActivity {
         }
         return top.sorted { $0.used > $1.used }.map { entry in
             let tid = threads[entry.index].tid
-            return BusyThread(pid: pid, tid: tid, name: threadName(tid) ?? "?",
+            return BusyThread(pid: pid, tid: tid, name: BusyThread.shownName(threadName(tid) ?? "?"),
                               // A thread runs on one CPU at most: a little over 100 is the jitter
                               // between when its schedstat and the clock were read, not time it ran.
                               cpuPercent: min(100, Double(entry.used) / Double(elapsed) * 100).atResolution(10))

@@ -56,7 +56,7 @@ public final class ProcessDirectory {
         return ProcessDescription(
             pid: perfhud_pids_s_int(stack, 0),
             parentPID: perfhud_pids_s_int(stack, 1),
-            commandName: text(2),
+            commandName: ProgramName.full(commandName: text(2), pid: pid),
             commandLine: StandInThread.commandLine(of: pid) ?? text(3),
             user: text(4),
             startTicks: perfhud_pids_ull_int(stack, 5),
