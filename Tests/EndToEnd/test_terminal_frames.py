@@ -187,3 +187,22 @@ def test_log_lines_are_not_frames():
     last = rows(result.stdout)[-1]
     assert last["frames_total"] == 0 and last["frame_source"] is None, last
     assert last["frames_unreported_reason"] == "no GL/Vulkan/SDL/terminal drawing", last
+
+
+def test_a_program_that_reads_no_keys_has_no_key_to_screen_latency(tmp_path):
+    """A program with a window of its own (a game) leaves its terminal in cooked mode and reads
+    nothing from it: what appears after a key is the terminal's own echo of it, not the program's
+    answer. No latency may be counted for it (it measured the echo: ~0.1 ms)."""
+    script = "import sys, time\nprint('\\x1b[2J\\x1b[H drawing elsewhere', flush=True)\ntime.sleep(3)\n"
+    process = subprocess.Popen([PERFHUD, "run", "--output", "json", "--tick", "100ms", "--", sys.executable, "-c", script],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    for key in b"abcdef":
+        process.stdin.write(bytes([key]))
+        process.stdin.flush()
+        time.sleep(0.2)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    got = rows(out.decode())
+    assert b"abcdef" in err.replace(b"\r\n", b"").replace(b"\n", b""), "the terminal echoed the keys"
+    assert all(row["input_latency_p50_ms"] is None and row["input_latency_p99_ms"] is None for row in got), got[-1]

@@ -122,12 +122,16 @@ public final class SessionEvents {
     }
 
     /// Bytes from the terminal were sent to the program: the keys the user typed among them (not
-    /// the terminal's replies) each wait for the next screen update.
-    func keysSent(_ bytes: [UInt8]) {
+    /// the terminal's replies) each wait for the next screen update — where the program answers
+    /// them itself. With `echoed` (its terminal echoes input: cooked mode) the first thing shown
+    /// after a key is the kernel's echo of it, shown for a program that reads no key at all (a
+    /// game with a window of its own): no key-to-screen latency is counted for those keys.
+    func keysSent(_ bytes: [UInt8], echoed: Bool) {
         guard terminalFrames != nil else { return }
         let now = monotonicNanoseconds()
         let reading = typedKeys.read(bytes, at: now)
         if let withdrawn = reading.withdrawn { terminalFrames?.keyWithdrawn(sentAt: withdrawn) }
+        guard !echoed else { return }
         for _ in 0..<min(reading.keys, TerminalFrames.maximumPendingKeys) { terminalFrames?.keySent(at: now) }
     }
 

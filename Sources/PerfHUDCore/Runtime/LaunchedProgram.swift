@@ -223,6 +223,16 @@ public final class LaunchedProgram {
 
     /// Whether the program (its session leader, which mirrors it) is stopped now. A stop that
     /// `poll` reported may have been undone since (perfhud continued it): the kernel is asked.
+    /// Whether the program's terminal echoes what is typed (cooked mode, ECHO set): the kernel's
+    /// line discipline then shows each key itself, whether or not the program reads it. A program
+    /// that answers keys itself (an editor, a shell's line editor, a game drawing on the
+    /// terminal) turns echo off. Asked of the master side, which reports the terminal's settings.
+    public var terminalEchoes: Bool {
+        var settings = termios()
+        guard tcgetattr(master, &settings) == 0 else { return false }
+        return settings.c_lflag & tcflag_t(ECHO) != 0
+    }
+
     public var isStopped: Bool {
         ProcParser.stat(ofProcess: String(leader))?.state == UInt8(ascii: "T")
     }

@@ -320,7 +320,7 @@ public final class Session {
         }
         // Ctrl-Z too: the program's terminal turns it into SIGTSTP (or the program reads it, as
         // vim does), the program stops itself, and perfhud follows (see `suspend`).
-        events.keysSent(keys)
+        events.keysSent(keys, echoed: program?.terminalEchoes ?? false)
         program?.forward(keys: screen?.translateInput(keys) ?? keys)
     }
 

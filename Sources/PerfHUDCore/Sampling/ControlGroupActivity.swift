@@ -20,8 +20,10 @@ final class ControlGroupActivity {
     private var resolvedFrom: (groups: [UInt8], mounts: [UInt8])?
     private var quotaFiles: (unified: String?, cpu: String?) = (nil, nil)
     /// The process is in the root of the v2 hierarchy: that group's pressure is the whole
-    /// machine's (it equals `/proc/pressure/*`), not the process's, so none is read for it.
-    private(set) var inRootGroup = false
+    /// machine's (it equals `/proc/pressure/*`), not the process's, so none is read for it. Not
+    /// said as a warning: on a host without a service manager every process is there, and each
+    /// run would say it (docs/figures.md does).
+    private var inRootGroup = false
 
     init(pid: Int32) { self.pid = pid }
 

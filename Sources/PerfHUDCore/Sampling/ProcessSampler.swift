@@ -304,9 +304,6 @@ public final class ProcessSampler {
             if slowDue && !rootGone {
                 if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(pid: pid) }
                 controlGroupActivity?.read(into: &everySecond, now: now, buffer: buffer)
-                if controlGroupActivity?.inRootGroup == true, saidDenied.insert("pressure").inserted {
-                    notes.append("PID \(pid) is in the root control group, whose pressure is the whole machine's: its pressure figures are null")
-                }
             }
             activity.everySecond = everySecond
             sample.activity = activity
