@@ -22,10 +22,10 @@ struct WatchOptions: ParsableArguments {
     @Option(help: "Actions per second at which an action label is high-frequency.")
     var actionThreshold: Double = 20
 
-    @Option(help: "The display's refresh rate in Hz: the frame budget is 1000 / refresh ms.")
-    var refresh: Double = 60
+    @Option(help: "The display's refresh rate in Hz: frames are judged against its budget, 1000 / refresh ms. Without it, against the program's own pace (the median of its last 30 frames).")
+    var refresh: Double?
 
-    @Option(help: "A frame longer than this many budgets is janky.")
+    @Option(help: "A frame longer than this many budgets (or this many times the program's pace) is janky.")
     var jankFactor: Double = 1.5
 
     @Option(help: "The window of the frame-time percentiles.")
@@ -59,7 +59,7 @@ struct WatchOptions: ParsableArguments {
         guard history.nanoseconds >= shortestTick else { throw ValidationError(Accepted.complaint("--history", got: history.text)) }
         if let problem = configuration(defaultTick: shortestTick).historyMemoryProblem { throw ValidationError(problem) }
         guard actionThreshold > 0, actionThreshold.isFinite else { throw ValidationError(Accepted.complaint("--action-threshold", got: "\(actionThreshold)")) }
-        guard refresh >= 1, refresh <= 1000 else { throw ValidationError(Accepted.complaint("--refresh", got: "\(refresh)")) }
+        if let refresh, !(refresh >= 1 && refresh <= 1000) { throw ValidationError(Accepted.complaint("--refresh", got: "\(refresh)")) }
         guard jankFactor >= 1, jankFactor.isFinite else { throw ValidationError(Accepted.complaint("--jank-factor", got: "\(jankFactor)")) }
         guard frameWindow.nanoseconds > 0 else { throw ValidationError(Accepted.complaint("--frame-window", got: frameWindow.text)) }
         guard (1...10_000).contains(maxActionLabels) else { throw ValidationError(Accepted.complaint("--max-action-labels", got: String(maxActionLabels))) }
@@ -79,7 +79,8 @@ struct WatchOptions: ParsableArguments {
         configuration.eventsPath = events
         configuration.acceptFrom = acceptFrom
         configuration.events.actionThreshold = actionThreshold
-        configuration.events.refreshHz = refresh
+        configuration.events.refreshHz = refresh ?? 60
+        configuration.events.paced = refresh == nil
         configuration.events.jankFactor = jankFactor
         configuration.events.frameWindowSeconds = Double(frameWindow.nanoseconds) / 1e9
         configuration.events.maxActionLabels = maxActionLabels

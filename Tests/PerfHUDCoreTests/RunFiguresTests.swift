@@ -43,6 +43,72 @@ final class RunFiguresTests: XCTestCase {
         XCTAssertEqual(frames.source, .events)
     }
 
+    // MARK: janky against the program's own pace (no --refresh) or the refresh's budget
+
+    func testASteady30FPSHasNoJankyFrameAgainstItsOwnPaceButAllAgainstA60HzBudget() {
+        var paced = RunFrames(budget: FrameBudget(refreshHz: 60, jankFactor: 1.5, paced: true))
+        var refresh = RunFrames(budget: budget)
+        for index in 0..<300 {
+            let ms = 33.333 + (index % 2 == 0 ? 0.4 : -0.4)      // a steady 30 FPS, a little jitter
+            paced.add(milliseconds: ms)
+            refresh.add(milliseconds: ms)
+        }
+        XCTAssertEqual(paced.janky, 0)
+        XCTAssertEqual(paced.dropped, 0)
+        XCTAssertEqual(refresh.janky, 300, "33 ms is 2 budgets of a 60 Hz display: janky, as before")
+        XCTAssertEqual(refresh.dropped, 300)
+    }
+
+    func testAgainstItsPaceExactlyTheStuttersAreJankyAndSayHowManyFramesTheyCost() {
+        var frames = RunFrames(budget: FrameBudget(refreshHz: 60, jankFactor: 1.5, paced: true))
+        // At 30 FPS: 2.1, 1.8 and 3.6 paces (janky), and 1.35 (within the jank factor of 1.5: not).
+        var stutters: [Int: Double] = [100: 70, 150: 60, 230: 120, 260: 45]
+        for index in 0..<300 { frames.add(milliseconds: stutters.removeValue(forKey: index) ?? 33.3) }
+        XCTAssertEqual(frames.janky, 3)
+        XCTAssertEqual(frames.dropped, 1 + 1 + 3, "round(70/33.3) − 1, round(60/33.3) − 1, round(120/33.3) − 1; 45 ms drops none")
+    }
+
+    func testNoFrameIsJankyBeforeThereIsAPaceAndAStallDoesNotMoveIt() {
+        var judge = FrameJudge(budget: FrameBudget(refreshHz: 60, jankFactor: 1.5, paced: true))
+        XCTAssertEqual((0..<4).map { _ in judge.judge(500).janky }, [false, false, false, false], "a start-up frame has no pace to be late for")
+        var steady = FrameJudge(budget: FrameBudget(refreshHz: 60, jankFactor: 1.5, paced: true))
+        for _ in 0..<30 { _ = steady.judge(16.7) }
+        // Ten stalls in a row: the median of the last 30 is still 16.7, so each is janky.
+        XCTAssertEqual((0..<10).map { _ in steady.judge(200).janky }, Array(repeating: true, count: 10))
+        XCTAssertEqual(steady.pace(), 16.7)
+    }
+
+    func testWithPhasesEveryFrameSetsThePaceAndOnlyThoseInsideCount() {
+        // A stutter inside the phase window is judged against the pace the frames before it set,
+        // although those are outside the window: as live, where every frame is judged in order.
+        let frames = (0..<60).map { Recording.Frame(t: Double($0) * 0.0333, milliseconds: $0 == 45 ? 90 : 33.3, weight: 1, source: .gl) }
+        let budget = FrameBudget(refreshHz: 60, jankFactor: 1.5, paced: true)
+        var marked: [Double] = []
+        let counted = RecordingSummary.runFrames(frames, budget: budget, inside: [(start: 1.4, end: 2.0)]) { marked.append($0.t) }
+        XCTAssertEqual(counted.janky, 1)
+        XCTAssertEqual(marked, [45 * 0.0333])
+        XCTAssertEqual(counted.total, Double(frames.filter { $0.t >= 1.4 && $0.t <= 2.0 }.count))
+    }
+
+    func testTheLiveAggregatorJudgesAgainstThePaceAsTheRunDoes() {
+        var configuration = EventConfiguration()
+        configuration.paced = true
+        let aggregator = EventAggregator(configuration: configuration)
+        var durations = Array(repeating: 33.3, count: 40)
+        durations[20] = 80; durations[30] = 150
+        let lines = durations.map { "perfhud.frame:\($0)|ms" }.joined(separator: "\n")
+        aggregator.withLock { ingest in
+            ingest.setTime(1_000_000_000)
+            Array(lines.utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &ingest) }
+        }
+        let live = aggregator.snapshot(at: 3_000_000_000)
+        var run = RunFrames(budget: configuration.frameBudget)
+        for ms in durations { run.add(milliseconds: ms) }
+        XCTAssertEqual(live.jankyFrames, 2)
+        XCTAssertEqual(live.jankyFrames, run.janky)
+        XCTAssertEqual(live.droppedFrames, run.dropped)
+    }
+
     func testTheLiveAggregatorAndTheRunCountJankAndDropsAlike() {
         let aggregator = EventAggregator()
         let lines = "perfhud.frame:16.7|ms|@0.1\nperfhud.frame:40|ms|@0.5\nperfhud.frame:100|ms\nperfhud.frame:16.7:70|d|@0.25"

@@ -6,7 +6,8 @@ extension EventAggregator {
     /// The aggregate state, and the EventSink the parser feeds.
     public struct Ingest: EventSink {
         let configuration: EventConfiguration
-        let budget: FrameBudget
+        /// Janky and dropped, judged frame after frame (`FrameJudge`), as `RunFrames` judges them.
+        var judge: FrameJudge
         var labels: LabelTable
         var labelStates: [LabelState] = []
         var otherIndex: Int?
@@ -44,7 +45,7 @@ extension EventAggregator {
 
         init(configuration: EventConfiguration) {
             self.configuration = configuration
-            budget = configuration.frameBudget
+            judge = FrameJudge(budget: configuration.frameBudget)
             labels = LabelTable(capacity: configuration.maxActionLabels)
         }
 
@@ -118,6 +119,7 @@ extension EventAggregator {
             if let current = frameSource, source.rank > current.rank {
                 frameWindow.removeAll(); allFrames = BucketCounter()
                 framesTotal = 0; janky = 0; dropped = 0; frameTiming.forgetDelays()
+                judge = FrameJudge(budget: judge.budget)
             }
             frameSource = source
             frameWindow.append(end: end, milliseconds: milliseconds)
@@ -126,9 +128,9 @@ extension EventAggregator {
             frameTiming.noteDelay(now > end ? now - end : 0, bucket: bucket)
             framesTotal += count
             frameObserver?(milliseconds / 1000, count)
-            if budget.isJanky(milliseconds) { janky += count }
-            let late = budget.dropped(milliseconds)
-            if late > 0 { dropped += late * count }
+            let verdict = judge.judge(milliseconds)
+            if verdict.janky { janky += count }
+            if verdict.dropped > 0 { dropped += verdict.dropped * count }
         }
 
         public mutating func graphicsLoaded(api: UnsafeRawBufferPointer) {

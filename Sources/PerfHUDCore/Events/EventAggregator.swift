@@ -119,6 +119,7 @@ public final class EventAggregator: @unchecked Sendable {
             let current = Int64(time / Self.bucketNanoseconds)
             var snapshot = EventSnapshot()
             snapshot.refreshHz = configuration.refreshHz
+            snapshot.paced = configuration.paced
             snapshot.received = state.received
             snapshot.malformed = state.malformedCount
             snapshot.ignored = state.ignoredCount

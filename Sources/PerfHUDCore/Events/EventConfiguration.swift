@@ -6,6 +6,9 @@ public struct EventConfiguration: Equatable {
     public var refreshHz: Double = 60
 
     public var jankFactor: Double = 1.5
+    /// Frames are judged against the program's own recent pace (`--refresh` not given), not the
+    /// refresh's budget (`FrameJudge`).
+    public var paced = false
     public var frameWindowSeconds: Double = 10
     public var maxActionLabels = 200
     public static let maxLabelBytes = 200
@@ -16,5 +19,5 @@ public struct EventConfiguration: Equatable {
     public init() {}
     public var budgetMilliseconds: Double { 1000 / refreshHz }
     /// Janky and dropped, as every figure of frames defines them.
-    public var frameBudget: FrameBudget { FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor) }
+    public var frameBudget: FrameBudget { FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor, paced: paced) }
 }

@@ -36,6 +36,8 @@ public struct EventSnapshot: Equatable {
     public var rejectedTotal: UInt64 { rejected.values.reduce(0, +) }
     /// The display refresh the frame budget comes from.
     public var refreshHz: Double = 60
+    /// Frames are judged against the program's own pace, not the refresh (`FrameJudge`).
+    public var paced = false
 
     public init() {}
 

@@ -48,7 +48,7 @@ extension Figure {
         case .fps_1pct_low:
             return Figure(field, "frames per second", .number(decimals: 2), .events)
         case .janky_frames:
-            return Figure(field, "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: .counter("perfhud_janky_frames_total", "Frames longer than --jank-factor × the frame budget."))
+            return Figure(field, "frames", .number(decimals: 2), .events, column: "janky", storage: .real, metric: .counter("perfhud_janky_frames_total", "Frames longer than --jank-factor × the program's recent pace (or × the frame budget with --refresh)."))
         case .dropped_frames:
             return Figure(field, "frames", .number(decimals: 2), .events, column: "dropped", storage: .real, metric: .counter("perfhud_dropped_frames_total", "Σ max(0, round(duration / budget) − 1) over the frames."))
         case .actions_per_second:

@@ -108,8 +108,11 @@ public struct Recording {
     public var jankFactor: Double { setting("jank_factor", 1...1000) ?? 1.5 }
     public var actionThreshold: Double { setting("action_threshold", 0.001...1e9) ?? 20 }
     public var startedAtUnix: Double { setting("started_at_unix", 0...1e11) ?? 0 }
-    /// Janky and dropped as the session counted them.
-    public var frameBudget: FrameBudget { FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor) }
+    /// Janky and dropped as the session counted them: against its own pace where it says so
+    /// (`jank_reference` = `pace`, since `--refresh` became optional), else against the refresh.
+    public var frameBudget: FrameBudget {
+        FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor, paced: meta["jank_reference"] == "pace")
+    }
     public var tickSeconds: Double { setting("tick_seconds", 0.000_1...3600) ?? 0.1 }
     public var onlineCPUs: Double { setting("online_cpus", 1...1_000_000) ?? 1 }
 

@@ -2,7 +2,8 @@
 /// tick's frames), `report` and its `--fail-on`, `--baseline` and HTML charts (fed a recording's
 /// frames, each with the weight it was counted with live). A frame stands for `weight` frames (a
 /// sampled line, `|@0.1`, for 10), in the total, janky, dropped and the percentiles alike, as the
-/// live figures count it (`EventAggregator`); janky and dropped are `FrameBudget`'s.
+/// live figures count it (`EventAggregator`); janky and dropped are `FrameJudge`'s, judged in the
+/// order the frames were counted, as live.
 ///
 /// One source at a time, as live: frames of a higher-ranked source replace what a lower one counted.
 ///
@@ -10,7 +11,8 @@
 /// weight summed per value: exact weighted nearest-rank percentiles in memory bounded by the
 /// distinct durations (a steady program has a few thousand), not by the length of the run.
 public struct RunFrames {
-    public let budget: FrameBudget
+    public var budget: FrameBudget { judge.budget }
+    private var judge: FrameJudge
     /// Frames counted, each by its weight.
     public private(set) var total = 0.0
     public private(set) var janky = 0.0
@@ -19,20 +21,26 @@ public struct RunFrames {
     /// Weight per duration in µs.
     private var weights: [Int64: Double] = [:]
 
-    public init(budget: FrameBudget) { self.budget = budget }
+    public init(budget: FrameBudget) { judge = FrameJudge(budget: budget) }
 
-    /// Counts one frame of `milliseconds` standing for `weight` frames.
-    public mutating func add(milliseconds: Double, weight: Double = 1, source frameSource: FrameSource? = nil) {
-        guard milliseconds.isFinite, weight.isFinite, weight > 0 else { return }
+    /// Counts one frame of `milliseconds` standing for `weight` frames; with `counted` false, only
+    /// judges it (a frame outside the phase `report --phase` counts still sets the pace, as live).
+    /// - Returns: whether it is janky and counted (the HTML report marks those).
+    @discardableResult
+    public mutating func add(milliseconds: Double, weight: Double = 1, source frameSource: FrameSource? = nil, counted: Bool = true) -> Bool {
+        guard milliseconds.isFinite, weight.isFinite, weight > 0 else { return false }
         if let frameSource, let current = source, frameSource != current {
-            if frameSource.rank < current.rank { return }
+            if frameSource.rank < current.rank { return false }
             if frameSource.rank > current.rank { self = RunFrames(budget: budget) }
         }
         if let frameSource { source = frameSource }
+        let verdict = judge.judge(milliseconds)
+        guard counted else { return false }
         total += weight
-        if budget.isJanky(milliseconds) { janky += weight }
-        dropped += budget.dropped(milliseconds) * weight
+        if verdict.janky { janky += weight }
+        dropped += verdict.dropped * weight
         weights[Int64((milliseconds * 1000).rounded()), default: 0] += weight
+        return verdict.janky
     }
 
     /// Nearest rank, weighted: the smallest duration with at least `percent` % of the frames' weight at

@@ -74,8 +74,13 @@ public enum HTMLReport {
             + ", \(run.summary.samples) samples, " + ReportFormatter.number(run.summary.frames, decimals: 0) + " frames"))
         if let tick = meta["tick_seconds"].flatMap(Double.init), tick > 0 { rows.append(("tick", DurationText.format(nanoseconds: UInt64((tick * 1e9).rounded())))) }
         let recording = run.recording
-        rows.append(("frame budget", ReportFormatter.number(1000 / recording.refreshHz, decimals: 1) + " ms (" + ReportFormatter.number(recording.refreshHz, decimals: 1)
-            + " Hz); janky above " + ReportFormatter.number(recording.jankFactor, decimals: 2) + " × budget"))
+        if recording.frameBudget.paced {
+            rows.append(("janky frames", "longer than " + ReportFormatter.number(recording.jankFactor, decimals: 2)
+                + " × the program's pace (the median of its last \(FrameJudge.paceFrames) frames)"))
+        } else {
+            rows.append(("frame budget", ReportFormatter.number(1000 / recording.refreshHz, decimals: 1) + " ms (" + ReportFormatter.number(recording.refreshHz, decimals: 1)
+                + " Hz); janky above " + ReportFormatter.number(recording.jankFactor, decimals: 2) + " × budget"))
+        }
         rows.append(("high-frequency actions", "≥ " + ReportFormatter.number(recording.actionThreshold) + " a second"))
         var html = label.map { "<h3>\(HTMLText.escaped($0))</h3>" } ?? ""
         html += "<dl class=\"meta\">" + rows.map { "<dt>\(HTMLText.escaped($0.0))</dt><dd>\(HTMLText.escaped($0.1))</dd>" }.joined() + "</dl>\n"
@@ -84,12 +89,13 @@ public enum HTMLReport {
 
     /// The figures, in groups: MangoHud's frame figures, CPU and memory, actions.
     static func summary(_ summary: RecordingSummary, baseline: RecordingSummary?, recording: Recording) -> String {
-        let jank = ReportFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1)
+        let jank = recording.frameBudget.paced ? ReportFormatter.number(recording.jankFactor, decimals: 2) + " × pace"
+            : ReportFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1) + " ms"
         let groups: [(String, [(key: String, label: String)])] = [
             ("Frames", [("frames", "frames"), ("fps_avg", "average FPS (frames ÷ time)"), ("fps_1pct_low", "1 % low FPS (1000 ÷ p99)"),
                         ("fps_0_1pct_low", "0.1 % low FPS (1000 ÷ p99.9)"), ("frame_p50_ms", "frame time p50"), ("frame_p97_ms", "frame time p97"),
                         ("frame_p99_ms", "frame time p99"), ("frame_p99_9_ms", "frame time p99.9"),
-                        ("janky_frames", "janky frames (> \(jank) ms)"), ("dropped_frames", "dropped frames")]),
+                        ("janky_frames", "janky frames (> \(jank))"), ("dropped_frames", "dropped frames")]),
             ("CPU and memory", [("duration_s", "duration"), ("samples", "samples"), ("cpu_percent_avg", "CPU average (100 = one core)"),
                                 ("cpu_percent_max", "CPU peak"), ("rss_start_bytes", "RSS at start"), ("rss_peak_bytes", "RSS peak"),
                                 ("rss_end_bytes", "RSS at end"), ("pss_peak_bytes", "PSS peak"), ("actions_total", "actions in total")]),

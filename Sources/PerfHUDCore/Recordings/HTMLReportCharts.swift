@@ -89,25 +89,26 @@ enum HTMLReportCharts {
 
         var times = SVGChart(title: "Frame time", axisTitle: "frame time (ms)", axis: .milliseconds, duration: duration, bands: bands)
         times.scatter = (name: "frame times (each pixel column: shortest to longest)", points: recording.frames.map { ($0.t, $0.milliseconds) }, color: frameColor)
-        let budget = recording.frameBudget, jankLimit = budget.jankLimitMilliseconds
+        let budget = recording.frameBudget
+        // Against the refresh, one limit for every frame; against the program's pace, a limit per frame (no rule).
+        let jankLimit: Double? = budget.paced ? nil : budget.jankLimitMilliseconds
         if let p50 = summary.frameP50 { times.rules.append(Rule(value: p50, label: "p50 " + SummaryFormatter.human("frame_p50_ms", p50), color: p50Color)) }
         if let p99 = summary.frameP99 { times.rules.append(Rule(value: p99, label: "p99 " + SummaryFormatter.human("frame_p99_ms", p99), color: p99Color)) }
         if let old = baseline?.summary.frameP99 {
             times.rules.append(Rule(value: old, label: "baseline p99 " + SummaryFormatter.human("frame_p99_ms", old), color: baselineColor))
         }
-        times.rules.append(Rule(value: jankLimit, label: "janky above " + SummaryFormatter.human("_ms", jankLimit), color: jankColor))
-        // The frames the summary counts as janky: the same rule (`FrameBudget`) over the same frames
+        if let jankLimit { times.rules.append(Rule(value: jankLimit, label: "janky above " + SummaryFormatter.human("_ms", jankLimit), color: jankColor)) }
+        // The frames the summary counts as janky: the same judge (`FrameJudge`) over the same frames
         // (`RecordingSummary.runFrames`: all of them, or those inside the visits of `--phase`), each by its weight.
         let windows = summary.phase.map { _ in RecordingSummary.windows(recording, phase: summary.phase) }
-        let janky = recording.frames.filter { frame in
-            budget.isJanky(frame.milliseconds) && (windows?.contains { frame.t >= $0.start && frame.t <= $0.end } ?? true)
-        }
+        var janky: [Recording.Frame] = []
+        _ = RecordingSummary.runFrames(recording.frames, budget: budget, inside: windows) { janky.append($0) }
         times.marks = (name: "janky frames", points: janky.map { ($0.t, $0.milliseconds, $0.weight) }, color: jankColor)
         // A stall of seconds would flatten every other frame: the axis stops a little above the
         // slowest frames that matter, and what is longer is drawn at the top edge.
         let sorted = recording.frames.map(\.milliseconds).sorted()
         let longest = sorted.last ?? 0
-        let limit = max((RecordingSummary.percentile(sorted, 99.9) ?? 0) * 1.3, jankLimit * 1.5, (summary.frameP99 ?? 0) * 1.3)
+        let limit = max((RecordingSummary.percentile(sorted, 99.9) ?? 0) * 1.3, (jankLimit ?? 0) * 1.5, (summary.frameP99 ?? 0) * 1.3)
         if longest > limit {
             times.yLimit = limit
             let above = sorted.count - (sorted.lastIndex { $0 <= limit }.map { $0 + 1 } ?? 0)

@@ -128,6 +128,7 @@ public final class Recorder: TickSink {
                 ("started_at", ReportFormatter.rfc3339(wall)), ("started_at_unix", String(wall)),
                 ("tick_seconds", String(Double(tickNanoseconds) / 1e9)), ("online_cpus", String(ProcessDirectory.onlineCPUs)),
                 ("refresh_hz", String(events.refreshHz)), ("jank_factor", String(events.jankFactor)),
+                ("jank_reference", events.frameBudget.referenceName),
                 ("action_threshold", String(events.actionThreshold))]
     }
 

@@ -39,7 +39,7 @@ extension Recording {
             throw notRecording
         }
         guard meta["format"] == "perfhud-recording" else { throw notRecording }
-        let refreshHz = self.refreshHz
+        let refreshHz = self.refreshHz, paced = frameBudget.paced
         let startedAtMilliseconds = Recording.milliseconds(unix: startedAtUnix)
         let cpus = onlineCPUs
         let pid = Int32(meta["target_pid"] ?? "") ?? 0
@@ -98,6 +98,7 @@ extension Recording {
                 if events.rejectedTotal > 0 { events.rejected = rejectedReasons ?? events.rejected }
                 events.phase = sample.phase
                 events.refreshHz = refreshHz
+                events.paced = paced
                 sample.events = events
             }
             samples.append(sample)

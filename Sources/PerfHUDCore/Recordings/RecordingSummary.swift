@@ -89,11 +89,14 @@ public struct RecordingSummary {
     }
 
     /// `frames` counted, as live and by the same code (`RunFrames`), inside `windows` (all of them
-    /// when nil). The HTML report marks the janky frames of the same count.
-    public static func runFrames(_ frames: [Recording.Frame], budget: FrameBudget, inside windows: [(start: Double, end: Double)]?) -> RunFrames {
+    /// when nil); every frame is judged, in order, so that the pace is the run's. `janky` is
+    /// handed each janky frame counted: the HTML report marks the janky frames of the same count.
+    public static func runFrames(_ frames: [Recording.Frame], budget: FrameBudget, inside windows: [(start: Double, end: Double)]?,
+                                 janky: ((Recording.Frame) -> Void)? = nil) -> RunFrames {
         var counted = RunFrames(budget: budget)
-        for frame in frames where windows?.contains(where: { frame.t >= $0.start && frame.t <= $0.end }) ?? true {
-            counted.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
+        for frame in frames {
+            let inside = windows?.contains(where: { frame.t >= $0.start && frame.t <= $0.end }) ?? true
+            if counted.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source, counted: inside) { janky?(frame) }
         }
         return counted
     }

@@ -97,8 +97,9 @@ public enum HUDRenderer {
                 var text = "FPS " + (events.fps == 0 && events.frameSource == .tty ? "idle" : ReportFormatter.number(events.fps, decimals: 0))
                 if let source = events.frameSource, source != .events { text += paint.dim(" " + source.rawValue) }
                 if let p99 = events.frameP99 {
-                    let budget = 1000 / max(1, events.refreshHz)
-                    text += " p99 " + paint.threshold(p99 / budget * 100, warn: 101, alarm: 150, ReportFormatter.number(p99, decimals: 1) + "ms")
+                    // Coloured against what janky is judged by: the program's own pace (its median frame), or the refresh's budget.
+                    let budget = events.paced ? (events.frameP50 ?? p99) : 1000 / max(1, events.refreshHz)
+                    text += " p99 " + paint.threshold(p99 / max(budget, 1e-3) * 100, warn: 101, alarm: 150, ReportFormatter.number(p99, decimals: 1) + "ms")
                 }
                 text += " jank " + (events.jankyFrames > 0 ? paint.yellow(ReportFormatter.number(events.jankyFrames, decimals: 0)) : "0")
                 segments.append((2, text))
