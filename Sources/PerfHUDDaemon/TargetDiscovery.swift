@@ -53,7 +53,8 @@ final class TargetDiscovery {
                 for pid in target.group.pids where !pids.contains(pid) { target.group.retire(pid); changed = true }
             }
             if changed && !target.group.isEmpty {
-                target.group.commandName = directory.describe(pid: target.group.pids[0])?.commandName ?? "?"
+                target.group.findRoot { ProcParser.stat(ofProcess: String($0))?.parentPID }
+                target.group.commandName = directory.describe(pid: target.group.rootPID ?? target.group.pids[0])?.commandName ?? "?"
                 target.remember()
                 sockets.follow(target)
                 status.follow(target)

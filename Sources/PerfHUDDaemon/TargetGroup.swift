@@ -8,8 +8,12 @@ final class TargetGroup: SampleSource {
     private let includeChildren: Bool
     private var retired = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
     private var lastCumulative: [Int32: (cpu: UInt64, user: UInt64, system: UInt64)] = [:]
-    /// The command name of the lowest PID, looked up when the members change.
+    /// The command name of the root (`rootPID`), looked up when the members change.
     var commandName = ""
+    /// The member every other one descends from (nginx's master above its workers) where the group
+    /// is one process tree, else the lowest PID: what `perfhud_target_info{pid}` names, and so what
+    /// `perfhud top` opens (with `--include-children` when that tree is what the row counts).
+    private(set) var rootPID: Int32?
 
     init(includeChildren: Bool) { self.includeChildren = includeChildren }
 
@@ -24,6 +28,14 @@ final class TargetGroup: SampleSource {
     func contains(_ pid: Int32) -> Bool { samplers[pid] != nil }
     func add(_ sampler: ProcessSampler) { samplers[sampler.pid] = sampler }
 
+    /// Finds `rootPID` again (the members changed): the one member whose parent is not a member,
+    /// where there is one such; else the lowest PID.
+    func findRoot(parentOf: (Int32) -> Int32?) {
+        let members = pids, set = Set(members)
+        let roots = members.filter { pid in parentOf(pid).map { !set.contains($0) } ?? true }
+        rootPID = roots.count == 1 ? roots[0] : members.first
+    }
+
     /// Lets `pid` go; what it spent stays in the totals.
     func retire(_ pid: Int32) {
         if let last = lastCumulative[pid] {
@@ -31,6 +43,7 @@ final class TargetGroup: SampleSource {
         }
         lastCumulative[pid] = nil
         samplers[pid] = nil
+        if rootPID == pid { rootPID = nil }
     }
 
     /// The members summed; members that ended are retired. Nil while the group is empty.

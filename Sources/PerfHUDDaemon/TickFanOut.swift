@@ -41,7 +41,7 @@ final class TickFanOut {
             status.log(.warning, target, line)
         }
         let figures = target.latest.map { tick in
-            DaemonMetrics.Target(sample: tick.sample, report: tick.report, commandName: tick.commandName, pid: target.group.pids.first ?? 0,
+            DaemonMetrics.Target(sample: tick.sample, report: tick.report, commandName: tick.commandName, pid: target.group.rootPID ?? target.group.pids.first ?? 0,
                                  startTimeSeconds: target.group.startTicks.map { bootTime + Double($0) / Double(ProcessDirectory.ticksPerSecond) },
                                  ticksPerSecond: Double(ProcessDirectory.ticksPerSecond))
         }

@@ -29,7 +29,11 @@ struct TopCommand: ParsableCommand {
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         configuration.style = HUDStyle(color: !(noColor || noColorEnvironment), unicode: LocaleCharset.isUTF8())
         let executable = (try? String(contentsOfSymlink: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        configuration.hudCommand = { pid in [executable, "attach", String(pid)] + (noColor ? ["--no-color"] : []) }
+        // --no-summary: the HUD's end summary would be written on the shell's screen, under the
+        // table's alternate screen, and be found there after `q`.
+        configuration.hudCommand = { pid, tree in
+            [executable, "attach", String(pid), "--no-summary"] + (tree ? ["--include-children"] : []) + (noColor ? ["--no-color"] : [])
+        }
         try Perfhud.exit(with: TopSession(configuration: configuration).run())
     }
 }

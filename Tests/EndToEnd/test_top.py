@@ -130,3 +130,80 @@ def test_off_a_terminal_the_table_is_printed_once(spawn, daemons):
     assert lines[0].startswith("perfhud top") and "sorted by name" in lines[0], lines
     assert lines[1].startswith("TARGET") and "\x1b" not in result.stdout, lines
     assert [line.split()[0] for line in lines[2:]] == ["busy", "idle"], lines
+
+
+# A parent and two children that each spin half the time: one process tree, three processes, the
+# marker on each command line (the children are forks). They end with their parent.
+TREE = """
+import ctypes, os, signal, time
+for _ in range(2):
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG: gone with the parent
+        while True:
+            end = time.monotonic() + 0.05
+            while time.monotonic() < end:
+                pass
+            time.sleep(0.05)
+time.sleep(600)
+"""
+
+
+def cpu_of_hud(screen):
+    found = re.search(r"CPU ([0-9.]+)%", screen[0])
+    return float(found[1]) if found else None
+
+
+def test_enter_opens_the_target_as_its_row_counts_it_and_q_leaves_the_shell_as_it_was(spawn, daemons):
+    marker = f"perfhud-top-tree-{time.monotonic_ns()}"
+    parent = spawn(sys.executable, "-c", TREE, marker)
+    idle = spawn("sleep", "600")   # a second target: the daemon's --events is then a directory
+    watched = daemons("--match", f"tree={marker}", "--pid", f"idle={idle.pid}")
+    assert wait_until(lambda: watched.value("perfhud_target_processes", '{target="tree"}') == 3, timeout=10)
+    tmux = Tmux(columns=120, rows=30)
+    try:
+        tmux.type("echo the-shell-before")
+        tmux.wait(lambda s: "the-shell-before" in s[1], "the shell's line")
+        tmux.type(f"{PERFHUD} top --from http://127.0.0.1:{watched.port}")
+        tmux.wait(lambda s: len(rows_of(s, ["tree"])) == 1 and re.search(r"tree\s+up\s+\d", rows_of(s, ["tree"])[0][1]), "the tree's row")
+        time.sleep(2)
+        row = float(rows_of(tmux.screen(), ["tree"])[0][1].split()[2])
+        # Its two children spin half the time each: about one core for the target, none for the parent.
+        assert row > 40, row
+        tmux.key("Enter")
+        tmux.wait(lambda s: s[0].startswith(" PID ") and str(parent.pid) in s[0], "the HUD of the tree")
+        time.sleep(2.5)
+        hud = cpu_of_hud(tmux.screen())
+        # The HUD counts the tree the row counts, not the parent alone (0 %).
+        assert hud is not None and hud > 0.6 * row, (hud, row, tmux.screen()[0])
+        tmux.type("q", enter=False)
+        tmux.wait(lambda s: len(rows_of(s, ["tree"])) == 1 and s[0].startswith("perfhud top"), "the table again")
+        tmux.type("q", enter=False)
+        tmux.wait(lambda s: not any(line.startswith("perfhud top") for line in s), "the shell after q")
+        time.sleep(0.3)
+        screen = tmux.screen()
+        # The shell's screen as it was, with the command typed: nothing of the table or the HUD.
+        assert "the-shell-before" in screen[1], screen
+        assert not any(line.startswith((" PID ", "TARGET ", "perfhud:", " memory")) or "⠀" in line for line in screen), screen
+        assert_restored(tmux)
+    finally:
+        tmux.close()
+
+
+def test_enter_on_processes_that_are_not_one_tree_says_so_and_opens_nothing(spawn, daemons):
+    marker = f"perfhud-top-apart-{time.monotonic_ns()}"
+    for _ in range(2):
+        spawn(sys.executable, "-c", "import time; time.sleep(600)", marker)
+    idle = spawn("sleep", "600")
+    watched = daemons("--match", f"apart={marker}", "--pid", f"idle={idle.pid}")
+    assert wait_until(lambda: watched.value("perfhud_target_processes", '{target="apart"}') == 2, timeout=10)
+    tmux = Tmux(columns=140, rows=20)
+    try:
+        tmux.type(f"{PERFHUD} top --from http://127.0.0.1:{watched.port}")
+        tmux.wait(lambda s: len(rows_of(s, ["apart"])) == 1, "the row")
+        tmux.key("Enter")
+        tmux.wait(lambda s: any("counts 2 processes, not one tree" in line for line in s), "why no HUD opens")
+        assert not any(line.startswith(" PID ") for line in tmux.screen())
+        tmux.type("q", enter=False)
+        tmux.wait(lambda s: not any(line.startswith("perfhud top") for line in s), "the shell after q")
+    finally:
+        tmux.close()

@@ -17,6 +17,8 @@ public struct TopRow: Equatable {
     public var up = false
     public var pid: Int32?
     public var commandName: String?
+    /// The processes the daemon counts in the target (`perfhud_target_processes`).
+    public var processes: Double?
     /// Percent of one core over the daemon's last tick: its `perfhud_target_cpu_ratio` (the JSON row's
     /// `cpu_percent`), as every other figure of the row is the daemon's own, not derived again here.
     public var cpuPercent: Double?
@@ -35,7 +37,7 @@ public struct TopRow: Equatable {
     public init(target: String) { self.target = target }
 
     public static func == (left: TopRow, right: TopRow) -> Bool {
-        left.target == right.target && left.up == right.up && left.pid == right.pid && left.commandName == right.commandName
+        left.target == right.target && left.up == right.up && left.pid == right.pid && left.commandName == right.commandName && left.processes == right.processes
             && left.cpuPercent == right.cpuPercent && left.residentBytes == right.residentBytes
             && left.residentTrend == right.residentTrend && left.framesPerSecond == right.framesPerSecond
             && left.actionsPerSecond == right.actionsPerSecond && left.hotAction?.label == right.hotAction?.label
@@ -56,6 +58,7 @@ public enum TopRows {
             row.up = (now.up[target] ?? 0) == 1
             row.pid = now.info[target]?.pid
             row.commandName = now.info[target]?.comm
+            row.processes = row.up ? now.processes[target] : nil
             row.cpuPercent = now.cpuRatio[target].map { $0 * 100 }
             row.residentBytes = row.up ? now.resident[target] : nil
             if row.up {
@@ -105,6 +108,7 @@ public enum TopRows {
         var info: [String: (comm: String, pid: Int32?)] = [:]
         var cpuRatio: [String: Double] = [:]
         var resident: [String: Double] = [:]
+        var processes: [String: Double] = [:]
         var trend: [String: Double] = [:]
         var framesPerSecond: [String: Double] = [:]
         var actionsPerSecond: [String: Double] = [:]
@@ -124,6 +128,7 @@ public enum TopRows {
                     info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil })
                 case "perfhud_target_cpu_ratio": cpuRatio[target] = value.isFinite ? value : nil
                 case "perfhud_target_resident_memory_bytes": resident[target] = value
+                case "perfhud_target_processes": processes[target] = value
                 case "perfhud_target_rss_trend_bytes_per_second": trend[target] = value.isFinite ? value : nil
                 case "perfhud_frames_per_second": framesPerSecond[target] = value.isFinite ? value : nil
                 case "perfhud_actions_per_second": actionsPerSecond[target] = value.isFinite ? value : nil

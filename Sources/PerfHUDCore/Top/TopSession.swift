@@ -5,7 +5,8 @@ import Glibc
 
 /// `perfhud top`: the daemon's targets as a table on the alternate screen, one row each, scraped
 /// from its `/metrics` every second (rates from two consecutive scrapes), sorted by a key; Enter
-/// runs the HUD (`perfhud attach PID`) on the selected target's PID and comes back to the table
+/// runs the HUD on the selected target as its row counts it (`perfhud attach PID`, or with
+/// `--include-children` for a target that is one process tree) and comes back to the table
 /// when it ends. Standard output that is not a terminal gets the table once, after two scrapes.
 public final class TopSession {
     public struct Configuration {
@@ -13,8 +14,9 @@ public final class TopSession {
         public var sort: TopSort = .cpu
         public var style = HUDStyle()
         public var intervalNanoseconds: UInt64 = 1_000_000_000
-        /// The command that shows the HUD of a PID (`perfhud attach PID`); nil: Enter does nothing.
-        public var hudCommand: ((Int32) -> [String])?
+        /// The command that shows the HUD of a PID (`perfhud attach PID`), or of its tree (`true`:
+        /// `--include-children`); nil: Enter does nothing.
+        public var hudCommand: ((Int32, Bool) -> [String])?
 
         public init(endpoint: MetricsEndpoint) { self.endpoint = endpoint }
     }
@@ -186,6 +188,15 @@ public final class TopSession {
         frames.invalidate()
     }
 
+    /// The terminal as the HUD expects it — keys as typed, the cursor shown, a blank screen — but
+    /// still the alternate screen: what the HUD draws and leaves at its end stays there, and the
+    /// table is drawn over it when the HUD ends. Leaving it instead put the HUD on the shell's
+    /// screen, where its last frame was found after `q` (issue 31).
+    private func handOverScreen() {
+        terminal.write(ControlSequence.resetAttributes + ControlSequence.clearScreen + ControlSequence.moveTo(row: 1) + ControlSequence.showCursor)
+        terminal.restoreInput()
+    }
+
     private func restore() {
         terminal.write(ControlSequence.resetAttributes + ControlSequence.leaveAlternateScreen + ControlSequence.showCursor)
         terminal.restoreInput()
@@ -221,8 +232,22 @@ public final class TopSession {
             message = "\(TerminalText.escaped(row.target, maxLength: 40)) is down: no process to show"
             return nil
         }
-        guard let command = configuration.hudCommand?(pid) else { return nil }
-        restore()
+        // The HUD must count what the row counts: one process, or the daemon's whole target where
+        // that is one tree under the PID it names (nginx's master and its workers). A group of
+        // unrelated processes (a --match of several programs) has no such HUD: said, not opened.
+        let processes = Int(row.processes ?? 1)
+        var tree = false
+        if processes > 1 {
+            let counted = 1 + ProcessDirectory().descendants(of: pid).count
+            guard counted == processes else {
+                message = "\(TerminalText.escaped(row.target, maxLength: 40)) counts \(processes) processes, not one tree under PID \(pid) "
+                    + "(\(counted)): the HUD shows one process or one tree, not what the row counts"
+                return nil
+            }
+            tree = true
+        }
+        guard let command = configuration.hudCommand?(pid, tree) else { return nil }
+        handOverScreen()
         let status = spawnAndWait(command)
         // The terminal's keys (Ctrl-C, Ctrl-Z, …) went to the HUD and to us alike: they were the HUD's.
         let ours = signals.drain().filter { ![SIGINT, SIGQUIT, SIGTSTP, SIGCONT, SIGCHLD, SIGWINCH].contains($0) }
