@@ -17,7 +17,7 @@ struct HUDOptions: ParsableArguments {
     @Option(help: "Stop after this many reports.")
     var count: Int?
 
-    @Flag(help: "With the HUD: print no summary of the run when it ends.")
+    @Flag(help: "Print no summary of the run when it ends (the HUD's lines under the program's output; --output json's last line, {\"summary\": …}).")
     var noSummary = false
 
     @Option(help: "Read actions from a reducer log (TCA _printChanges output or JSON lines): a file, followed as it grows, or - for standard input.")

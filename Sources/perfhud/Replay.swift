@@ -22,6 +22,9 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "How much history the memory graph spans.")
     var history = DurationArgument(nanoseconds: 600_000_000_000)
 
+    @Flag(help: "With --output json: end without the run's summary line.")
+    var noSummary = false
+
     func validate() throws {
         if let speed, !(ReplayPlayhead.slowest...ReplayPlayhead.fastest).contains(speed) {
             throw ValidationError(Accepted.complaint("--speed", got: "\(speed)", in: "replay"))
@@ -40,6 +43,7 @@ struct ReplayCommand: ParsableCommand {
         configuration.historyNanoseconds = history.nanoseconds
         configuration.style = screen.style
         configuration.path = file
+        configuration.summary = !noSummary
         try Perfhud.exit(with: ReplaySession(recording: recording, configuration: configuration).run())
     }
 }

@@ -1,5 +1,6 @@
 """Shared helpers for the end-to-end tests: they run the built perfhud binary as a user would."""
 import fcntl
+import json
 import os
 import pathlib
 import pty
@@ -25,6 +26,23 @@ def burn(tmp_path_factory):
     subprocess.run(["cc", "-O1", "-pthread", "-o", str(out), str(ROOT / "Tests/EndToEnd/helpers/burn.c")], check=True)
     os.chmod(out.parent, 0o755)
     return str(out)
+
+
+def json_rows_of(text):
+    """The rows of `--output json` (live or replayed): every line but the last, which holds the
+    run's summary (`{"summary": {...}}`) where the run printed one."""
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if lines and set(lines[-1]) == {"summary"}:
+        lines.pop()
+    assert not any("summary" in line and len(line) == 1 for line in lines), "the summary line is the last"
+    return lines
+
+
+def summary_of(text):
+    """The summary line's object of `--output json`'s output."""
+    last = json.loads(text.splitlines()[-1])
+    assert set(last) == {"summary"}, last
+    return last["summary"]
 
 
 def perfhud(*args, **kwargs):

@@ -4,7 +4,7 @@ import os
 import subprocess
 import time
 
-from conftest import PERFHUD, perfhud, wait_until
+from conftest import PERFHUD, perfhud, wait_until, json_rows_of
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -24,7 +24,7 @@ def measure(pid, seconds=5.0, tick="250ms", extra=()):
     result = perfhud("attach", str(pid), "--output", "json", "--tick", tick, "--count", str(count), *extra)
     kernel_after, wall_after = kernel_cpu_seconds(pid), time.monotonic()
     assert result.returncode == 0, result.stderr
-    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    reports = json_rows_of(result.stdout)
     cpu = [r["cpu_percent"] for r in reports[1:]]
     kernel = (kernel_after - kernel_before) / (wall_after - wall_before) * 100
     return sum(cpu) / len(cpu), kernel, reports
@@ -97,7 +97,7 @@ def test_include_children_keeps_the_cpu_of_children_that_exit(burn, tmp_path):
     finally:
         parent.kill()
         parent.wait()
-    reports = [json.loads(line) for line in out.splitlines()]
+    reports = json_rows_of(out)
     totals = [r["cpu_seconds_total"] for r in reports]
     assert all(b >= a for a, b in zip(totals, totals[1:])), "totals never go backwards"
     gained = totals[-1] - totals[0]

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import PERFHUD, perfhud
+from conftest import PERFHUD, perfhud, json_rows_of
 
 CPUS = os.cpu_count()
 # cpu_percent is derived from the same two timestamps the sampler bounds the total by, so the
@@ -62,7 +62,7 @@ def run_children(script, env, tick="100ms"):
     else:
         result = perfhud(*args, env=dict(os.environ, **env), timeout=120)
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     clock = re.findall(r"(\d+)m([\d.]+)s", "\n".join(result.stderr.splitlines()[-2:]))
     assert len(clock) == 4, result.stderr
     children = sum(int(minutes) * 60 + float(seconds) for minutes, seconds in clock)
@@ -178,7 +178,7 @@ def test_in_a_booted_pure_cgroup2_system_as_a_service():
             assert result.returncode == 0, result.stderr
             group = result.stderr.splitlines()[0]
             assert ("/perfhud-run-" in group) == grouped and group.startswith("0::/system.slice/run-"), group
-            rows = [json.loads(line) for line in result.stdout.splitlines()]
+            rows = json_rows_of(result.stdout)
             clock = re.findall(r"(\d+)m([\d.]+)s", "\n".join(result.stderr.splitlines()[-2:]))
             cpu = check_totals(rows, sum(int(minutes) * 60 + float(seconds) for minutes, seconds in clock))
             assert max(cpu) <= (115 if grouped else 150), cpu

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, perfhud
+from conftest import PERFHUD, perfhud, json_rows_of
 
 JSON_KEYS = {
     "time": str, "pid": int, "alive": bool, "cpu_percent": (int, float, type(None)),
@@ -68,7 +68,7 @@ def test_json_keys_and_types(burn):
     result = perfhud("attach", str(target.pid), "--output", "json", "--count", "3", "--tick", "100ms")
     target.kill()
     assert result.returncode == 0, result.stderr
-    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    reports = json_rows_of(result.stdout)
     assert len(reports) == 3
     for report in reports:
         for key, kind in JSON_KEYS.items():
@@ -135,7 +135,7 @@ def test_pss_is_null_not_zero_when_unreadable():
     finally:
         sleeper.kill()
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.splitlines()[-1])
+    report = json_rows_of(result.stdout)[-1]
     assert report["pss_bytes"] is None
     assert report["rss_bytes"] > 0
 
@@ -143,7 +143,7 @@ def test_pss_is_null_not_zero_when_unreadable():
 def test_demo_shows_cpu_bursts_and_memory_phases_within_seconds():
     result = perfhud("demo", "--output", "json", "--tick", "200ms", "--duration", "9s")
     assert result.returncode == 0, result.stderr
-    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    reports = json_rows_of(result.stdout)
     rss = [r["rss_bytes"] for r in reports if r["rss_bytes"]]
     cpu = [r["cpu_percent"] for r in reports if r["cpu_percent"] is not None]
     assert max(rss) - min(rss) >= 100 << 20, "a heavy phase takes at least 100 MiB"
@@ -157,11 +157,11 @@ def test_demo_shows_cpu_bursts_and_memory_phases_within_seconds():
 def test_count_means_n_reports_and_duration_ends_without_a_contradictory_row(command):
     program = ["--", "sleep", "30"] if command == "run" else []
     counted = perfhud(command, "--output", "json", "--tick", "100ms", "--count", "3", *program, timeout=30)
-    rows = [json.loads(line) for line in counted.stdout.splitlines()]
+    rows = json_rows_of(counted.stdout)
     assert len(rows) == 3, counted.stdout
     assert all(row["alive"] and "exit_signal" not in row for row in rows), rows
     timed = perfhud(command, "--output", "json", "--tick", "200ms", "--duration", "1s", *program, timeout=30)
-    rows = [json.loads(line) for line in timed.stdout.splitlines()]
+    rows = json_rows_of(timed.stdout)
     assert rows and rows[-1]["alive"] and "exit_signal" not in rows[-1], rows[-1:]
     times = [row["time"] for row in rows]
     assert len(times) == len(set(times)), "no row repeats the previous one"
@@ -204,7 +204,7 @@ def test_the_command_name_follows_an_exec(tmp_path):
     shim.write_text("#!/bin/sh\nsleep 0.6\nexec sleep 5\n")
     shim.chmod(0o755)
     result = perfhud("run", "--output", "json", "--tick", "100ms", "--count", "20", "--", str(shim), timeout=30)
-    commands = [json.loads(line)["command"] for line in result.stdout.splitlines()]
+    commands = [row["command"] for row in json_rows_of(result.stdout)]
     assert len(commands) == 20, result.stderr
     assert commands[0] == "launcher", commands
     assert commands[-1] == "sleep", commands
@@ -230,7 +230,7 @@ def test_a_kernel_thread_is_named_as_one_and_has_no_memory():
     result = perfhud("attach", str(pid), "--output", "json", "--count", "2", "--tick", "50ms")
     assert result.returncode == 0, result.stderr
     assert one_line(result.stderr).startswith(f"perfhud: warning: PID {pid} ({name}) is a kernel thread"), result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     assert [row["rss_bytes"] for row in rows] == [None, None], "no RSS, not 0 B"
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud, wait_until
+from conftest import PERFHUD, ROOT, perfhud, wait_until, json_rows_of
 import test_daemon_targets as targets
 
 
@@ -75,7 +75,7 @@ def attach_row(pid):
     """The last JSON row of `perfhud attach`: which figures perfhud can read for `pid` here."""
     result = perfhud("attach", str(pid), "--output", "json", "--tick", "200ms", "--count", "8")
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.splitlines()[-1])
+    return json_rows_of(result.stdout)[-1]
 
 
 def direct_path():

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, perfhud
+from conftest import PERFHUD, perfhud, json_rows_of
 
 
 def run_sender(script, *options, count=None, duration="6s", tick="250ms", timeout=60):
@@ -22,7 +22,7 @@ def run_sender(script, *options, count=None, duration="6s", tick="250ms", timeou
     args = ["run", "--output", "json", "--tick", tick, *options]
     args += ["--count", str(count)] if count else ["--duration", duration]
     result = perfhud(*args, "--", sys.executable, "-c", textwrap.dedent(script), timeout=timeout)
-    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    reports = json_rows_of(result.stdout)
     return reports, result
 
 
@@ -126,7 +126,7 @@ def test_accept_from_target_rejects_a_stranger(tmp_path):
         out, _ = proc.communicate(timeout=30)
     finally:
         watched.kill()
-    last = json.loads(out.splitlines()[-1])
+    last = json_rows_of(out)[-1]
     assert last["events_rejected"] == 1
     assert last["events_rejected_by_reason"] == {"peer": 1}
     assert last["actions_total"] == 0
@@ -171,7 +171,7 @@ def test_target_and_stranger_interleaved_in_one_batch_are_each_judged(tmp_path):
         out, _ = proc.communicate(timeout=30)
     finally:
         target.kill()
-    last = json.loads(out.splitlines()[-1])
+    last = json_rows_of(out)[-1]
     assert last["events_received"] == 6
     assert last["actions_total"] == 6, "the target's six, before and after the stranger's"
     assert last["events_rejected_by_reason"] == {"peer": 3}
@@ -297,7 +297,7 @@ def test_perfhud_memory_stays_bounded_under_100k_labels():
         proc.terminate()
         out, _ = proc.communicate(timeout=30)
         target.kill()
-    last = json.loads(out.splitlines()[-1])
+    last = json_rows_of(out)[-1]
     assert last["actions_total"] == 100000, "every action counted, the overflow as __other__"
     assert after - before < 20 * 1024, f"perfhud grew {after - before} KiB"
 
@@ -329,11 +329,11 @@ def test_actions_from_a_growing_file_and_from_standard_input(tmp_path):
         with open(log, "a") as more:        # the program keeps logging: followed like tail -f
             more.write('{"action": "Json.Action.saved"}\n')
         out, _ = proc.communicate(timeout=30)
-        assert json.loads(out.splitlines()[-1])["actions_total"] == 4
+        assert json_rows_of(out)[-1]["actions_total"] == 4
 
         piped = subprocess.run([PERFHUD, "attach", str(target.pid), "--actions-from", "-", "--output", "json", "--count", "5"],
                                input=PRINT_CHANGES, capture_output=True, text=True, timeout=30)
-        assert json.loads(piped.stdout.splitlines()[-1])["actions_total"] == 3
+        assert json_rows_of(piped.stdout)[-1]["actions_total"] == 3
     finally:
         target.kill()
     missing = perfhud("attach", str(os.getpid()), "--actions-from", str(tmp_path / "nope.log"), "--count", "1")
@@ -388,7 +388,7 @@ def test_actions_from_follows_a_log_that_is_truncated_rotated_or_recreated(tmp_p
     finally:
         target.kill()
         target.wait()
-    assert json.loads(out.splitlines()[-1])["actions_total"] == 6, out.splitlines()[-1]
+    assert json_rows_of(out)[-1]["actions_total"] == 6, out.splitlines()[-1]
 
 
 def test_emit_sends_tca_labels_whole_from_a_shell_script():
@@ -398,7 +398,7 @@ def test_emit_sends_tca_labels_whole_from_a_shell_script():
     script = f"for i in 1 2 3 4 5; do {PERFHUD} emit action '{label}'; done; {PERFHUD} emit phase Gallery; sleep 1.2"
     result = perfhud("run", "--output", "json", "--tick", "100ms", "--action-threshold", "1", "--", "sh", "-c", script, timeout=30)
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     assert rows[-1]["actions_total"] == 5 and rows[-1]["events_malformed"] == 0, rows[-1]
     assert rows[-1]["phase"] == "Gallery"
     assert any(entry["action"] == label for row in rows for entry in row["high_frequency_actions"]), rows[-1]

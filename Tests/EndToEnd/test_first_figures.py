@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import perfhud
+from conftest import perfhud, json_rows_of
 from test_cli import kernel_thread
 
 HZ = os.sysconf("SC_CLK_TCK")
@@ -33,7 +33,7 @@ def test_count_1_on_attach_gives_a_cpu_figure(burn):
         target.kill()
         target.wait()
     assert result.returncode == 0, result.stderr
-    [row] = [json.loads(line) for line in result.stdout.splitlines()]
+    [row] = json_rows_of(result.stdout)
     assert row["cpu_percent"] is not None, "one row: its window is the process's life so far"
     assert abs(row["cpu_percent"] - expected) <= 8, (row["cpu_percent"], expected)
 
@@ -41,7 +41,7 @@ def test_count_1_on_attach_gives_a_cpu_figure(burn):
 def test_count_1_on_run_gives_a_cpu_figure(burn):
     result = perfhud("run", "--output", "json", "--count", "1", "--", burn, "two")
     assert result.returncode == 0, result.stderr
-    [row] = [json.loads(line) for line in result.stdout.splitlines()]
+    [row] = json_rows_of(result.stdout)
     assert isinstance(row["cpu_percent"], (int, float)), row
     assert row["cpu_percent"] >= 0
 

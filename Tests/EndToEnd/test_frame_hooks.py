@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import BIN, ROOT, perfhud
+from conftest import BIN, ROOT, perfhud, json_rows_of
 
 GL_HOOK = BIN / "libperfhud-gl.so"
 VULKAN_LAYER = BIN / "libperfhud-vulkan.so"
@@ -80,7 +80,7 @@ def run_json(*program, env, timeout=90, options=(), linger=True, tick="250ms"):
     result = perfhud("run", "--output", "json", "--tick", tick, *options, "--", *program,
                      env=dict(os.environ, **env), timeout=timeout)
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     assert rows, result.stderr
     return rows, result
 

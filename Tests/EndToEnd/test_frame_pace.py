@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import perfhud
+from conftest import perfhud, json_rows_of
 from test_frame_hooks import display, egl_env, gl_frames, hooks_built  # noqa: F401 (fixtures)
 
 
@@ -17,9 +17,9 @@ def run(tmp_path, *program, options=(), env=None, name="run.db"):
     path = tmp_path / name
     result = perfhud("run", "--output", "json", "--tick", "250ms", "--record", str(path), *options, "--", *program, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    rows = json_rows_of(result.stdout)
     report = json.loads(perfhud("report", str(path), "--format", "json").stdout)
-    replayed = [json.loads(line) for line in perfhud("replay", str(path), "--output", "json").stdout.splitlines() if line.startswith("{")]
+    replayed = json_rows_of(perfhud("replay", str(path), "--output", "json").stdout)
     return rows, report, replayed
 
 

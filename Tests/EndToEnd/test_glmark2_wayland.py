@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import perfhud, wait_until
+from conftest import perfhud, wait_until, json_rows_of
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_glmark2_is_alive_to_its_end_and_its_frames_are_its_own(wayland):
         result = perfhud("run", "--output", "json", "--tick", "100ms", "--", "glmark2-es2-wayland", *args, "-s", "320x240",
                          env=wayland, timeout=120)
         assert result.returncode == 0, result.stderr
-        rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+        rows = json_rows_of(result.stdout)
         assert len(rows) >= 15, result.stdout
         assert all(row["alive"] for row in rows[:-1]), [row["alive"] for row in rows]
         end = rows[-1]

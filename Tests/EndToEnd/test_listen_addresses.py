@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from conftest import PERFHUD, perfhud, wait_until
+from conftest import PERFHUD, perfhud, wait_until, json_rows_of
 
 TYPE_NAME = re.compile(r"[A-Z][A-Za-z]*Error\b|SocketAddress|NIO|Swift")
 
@@ -118,4 +118,4 @@ def test_statsd_datagrams_arrive_over_ipv6():
     result = perfhud("run", "--output", "json", "--tick", "200ms", "--duration", "2s", "--statsd-udp", f"[::1]:{port}",
                      "--", sys.executable, "-c", sender, timeout=30)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout.splitlines()[-1])["events_received"] == 5, result.stdout[-400:]
+    assert json_rows_of(result.stdout)[-1]["events_received"] == 5, result.stdout[-400:]

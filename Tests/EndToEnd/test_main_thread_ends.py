@@ -11,12 +11,12 @@ import re
 import subprocess
 import time
 
-from conftest import perfhud, wait_until
+from conftest import perfhud, wait_until, json_rows_of
 from test_daemon import daemons  # noqa: F401 (fixture)
 
 
 def rows_of(stdout):
-    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return json_rows_of(stdout)
 
 
 def own_cpu(text):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud, wait_until
+from conftest import PERFHUD, ROOT, json_rows_of, perfhud, summary_of, wait_until
 from test_frame_hooks import display, egl_env, gl_frames, hooks_built, need  # noqa: F401 (fixtures)
 from test_daemon import daemons  # noqa: F401 (fixture)
 
@@ -40,7 +40,7 @@ def recorded_json_run(tmp_path, *program, env=None, tick="100ms", options=()):
     result = perfhud("run", "--record", str(path), "--output", "json", "--tick", tick, *options, "--", *program,
                      env=dict(os.environ, **(env or {})), timeout=120)
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     assert rows, result.stderr
     return result.stdout, rows, path
 
@@ -316,7 +316,10 @@ def test_cpu_seconds_at_rest_are_the_kernels_total_at_every_sink(tmp_path, daemo
     text, rows, path = recorded_json_run(tmp_path, sys.executable, str(program), str(said), "1.5")
     kernel = float(said.read_text())
     rest_start = next(row["elapsed_seconds"] for row in rows if row["cpu_seconds_total"] and row["cpu_seconds_total"] >= kernel - 0.0005) + 0.3
-    resting = [row for row in rows if rest_start <= row["elapsed_seconds"] and row["alive"]]
+    # Resting until its sleep ends; then the interpreter's shutdown spends a few ms more, which a
+    # row taken during it and the exit row (the whole life's total, read from the zombie) include.
+    resting = [row for row in rows if rest_start <= row["elapsed_seconds"] <= rows[-1]["elapsed_seconds"] - 0.15 and row["alive"]]
+    assert rows[-1]["alive"] is False and kernel <= rows[-1]["cpu_seconds_total"] <= kernel + 0.05, (kernel, rows[-1])
     assert len(resting) >= 5, rows
     # Python's own work between the read and the sleep is a few µs.
     assert all(abs(row["cpu_seconds_total"] - kernel) <= 0.002 for row in resting), (kernel, [row["cpu_seconds_total"] for row in resting])
@@ -385,3 +388,26 @@ def test_cpu_seconds_of_children_shorter_than_a_tick_at_every_sink(tmp_path):
     system = [float(v) for v in re.findall(r'^perfhud_target_cpu_seconds_total\{mode="system"[^}]*\} (\S+)', exported.stdout, re.M)]
     assert user[-1] + system[-1] == pytest.approx(rows[-1]["cpu_seconds_total"], abs=2.1e-6)
     assert replayed_rows(path) == text
+
+
+@pytest.mark.parametrize("ending", ["by itself", "by perfhud"])
+def test_the_json_rows_end_with_the_runs_summary_which_report_and_replay_say_too(tmp_path, gl_frames, ending):
+    # A GL program at 60 FPS, recorded: the rows' last line is the summary `report` gives of the
+    # recording, key for key, and replay ends with the same line. When perfhud ends the session
+    # (--duration) the frames of its last tick are no row's, and are the summary's all the same.
+    options = ("--duration", "2s") if ending == "by perfhud" else ()
+    path = tmp_path / "run.db"
+    result = perfhud("run", "--record", str(path), "--output", "json", "--tick", "100ms", *options, "--",
+                     gl_frames, "paced", "180", "60", env=egl_env(), timeout=120)
+    assert result.returncode == 0, result.stderr
+    summary = summary_of(result.stdout)
+    assert summary == report(path), (summary, report(path))
+    assert summary["frames"] >= json_rows_of(result.stdout)[-1]["frames_total"] > 0
+    if ending == "by itself":
+        assert summary["frames"] == 179
+    replayed = replayed_rows(path)
+    assert replayed.splitlines()[-1] == result.stdout.splitlines()[-1]
+    assert replayed == result.stdout
+    # --no-summary: the rows alone.
+    quiet = perfhud("run", "--output", "json", "--no-summary", "--", "true")
+    assert quiet.returncode == 0 and all("summary" not in json.loads(line) for line in quiet.stdout.splitlines()), quiet.stdout

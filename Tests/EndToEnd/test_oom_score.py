@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud, wait_until
+from conftest import PERFHUD, ROOT, perfhud, wait_until, json_rows_of
 import test_daemon_targets as targets
 
 # Raises its own oom_score_adj to 500 (allowed to anyone: only lowering it needs a privilege),
@@ -41,7 +41,7 @@ def recorded(tmp_path_factory):
     result = perfhud("run", "--output", "json", "--tick", "100ms", "--record", str(path), "--",
                      sys.executable, "-c", RAISES_ITS_SCORE)
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     scores = said(result.stderr)
     assert len(scores) == 2, result.stderr
     return path, rows, scores

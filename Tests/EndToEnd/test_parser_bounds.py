@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, wait_until
+from conftest import PERFHUD, wait_until, json_rows_of
 from test_daemon import daemons  # noqa: F401 (the fixture)
 
 STRAY_BRACKET = "received action: A(]\n"
@@ -54,7 +54,7 @@ def test_a_bad_reducer_log_ends_on_time_and_the_next_action_counts(tmp_path, bad
         target.wait()
     assert code == 0
     assert took < 4.5, f"--duration 2s took {took:.1f} s"
-    assert json.loads(out.splitlines()[-1])["actions_total"] == 1
+    assert json_rows_of(out)[-1]["actions_total"] == 1
     assert peak < 100 * 1024, f"peak RSS {peak} KiB: memory stays bounded"
 
 
@@ -67,7 +67,7 @@ def test_a_bad_reducer_log_on_standard_input_is_survived_too():
         target.kill()
         target.wait()
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout.splitlines()[-1])["actions_total"] == 1
+    assert json_rows_of(result.stdout)[-1]["actions_total"] == 1
 
 
 BAD_DATAGRAMS = [b"perfhud.frame:16|ms|@1e-19", b"perfhud.frame:16|ms|@1e-8", b"perfhud.action:1e19|c|#action:x",
@@ -121,7 +121,7 @@ def test_attach_survives_each_datagram_and_its_json_stays_numeric(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0
-    last = json.loads(out.splitlines()[-1])
+    last = json_rows_of(out)[-1]
     assert last["actions_total"] == 1 and last["frames_total"] == 1, last
     assert last["events_malformed"] == len(BAD_DATAGRAMS)
     for key, value in last.items():

@@ -15,7 +15,7 @@ import zlib
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud
+from conftest import PERFHUD, ROOT, perfhud, json_rows_of
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def recorded(tmp_path_factory):
     path = tmp_path_factory.mktemp("rec") / "demo.db"
     result = perfhud("demo", "--output", "json", "--record", str(path), "--duration", "6s")
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     return path, rows
 
 
@@ -84,7 +84,7 @@ def test_ndjson_export_gives_the_live_rows(recorded):
     path, rows = recorded
     result = perfhud("export", str(path), "--format", "ndjson")
     assert result.returncode == 0, result.stderr
-    exported = [json.loads(line) for line in result.stdout.splitlines()]
+    exported = json_rows_of(result.stdout)
     # The same rows, keys in the same order, the same values (test_replay compares the text).
     assert [list(row.items()) for row in exported] == [list(row.items()) for row in rows]
 

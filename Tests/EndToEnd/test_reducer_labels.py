@@ -4,7 +4,7 @@ case kept at every depth, whichever of TCA's two printers wrote the log."""
 import json
 import subprocess
 
-from conftest import PERFHUD, ROOT
+from conftest import PERFHUD, ROOT, json_rows_of
 
 FIXTURES = ROOT / "Tests" / "Fixtures" / "tca"
 
@@ -26,7 +26,7 @@ def labels_read(text):
     finally:
         target.kill()
         target.wait()
-    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    reports = json_rows_of(result.stdout)
     assert reports, result.stderr
     seen = {entry["action"] for report in reports for entry in report["high_frequency_actions"]}
     return seen, reports[-1]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, perfhud
+from conftest import ROOT, perfhud, json_rows_of
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_a_program_that_exits_and_execs_replays_with_its_exit_row_and_new_name(t
     live = perfhud("run", "--output", "json", "--tick", "50ms", "--record", str(path), "--",
                    "sh", "-c", "sleep 0.4; sh -c 'sleep 0.4; exit 3'; exit $?")
     assert live.returncode == 3, live.stderr
-    rows = [json.loads(line) for line in live.stdout.splitlines()]
+    rows = json_rows_of(live.stdout)
     assert rows[-1]["exit_code"] == 3
     replayed = perfhud("replay", str(path), "--output", "json")
     assert replayed.returncode == 0, replayed.stderr
@@ -54,7 +54,7 @@ def test_a_program_that_exits_and_execs_replays_with_its_exit_row_and_new_name(t
     exec_path = tmp_path / "exec.db"
     live = perfhud("run", "--output", "json", "--tick", "50ms", "--record", str(exec_path), "--",
                    "sh", "-c", "sleep 0.4; exec sleep 0.4")
-    names = [json.loads(line)["command"] for line in live.stdout.splitlines()]
+    names = [row["command"] for row in json_rows_of(live.stdout)]
     assert names[0] == "sh" and names[-1] == "sleep", names
     assert perfhud("replay", str(exec_path), "--output", "json").stdout == live.stdout
 
@@ -65,7 +65,7 @@ def test_speed_paces_the_rows(recorded_json):
     replayed = perfhud("replay", str(path), "--output", "json", "--speed", "4")
     took = time.monotonic() - started
     assert replayed.stdout == live
-    last = json.loads(live.splitlines()[-1])["elapsed_seconds"]
+    last = json_rows_of(live)[-1]["elapsed_seconds"]
     assert took >= last / 4 * 0.9, (took, last)
 
 
@@ -135,7 +135,7 @@ def test_a_format_1_recording_replays(tmp_path):
     shutil.copy(ROOT / "Tests/Fixtures/recordings/format1-demo.db", path)
     replayed = perfhud("replay", str(path), "--output", "json")
     assert replayed.returncode == 0, replayed.stderr
-    rows = [json.loads(line) for line in replayed.stdout.splitlines()]
+    rows = json_rows_of(replayed.stdout)
     assert len(rows) == 41 and rows[-1]["command"] == "perfhud-demo"
     assert max(row["rss_bytes"] for row in rows) == 131854336
 

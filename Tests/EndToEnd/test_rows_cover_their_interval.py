@@ -11,11 +11,11 @@ import re
 import subprocess
 import sys
 
-from conftest import perfhud
+from conftest import perfhud, json_rows_of
 
 
 def rows_of(stdout):
-    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return json_rows_of(stdout)
 
 
 def own_cpu(text):

@@ -7,7 +7,7 @@ import socket
 import sys
 import textwrap
 
-from conftest import perfhud
+from conftest import perfhud, json_rows_of
 
 # TCA labels with what a metric name must carry: dots, parentheses, colons, commas, spaces.
 MOVED = "Feature.Action.moved(x:, y:)"
@@ -25,7 +25,7 @@ def run_client(script, *options, duration="4s"):
     With a threshold of 1 per second every label that arrives is listed in high_frequency_actions."""
     result = perfhud("run", "--output", "json", "--tick", "250ms", "--action-threshold", "1", "--duration", duration,
                      *options, "--", sys.executable, "-c", textwrap.dedent(script), timeout=60)
-    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    reports = json_rows_of(result.stdout)
     assert reports, result.stderr
     labels = {entry["action"] for report in reports for entry in report["high_frequency_actions"]}
     return labels, reports[-1], result

@@ -10,14 +10,14 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud, wait_until
+from conftest import PERFHUD, ROOT, perfhud, wait_until, json_rows_of
 from test_tmux import Tmux
 
 HELPER = [sys.executable, str(ROOT / "Tests/EndToEnd/helpers/tty_frames.py")]
 
 
 def rows(output):
-    return [json.loads(line) for line in output.splitlines()]
+    return json_rows_of(output)
 
 
 def test_synchronized_updates_give_fps_p99_and_exact_jank():
@@ -77,7 +77,7 @@ def test_key_to_screen_latency_is_measured_for_every_key():
 def json_rows(path):
     """The complete rows written so far (a row being written may lack its end)."""
     text = path.read_text() if path.exists() else ""
-    return [json.loads(line) for line in text.split("\n")[:-1]]
+    return [row for row in (json.loads(line) for line in text.split("\n")[:-1]) if "summary" not in row]
 
 
 def lines(screen):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud
+from conftest import PERFHUD, ROOT, perfhud, json_rows_of
 
 CPUS = os.cpu_count()
 
@@ -54,7 +54,7 @@ def program():
 def rows(pid, *options, tick="100ms", count=30):
     result = perfhud("attach", str(pid), "--output", "json", "--tick", tick, "--count", str(count), *options)
     assert result.returncode == 0, result.stderr
-    return [json.loads(line) for line in result.stdout.splitlines()], result.stderr
+    return json_rows_of(result.stdout), result.stderr
 
 
 def threads_sum(pid, file, field):
@@ -263,7 +263,7 @@ def test_figures_perfhud_may_not_read_are_null_and_said_once(why, program):
     result = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", PERFHUD, "attach", str(target.pid),
                              "--output", "json", "--tick", "100ms", "--count", "15"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    got = [json.loads(line) for line in result.stdout.splitlines()]
+    got = json_rows_of(result.stdout)
     assert all(row["io_write_bytes_per_second"] is None and row["io_read_chars_per_second"] is None for row in got)
     assert all(row["fds_open"] is None for row in got)
     assert got[-1]["cpu_wait_percent"] is not None          # schedstat may be read by anyone

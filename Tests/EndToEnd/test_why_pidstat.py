@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import PERFHUD, ROOT, perfhud
+from conftest import PERFHUD, ROOT, perfhud, json_rows_of
 from test_why import Program, mean, program, wait_ns, why   # noqa: F401 (fixtures)
 
 CPUS = os.cpu_count()
@@ -52,7 +52,7 @@ class SideBySide:
         assert ours.returncode == 0, ours.stderr
         self.stderr = ours.stderr
         # The first row has no interval before it: the rates start with the second.
-        self.all_rows = [json.loads(line) for line in ours.stdout.splitlines()]
+        self.all_rows = json_rows_of(ours.stdout)
         self.rows = self.all_rows[1:]
         lines = pidstat_lines(out)
         assert lines, (out, err)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, perfhud
+from conftest import ROOT, perfhud, json_rows_of
 from test_recording import assert_fetches_nothing, screenshot, shown_either_way
 from test_why import program, why   # noqa: F401 (fixtures)
 
@@ -32,7 +32,7 @@ def recorded(why, tmp_path_factory):
     finally:
         target.stop()
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json_rows_of(result.stdout)
     summary = json.loads(perfhud("report", str(path), "--format", "json").stdout)
     return path, rows, summary, kernel_written
 

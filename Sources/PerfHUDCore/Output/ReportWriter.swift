@@ -32,6 +32,9 @@ final class ReportWriter: TickSink {
 
     var readerGone: Bool { output.isClosed }
 
+    /// A line after the rows (the summary line).
+    func write(_ line: String) { output.write(line) }
+
     /// Writes the row of `tick` if one is due: every tick, or with `--report-every` the first, then
     /// one every so often (give or take half a tick); the exit row always; none for the last tick of a session perfhud ended
     /// (`--count N` is N rows). What could not be read (`Tick.notes`) goes to standard error, once:

@@ -45,6 +45,8 @@ public final class Recorder: TickSink {
 
     private let database: SQLiteDatabase
     private let startNanoseconds: UInt64
+    /// When the recording began (meta `started_at`, RFC 3339).
+    public let startedAt: String?
     /// The sample, frame and action rows of the current second, written at the commit.
     private var samples, frames, actions: BatchedInsert
     private static var sampleColumns: Int { leadingColumnCount + Figure.recorded.count }
@@ -80,6 +82,7 @@ public final class Recorder: TickSink {
     public init(path: String, meta: [(String, String)], startNanoseconds: UInt64, warn: @escaping (String) -> Void) throws {
         self.startNanoseconds = startNanoseconds
         self.warn = warn
+        startedAt = meta.first { $0.0 == "started_at" }?.1
         startedAtMilliseconds = Recording.milliseconds(unix: meta.first { $0.0 == "started_at_unix" }.flatMap { Double($0.1) } ?? 0)
         lastCommit = startNanoseconds
         if case .success(let fd) = SystemCall.open(path, O_RDONLY) {

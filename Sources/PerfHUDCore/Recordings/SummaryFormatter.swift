@@ -4,14 +4,53 @@ public enum SummaryFormatter {
         ReportFormatter.number(value, decimals: 0)
     }
 
+    /// What the summary says beside the run's figures: facts a recording keeps in its meta and
+    /// rows, and a live session knows itself (`--output json`'s summary line).
+    public struct Facts {
+        public var command: String
+        public var startedAt: String?
+        /// The thread with the highest one-second CPU of any row, and that row's time.
+        public var busiest: BusyThread?
+        public var busiestAt: Double?
+        /// Storage I/O in total (`RunStorageIO`); nil where no row had the rate.
+        public var readBytes: Double?
+        public var writtenBytes: Double?
+        public var warnings: [String] = []
+
+        public init(command: String, startedAt: String?) {
+            self.command = command
+            self.startedAt = startedAt
+        }
+
+        /// A recording's: its meta, and why it was slow as `WhySummary` reads its rows.
+        init(_ recording: Recording, phase: String?) {
+            self.init(command: recording.meta["target_command"] ?? "", startedAt: recording.meta["started_at"])
+            let why = WhySummary(recording, phase: phase)
+            (busiest, busiestAt, readBytes, writtenBytes) = (why.busiest, why.busiestAt, why.readBytes, why.writtenBytes)
+            warnings = recording.warnings
+        }
+
+        /// A live run's, summed by the code that sums a recording (`RunSummary`).
+        public init(_ run: RunSummary, command: String, startedAt: String?) {
+            self.init(command: command, startedAt: startedAt)
+            (busiest, busiestAt) = (run.busiest, run.busiestAt)
+            (readBytes, writtenBytes) = (run.storage.readBytes, run.storage.writtenBytes)
+        }
+    }
+
     public static func json(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
+        json(summary, facts: Facts(recording, phase: summary.phase), baseline: baseline)
+    }
+
+    /// The summary as one JSON object (`report --format json`, and the last line of `--output json`).
+    public static func json(_ summary: RecordingSummary, facts: Facts, baseline: RecordingSummary? = nil) -> String {
         var fields: [String] = []
         for (key, value) in zip(RecordingSummary.keys, summary.numbers) {
             fields.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: decimals(key)))
         }
         fields.append("\"phase\":" + (summary.phase.map(ReportFormatter.quoted) ?? "null"))
-        fields.append("\"command\":" + ReportFormatter.quoted(recording.meta["target_command"] ?? ""))
-        fields.append("\"started_at\":" + (recording.meta["started_at"].map(ReportFormatter.quoted) ?? "null"))
+        fields.append("\"command\":" + ReportFormatter.quoted(facts.command))
+        fields.append("\"started_at\":" + (facts.startedAt.map(ReportFormatter.quoted) ?? "null"))
         func actions(_ list: [RecordingSummary.ActionFigures]) -> String {
             "[" + list.map { "{\"action\":" + ReportFormatter.quoted($0.action) + ",\"total\":" + ReportFormatter.number($0.total)
                 + ",\"peak\":" + ReportFormatter.number($0.peak) + "}" }.joined(separator: ",") + "]"
@@ -30,13 +69,12 @@ public enum SummaryFormatter {
             }
             fields.append("\"baseline\":{" + base.joined(separator: ",") + "}")
         }
-        // Why it was slow, beyond the table's figures (`WhySummary`): null where the recording has none.
-        let why = WhySummary(recording, phase: summary.phase)
-        fields.append("\"busiest_thread\":" + (why.busiest.map { "{\"pid\":\($0.pid),\"tid\":\($0.tid),\"name\":" + ReportFormatter.quoted($0.name)
-            + ",\"cpu_percent\":" + ReportFormatter.number($0.cpuPercent, decimals: 1) + ",\"t\":" + ReportFormatter.number(why.busiestAt, decimals: 3) + "}" } ?? "null"))
-        fields.append("\"io_read_bytes_total\":" + ReportFormatter.number(why.readBytes?.rounded(), decimals: 0))
-        fields.append("\"io_write_bytes_total\":" + ReportFormatter.number(why.writtenBytes?.rounded(), decimals: 0))
-        fields.append("\"warnings\":[" + recording.warnings.map(ReportFormatter.quoted).joined(separator: ",") + "]")
+        // Why it was slow, beyond the table's figures: null where the run has none.
+        fields.append("\"busiest_thread\":" + (facts.busiest.map { "{\"pid\":\($0.pid),\"tid\":\($0.tid),\"name\":" + ReportFormatter.quoted($0.name)
+            + ",\"cpu_percent\":" + ReportFormatter.number($0.cpuPercent, decimals: 1) + ",\"t\":" + ReportFormatter.number(facts.busiestAt, decimals: 3) + "}" } ?? "null"))
+        fields.append("\"io_read_bytes_total\":" + ReportFormatter.number(facts.readBytes?.rounded(), decimals: 0))
+        fields.append("\"io_write_bytes_total\":" + ReportFormatter.number(facts.writtenBytes?.rounded(), decimals: 0))
+        fields.append("\"warnings\":[" + facts.warnings.map(ReportFormatter.quoted).joined(separator: ",") + "]")
         return "{" + fields.joined(separator: ",") + "}"
     }
 

@@ -17,6 +17,8 @@ public final class ReplaySession {
         public var reportEveryNanoseconds: UInt64?
         /// The file's name, for the notices.
         public var path = ""
+        /// `--output json` ends with the run's summary line (`--no-summary`: not).
+        public var summary = true
         public init() {}
     }
 
@@ -63,6 +65,8 @@ public final class ReplaySession {
             writer.consume(tick)
             if writer.readerGone { return }
         }
+        // As the live run ended its rows: with the run's summary (the recording's, the same figures).
+        if configuration.output == .json && configuration.summary { writer.write(SummaryLine.line(for: recording)) }
     }
 
     /// Waits until `deadline` (monotonic); false when a signal asks to stop first.

@@ -38,6 +38,8 @@ public final class Session {
         /// The sampler's count of execs the recording's target already names.
         var execsRecorded = 0
     }
+    /// When the session began, as a recording's `started_at` says it (RFC 3339).
+    private let startedAt = ReportFormatter.rfc3339(wallClockSeconds())
     /// One buffer for every read of the loop (program output, keys): allocated once.
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
 
@@ -127,7 +129,7 @@ public final class Session {
         let description = directory.describe(pid: pid)
         watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
                                 // The recording and the end summary count every frame (`RunFrames`).
-                                keepsEveryFrame: configuration.recordPath != nil || (configuration.output == .hud && configuration.summary),
+                                keepsEveryFrame: configuration.recordPath != nil || (configuration.output != .plain && configuration.summary),
                                 fallbackName: target.launchedName, leak: configuration.watch.leak)
         // A HUD that shows none of the "why" figures and records nothing does not read their files.
         sampler.collectsActivity = configuration.collectsActivity
@@ -261,6 +263,7 @@ public final class Session {
     private func finish() {
         deliverFinalTick()      // perfhud ended the session (attach: `q`, `--count`, `--duration`; a reader gone)
         events.stop()
+        sinks.writeSummaryLine(startedAt: sinks.recorder?.startedAt ?? startedAt)
         sinks.closeRecording()
         standardError.restoreInput()
         if let screen {

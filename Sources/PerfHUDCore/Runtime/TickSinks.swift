@@ -8,9 +8,11 @@ final class TickSinks {
     private let rows: ReportWriter?
     /// `--record FILE`, opened once the target is known.
     var recorder: Recorder? {
-        didSet { sinks = Self.sinks(screenSink, rows, recorder, summary) }
+        didSet { sinks = Self.sinks(screenSink, rows, recorder, summary, summaryLine) }
     }
     private let summary: SessionSummary?
+    /// `--output json`'s last line, the run's summary (`--no-summary`: none).
+    private let summaryLine: SummaryLine?
     /// The sinks, in the order each tick is handed to them.
     private var sinks: [TickSink]
     /// Whether the last tick delivered was the session's last, and the target's name then.
@@ -23,7 +25,9 @@ final class TickSinks {
         rows = screenSink == nil ? ReportWriter(configuration: configuration, output: output) : nil
         summary = screenSink != nil && configuration.summary
             ? SessionSummary(tickNanoseconds: configuration.watch.tickNanoseconds, budget: configuration.watch.events.frameBudget) : nil
-        sinks = Self.sinks(screenSink, rows, nil, summary)
+        summaryLine = configuration.output == .json && configuration.summary
+            ? SummaryLine(tickNanoseconds: configuration.watch.tickNanoseconds, events: configuration.watch.events) : nil
+        sinks = Self.sinks(screenSink, rows, nil, summary, summaryLine)
     }
 
     private static func sinks(_ sinks: TickSink?...) -> [TickSink] { sinks.compactMap { $0 } }
@@ -44,6 +48,12 @@ final class TickSinks {
 
     /// Closes the recording: everything it was handed is in the file.
     func closeRecording() { recorder?.close() }
+
+    /// `--output json`'s summary line, written after the last row (`--no-summary`: none).
+    func writeSummaryLine(startedAt: String?) {
+        guard let summaryLine, let rows, !rows.readerGone else { return }
+        rows.write(summaryLine.line(startedAt: startedAt))
+    }
 
     /// What the HUD prints under the program's output at the end (`--no-summary`: nothing).
     func summaryText(commandName: String, recordPath: String?, ending: String? = nil) -> String? {

@@ -1,0 +1,37 @@
+/// `--output json`'s last line: the run's summary, `{"summary":{…}}`, the object `perfhud report
+/// --format json` gives for the recording of the same run — the same keys, summed by the same code
+/// (`RunSummary` fed the session's ticks, `RecordingSummary`, `SummaryFormatter`), so the two say
+/// the same. `replay --output json` ends with the line the recording gives (`line(for:)`).
+final class SummaryLine: TickSink {
+    private let run: RunSummary
+    private let budget: FrameBudget
+    private let actionThreshold: Double
+    private var commandName = ""
+
+    init(tickNanoseconds: UInt64, events: EventConfiguration) {
+        budget = events.frameBudget
+        actionThreshold = events.actionThreshold
+        // Every action is kept (the top and high-frequency actions are summed from them); the frames'
+        // own times are not used: the line sums the whole run, not a phase's windows.
+        run = RunSummary(budget: budget, tickSeconds: Double(tickNanoseconds) / 1e9, keepsEvents: true)
+    }
+
+    func consume(_ tick: Tick) {
+        run.consume(tick)
+        commandName = tick.commandName
+    }
+
+    /// The line, once the last tick is in. `startedAt`: when the run began (RFC 3339), as its
+    /// recording says it when there is one.
+    func line(startedAt: String?) -> String {
+        let summary = RecordingSummary(run, budget: budget, actionThreshold: actionThreshold)
+        return Self.wrapped(SummaryFormatter.json(summary, facts: SummaryFormatter.Facts(run, command: commandName, startedAt: startedAt)))
+    }
+
+    /// The line a recording's replay ends with.
+    static func line(for recording: Recording) -> String {
+        wrapped(SummaryFormatter.json(RecordingSummary(recording), recording: recording))
+    }
+
+    private static func wrapped(_ object: String) -> String { "{\"summary\":" + object + "}\n" }
+}
