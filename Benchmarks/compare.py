@@ -515,7 +515,8 @@ def frames_section():
             xvfb.wait(timeout=10)
         report.seek(0)
         lines = report.read().splitlines()
-        received = json.loads(lines[-1])["frames_total"] if lines else 0
+        # The last row (the summary line, {"summary": …}, comes after the rows).
+        received = next((json.loads(line)["frames_total"] for line in reversed(lines) if not line.startswith('{"summary"')), 0)
     print(f"\n## 8. OpenGL frame hook: uncapped glxgears (LIBGL_ALWAYS_SOFTWARE=1 vblank_mode=0, Xvfb), "
           f"{RUNS} runs of {5 * prints} s each way, alternating")
     medians = {name: statistics.median(values) for name, values in fps.items()}

@@ -118,7 +118,8 @@ def main():
             xvfb.wait(timeout=10)
         report.seek(0)
         lines = report.read().splitlines()
-        received = json.loads(lines[-1])["frames_total"] if lines else 0
+        # The last row (the summary line, {"summary": …}, comes after the rows).
+        received = next((json.loads(line)["frames_total"] for line in reversed(lines) if not line.startswith('{"summary"')), 0)
     print(f"## libperfhud-gl.so: uncapped frame rates (LIBGL_ALWAYS_SOFTWARE=1 vblank_mode=0, Xvfb), {RUNS} runs each way, alternating")
     for program_name in ("SDL2 GL", "glxgears"):
         without, with_hook = (statistics.median(fps[(program_name, variant)]) for variant in ("without", "with"))

@@ -153,7 +153,7 @@ class Receiver:
         if self.kind == "perfhud":
             self.process.wait(timeout=300)
             self.out.close()
-            last = [line for line in open(self.rows) if line.startswith("{")][-1]
+            last = [line for line in open(self.rows) if line.startswith("{") and not line.startswith('{"summary"')][-1]
             return int(json.loads(last)["events_received"])
         time.sleep(flush)   # its 1 s interval writes the counters out
         self.process.send_signal(signal.SIGTERM)
