@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import pty
+import re
 import select
 import signal
 import struct
@@ -43,6 +44,13 @@ def summary_of(text):
     last = json.loads(text.splitlines()[-1])
     assert set(last) == {"summary"}, last
     return last["summary"]
+
+
+def cpu_said(text):
+    """The CPU time a helper program printed just before it exited (`cpu SECONDS`, helpers/burn.c)."""
+    found = re.search(r"^cpu ([0-9.]+)$", text, re.M)
+    assert found, text
+    return float(found[1])
 
 
 def perfhud(*args, **kwargs):

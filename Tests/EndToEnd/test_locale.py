@@ -3,8 +3,11 @@ not (LC_ALL=C, LANG=C, LC_CTYPE=POSIX), as htop and btop fall back. perfhud on a
 pseudo-terminal, its bytes fed to a VT emulator (pyte)."""
 import os
 import subprocess
+import sys
 
 import pytest
+
+from conftest import ROOT
 
 ASCII_GRAPH = set(" |'-._")
 
@@ -52,14 +55,16 @@ def test_a_utf8_locale_gets_braille_and_box_drawing(terminal, burn, env):
 
 
 def test_the_end_summary_is_ascii_too_in_a_c_locale(terminal):
-    """The summary's "key→screen" (keys were typed) reaches a C-locale terminal as ASCII."""
-    term = terminal(["run", "--", "cat"], env={"LC_ALL": "C"})
-    term.pump(0.5)
-    for key in b"hello\r":
+    """The summary's "key→screen" (keys were typed, and the program answered each itself: its
+    terminal does not echo them) reaches a C-locale terminal as ASCII."""
+    helper = str(ROOT / "Tests/EndToEnd/helpers/tty_frames.py")
+    term = terminal(["run", "--", sys.executable, helper, "keys", "10"], env={"LC_ALL": "C"})
+    term.pump(0.8)
+    for key in b"hello":
         term.send(bytes([key]))
-        term.pump(0.05)
+        term.pump(0.1)
     term.pump(0.3)
-    term.send(b"\x04")   # cat sees end-of-file and ends: the summary follows
+    term.send(b"q")   # the helper ends on q: the summary follows
     assert term.finish() == 0
     raw = bytes(term.raw)
     assert b"key->screen" in raw, raw[-600:]

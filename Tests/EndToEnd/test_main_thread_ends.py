@@ -4,32 +4,22 @@ leader's state, its `statm`, `status` and `fd` are no longer the process's, but 
 at 100 % CPU. `burn orphan SECONDS` (helpers/burn.c) is such a program: it prints the CPU time
 it used just before it exits. `run`, `attach`, the HUD and the daemon must each see it alive,
 with its CPU and memory, until its last thread ends."""
-import json
 import os
 import pathlib
 import re
 import subprocess
 import time
 
-from conftest import perfhud, wait_until, json_rows_of
+from conftest import cpu_said, json_rows_of, perfhud, wait_until
 from test_daemon import daemons  # noqa: F401 (fixture)
 
 
-def rows_of(stdout):
-    return json_rows_of(stdout)
-
-
-def own_cpu(text):
-    """The CPU time the program said it used, just before it exited."""
-    found = re.search(r"^cpu ([0-9.]+)$", text, re.M)
-    assert found, text
-    return float(found[1])
 
 
 def test_run_sees_it_alive_until_its_last_thread_ends(burn):
     result = perfhud("run", "--output", "json", "--tick", "100ms", "--", burn, "orphan", "1.2", timeout=60)
     assert result.returncode == 0, result.stderr
-    rows = rows_of(result.stdout)
+    rows = json_rows_of(result.stdout)
     live, end = rows[:-1], rows[-1]
     assert len(live) >= 8, rows
     # Every row before the end: alive, with the process's memory and threads, its CPU going up.
@@ -42,7 +32,7 @@ def test_run_sees_it_alive_until_its_last_thread_ends(burn):
     assert totals == sorted(totals), totals
     # The end: the whole life's CPU, what the program measured of itself (and the exit's few µs).
     assert end["alive"] is False and end["exit_code"] == 0, end
-    spent = own_cpu(result.stderr)
+    spent = cpu_said(result.stderr)
     assert spent - 0.001 <= end["cpu_seconds_total"] <= spent + 0.02, (end["cpu_seconds_total"], spent)
 
 
@@ -53,7 +43,7 @@ def test_attach_follows_it_to_its_end(burn):
         assert wait_until(lambda: pathlib.Path(f"/proc/{program.pid}/stat").read_text().split(") ")[1][0] == "Z", timeout=5)
         result = perfhud("attach", "--output", "json", "--tick", "200ms", str(program.pid), timeout=60)
         assert result.returncode == 0, result.stderr
-        rows = rows_of(result.stdout)
+        rows = json_rows_of(result.stdout)
         # Not one row saying it ended while it ran: it was watched until its end, seconds later.
         assert len(rows) >= 6, rows
         assert all(row["alive"] for row in rows[:-1]), [row["alive"] for row in rows]

@@ -1,6 +1,7 @@
 """The "why" figures against the kernel's own files, read by the test over the same interval, and
 side by side with pidstat: programs slow for one reason each (helpers/why.c) under
 `perfhud attach --output json`."""
+import contextlib
 import json
 import os
 import pathlib
@@ -205,9 +206,7 @@ def test_a_cpu_quota_throttles(why, program):
     base = "/sys/fs/cgroup/cpu"
     if os.geteuid() != 0 or not os.path.exists(base + "/cpu.cfs_quota_us"):
         pytest.skip("needs root and a cgroup v1 cpu controller")
-    group = f"{base}/perfhud-test-why-{os.getpid()}"
-    os.mkdir(group)
-    try:
+    with control_group(f"{base}/perfhud-test-why-{os.getpid()}") as group:
         pathlib.Path(group, "cpu.cfs_period_us").write_text("100000")
         pathlib.Path(group, "cpu.cfs_quota_us").write_text("20000")
         target = program(why, "spin", "2", preexec=lambda: pathlib.Path(group, "cgroup.procs").write_text("0"))
@@ -216,10 +215,18 @@ def test_a_cpu_quota_throttles(why, program):
         assert all(value is not None and value > 10 for value in throttled), throttled
         assert mean(row["cpu_percent"] for row in got[8:]) < 30       # the quota: 20 % of one CPU
         target.stop()
+
+
+@contextlib.contextmanager
+def control_group(path):
+    """A control group made for a test, removed after it (once its processes are gone)."""
+    os.mkdir(path)
+    try:
+        yield path
     finally:
         for _ in range(50):
             try:
-                os.rmdir(group)
+                os.rmdir(path)
                 break
             except OSError:
                 time.sleep(0.1)
@@ -236,21 +243,12 @@ def test_without_a_quota_throttling_is_zero_and_pressure_is_the_groups_own(why, 
     unified = unified_mount()
     if os.geteuid() != 0 or not unified or not os.path.exists(unified + "/cpu.pressure"):
         pytest.skip("needs root and a cgroup v2 hierarchy with pressure files")
-    group = f"{unified}/perfhud-test-pressure-{os.getpid()}"
-    os.mkdir(group)
-    try:
+    with control_group(f"{unified}/perfhud-test-pressure-{os.getpid()}") as group:
         own = program(why, "spin", "1", preexec=lambda: pathlib.Path(group, "cgroup.procs").write_text("0"))
         got, _ = rows(own.pid, tick="200ms", count=10)
         assert got[-1]["cpu_throttled_percent"] == 0
         assert got[-1]["pressure_cpu_some_percent"] is not None, got[-1]
         own.stop()
-    finally:
-        for _ in range(50):
-            try:
-                os.rmdir(group)
-                break
-            except OSError:
-                time.sleep(0.1)
     in_root = program(why, "spin", "1", preexec=lambda: pathlib.Path(unified, "cgroup.procs").write_text("0"))
     got, _ = rows(in_root.pid, tick="200ms", count=10)
     assert got[-1]["cpu_throttled_percent"] == 0

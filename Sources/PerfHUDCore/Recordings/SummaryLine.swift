@@ -3,27 +3,35 @@
 /// (`RunSummary` fed the session's ticks, `RecordingSummary`, `SummaryFormatter`), so the two say
 /// the same. `replay --output json` ends with the line the recording gives (`line(for:)`).
 final class SummaryLine: TickSink {
-    private let run: RunSummary
+    private var run: RunSummary?
     private let budget: FrameBudget
     private let actionThreshold: Double
+    private let tickSeconds: Double
     private var commandName = ""
 
     init(tickNanoseconds: UInt64, events: EventConfiguration) {
         budget = events.frameBudget
         actionThreshold = events.actionThreshold
-        // Every action is kept (the top and high-frequency actions are summed from them); the frames'
-        // own times are not used: the line sums the whole run, not a phase's windows.
-        run = RunSummary(budget: budget, tickSeconds: Double(tickNanoseconds) / 1e9, keepsEvents: true)
+        tickSeconds = Double(tickNanoseconds) / 1e9
+    }
+
+    /// The session's clock starts at `startNanoseconds` (its store's): each frame's time in a
+    /// phase's window is counted from there, as the recording counts it. Before the first tick.
+    func start(at startNanoseconds: UInt64) {
+        // Every frame and action is kept: each phase's FPS is counted from the frames inside its
+        // visits, and the top and high-frequency actions from the actions.
+        run = RunSummary(budget: budget, tickSeconds: tickSeconds, keepsEvents: true, startNanoseconds: startNanoseconds)
     }
 
     func consume(_ tick: Tick) {
-        run.consume(tick)
+        run?.consume(tick)
         commandName = tick.commandName
     }
 
-    /// The line, once the last tick is in. `startedAt`: when the run began (RFC 3339), as its
-    /// recording says it when there is one.
-    func line(startedAt: String?) -> String {
+    /// The line, once the last tick is in (nil before `start`). `startedAt`: when the run began
+    /// (RFC 3339), as its recording says it when there is one.
+    func line(startedAt: String?) -> String? {
+        guard let run else { return nil }
         let summary = RecordingSummary(run, budget: budget, actionThreshold: actionThreshold)
         return Self.wrapped(SummaryFormatter.json(summary, facts: SummaryFormatter.Facts(run, command: commandName, startedAt: startedAt)))
     }

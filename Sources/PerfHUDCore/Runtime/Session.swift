@@ -131,6 +131,7 @@ public final class Session {
                                 // The recording and the end summary count every frame (`RunFrames`).
                                 keepsEveryFrame: configuration.recordPath != nil || (configuration.output != .plain && configuration.summary),
                                 fallbackName: target.launchedName, leak: configuration.watch.leak)
+        sinks.sessionStarts(at: watcher.store.startNanoseconds)
         // A HUD that shows none of the "why" figures and records nothing does not read their files.
         sampler.collectsActivity = configuration.collectsActivity
         let commandName = watcher.commandName

@@ -51,9 +51,12 @@ final class TickSinks {
 
     /// `--output json`'s summary line, written after the last row (`--no-summary`: none).
     func writeSummaryLine(startedAt: String?) {
-        guard let summaryLine, let rows, !rows.readerGone else { return }
-        rows.write(summaryLine.line(startedAt: startedAt))
+        guard let line = summaryLine?.line(startedAt: startedAt), let rows, !rows.readerGone else { return }
+        rows.write(line)
     }
+
+    /// The session's clock starts (its store's start): before the first tick.
+    func sessionStarts(at startNanoseconds: UInt64) { summaryLine?.start(at: startNanoseconds) }
 
     /// What the HUD prints under the program's output at the end (`--no-summary`: nothing).
     func summaryText(commandName: String, recordPath: String?, ending: String? = nil) -> String? {
