@@ -65,8 +65,10 @@ public struct FrameJudge {
         if budget.paced { recent.reserveCapacity(Self.paceFrames); sorted.reserveCapacity(Self.paceFrames) }
     }
 
-    /// The verdict on the next frame, which then joins the pace.
-    public mutating func judge(_ milliseconds: Double) -> (janky: Bool, dropped: Double) {
+    /// The verdict on the next frame, which then joins the pace. Judged at 1 µs, the resolution a
+    /// recording keeps a frame at: live and from the recording, the same numbers.
+    public mutating func judge(_ measured: Double) -> (janky: Bool, dropped: Double) {
+        let milliseconds = (measured * 1000).rounded() / 1000
         guard budget.paced else { return (budget.isJanky(milliseconds), budget.dropped(milliseconds)) }
         defer { remember(milliseconds) }
         guard let pace = pace(), pace > 0 else { return (false, 0) }

@@ -109,11 +109,16 @@ public struct RecordingSummary {
         let rows = RecordingRows(recording)
         // One tick a sample (an older file's exit row repeats the last sample: not a row of its own).
         for (index, tick) in rows.enumerated() where index < recording.samples.count { run.consume(tick) }
-        self.init(run, budget: recording.frameBudget, actionThreshold: recording.actionThreshold, phase: only)
+        // The frames in the order they were counted live (the file's): the rows place a frame
+        // that arrived late by when it ended, ahead of frames counted before it, and each frame is
+        // judged against the pace of the frames counted before it (`FrameJudge`).
+        self.init(run, budget: recording.frameBudget, actionThreshold: recording.actionThreshold, phase: only, countedOrder: recording.frames)
     }
 
-    /// The summary of the ticks `run` was fed.
-    public init(_ run: RunSummary, budget: FrameBudget, actionThreshold: Double, phase only: String? = nil) {
+    /// The summary of the ticks `run` was fed; `countedOrder`: every frame of the run in the order
+    /// it was counted, where the ticks' order is not that (a recording's rows).
+    public init(_ run: RunSummary, budget: FrameBudget, actionThreshold: Double, phase only: String? = nil,
+                countedOrder: [Recording.Frame]? = nil) {
         phase = only
         let start = run.runFirstT ?? 0, end = run.runLastT ?? 0
         // The time windows counted: all of it, or the visits of the phase.
@@ -123,7 +128,8 @@ public struct RecordingSummary {
         samples = run.rows
         aggregates = run.aggregates
 
-        let counted = only == nil ? run.frames : Self.runFrames(run.frameList, budget: budget, inside: windows)
+        let counted = only == nil && countedOrder == nil ? run.frames
+            : Self.runFrames(countedOrder ?? run.frameList, budget: budget, inside: only == nil ? nil : windows)
         frames = counted.total
         if durationSeconds > 0 && counted.total > 0 { fpsAvg = counted.total / durationSeconds }
         let percentiles = counted.percentiles([50, 97, 99, 99.9])
