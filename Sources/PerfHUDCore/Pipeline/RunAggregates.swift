@@ -24,6 +24,12 @@ public struct RunAggregates {
     /// The summarised figures, each with its summaries, in the table's order.
     private static let summarised: [(figure: Figure, summaries: [Summary])] =
         Figure.all.filter { !$0.summaries.isEmpty }.map { ($0, $0.summaries) }
+    /// What `add` reads of each, as plain values: a walk over the figures (a class) retains and
+    /// releases each, and `Figure.value(in:events:)` copied the event figures out of their
+    /// optional once a figure, every tick of every session with an end summary (measured:
+    /// docs/benchmarks.md, "What the code's shape saves").
+    private static let plain: [(field: Figure.Field, fromEvents: Bool)] = summarised.map { ($0.figure.field, $0.figure.source == .events) }
+    private static let noEvents = EventSnapshot()
     /// Every summary key, in the order of `values`.
     public static let keys: [String] = summarised.flatMap { $0.summaries.map(\.key) }
 
@@ -41,10 +47,11 @@ public struct RunAggregates {
     /// Adds one row: the tick's report and event figures, and how many execs of the target were
     /// seen by then.
     public mutating func add(_ report: Report, _ events: EventSnapshot?, execs: Int = 0) {
-        for index in Self.summarised.indices {
-            let figure = Self.summarised[index].figure
-            if figure.source == .events && events == nil { continue }   // not a row of it: nothing to count
-            let value = figure.value(in: report, events: events).flatMap { $0.isFinite ? $0 : nil }
+        let hasEvents = events != nil, snapshot = events ?? Self.noEvents
+        for index in Self.plain.indices {
+            let figure = Self.plain[index]
+            if figure.fromEvents && !hasEvents { continue }   // not a row of it: nothing to count
+            let value = Figure.read(figure.field, report, snapshot).flatMap { $0.isFinite ? $0 : nil }
             running[index].atStart.add(t: report.elapsedSeconds, execs: execs, bytes: value)
             guard let value else { continue }
             running[index].sum += value
