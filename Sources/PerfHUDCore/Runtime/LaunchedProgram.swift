@@ -106,8 +106,16 @@ public final class LaunchedProgram {
         if endDescriptor < 0 || written != .success(1) { release() }
     }
 
-    /// Whether the program has ended and its end is still held (the session waits on `endDescriptor`).
+    /// Whether the program's end is still held (the session waits on `endDescriptor`).
     public var endHeld: Bool { hold >= 0 && endDescriptor >= 0 }
+
+    /// Whether the program has ended and its end is still held: the session ends it before it
+    /// samples again, or a tick would write a dead row before the exit row.
+    public var hasEndedUnreaped: Bool {
+        guard endHeld else { return false }
+        var slot = pollfd(fd: endDescriptor, events: Int16(POLLIN), revents: 0)
+        return Glibc.poll(&slot, 1, 0) > 0
+    }
 
     /// The leader may reap the program now.
     private func release() {
@@ -125,6 +133,7 @@ public final class LaunchedProgram {
         onEnd?()
         onEnd = nil
         release()
+        kill(leader, SIGCONT)   // a leader stopped with its program (Ctrl-Z) reaps only once continued
     }
 
     /// `name` as the shell finds it: itself when it holds a slash, else the first executable file

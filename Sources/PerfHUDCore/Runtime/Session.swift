@@ -166,6 +166,7 @@ public final class Session {
     // MARK: sampling and reports
 
     private func takeSample() {
+        if program?.hasEndedUnreaped == true { return endSeen() }   // its exit row, not a dead row before it
         actionLog?.tick(into: events.aggregator)
         guard let tick = watcher.tick() else { return }
         // The target ended between two ticks (attach): the last tick says so, with what the socket still held.
@@ -245,10 +246,11 @@ public final class Session {
 
     /// The target's end is readable: attach's target ended (its last tick now, while it may still
     /// be a zombie its parent has not reaped); run's program ended (its total read, then the
-    /// leader reaps it, and SIGCHLD brings its status).
+    /// leader, released, reaps it and ends as it did: waited for, a moment, so that no tick comes
+    /// between the end and the exit row).
     private func endSeen() {
         guard let program else { return targetEnded(.exited(code: nil, signal: nil)) }
-        let programState = program.poll()
+        let programState = program.poll(blocking: true)
         if programState.hasEnded {
             readProgramOutput(draining: true)
             programEnded(programState)
