@@ -111,10 +111,14 @@ public final class LaunchedProgram {
 
     /// Whether the program has ended and its end is still held: the session ends it before it
     /// samples again, or a tick would write a dead row before the exit row.
-    public var hasEndedUnreaped: Bool {
-        guard endHeld else { return false }
+    public var hasEndedUnreaped: Bool { endHeld && endReady(waiting: false) > 0 }
+
+    /// `poll` of `endDescriptor` (waiting for the end when `waiting`): > 0 ended, 0 not yet, < 0 failed.
+    private func endReady(waiting: Bool) -> Int32 {
         var slot = pollfd(fd: endDescriptor, events: Int16(POLLIN), revents: 0)
-        return Glibc.poll(&slot, 1, 0) > 0
+        var ready: Int32
+        repeat { ready = Glibc.poll(&slot, 1, waiting ? -1 : 0) } while ready < 0 && errno == EINTR
+        return ready
     }
 
     /// The leader may reap the program now.
@@ -125,11 +129,8 @@ public final class LaunchedProgram {
 
     /// When the program has ended (waiting for it when `waiting`): `onEnd`, then the leader may reap it.
     private func releaseIfEnded(waiting: Bool) {
-        guard endHeld else { return }
-        var slot = pollfd(fd: endDescriptor, events: Int16(POLLIN), revents: 0)
-        var ready: Int32
-        repeat { ready = Glibc.poll(&slot, 1, waiting ? -1 : 0) } while ready < 0 && errno == EINTR
-        guard ready != 0 else { return }
+        // A poll that fails releases too: the leader must not wait for an end never seen.
+        guard endHeld, endReady(waiting: waiting) != 0 else { return }
         onEnd?()
         onEnd = nil
         release()

@@ -24,11 +24,7 @@ final class StandInThread {
     /// The first thread of `pid` other than the leader that still has the process's memory; nil
     /// when none has (every thread is ending, or the listing may not be read).
     static func find(in pid: Int32, buffer: UnsafeMutableRawBufferPointer) -> StandInThread? {
-        guard let listing = opendir("/proc/\(pid)/task") else { return nil }
-        defer { closedir(listing) }
-        while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let tid = Int32(name), tid != pid else { continue }
+        for tid in otherThreads(of: pid) {
             let path = "/proc/\(pid)/task/\(tid)"
             guard case .success(let statm) = KeptOpenFile.open(path + "/statm") else { continue }
             let thread = StandInThread(tid: tid, path: path, statm: statm)
@@ -40,18 +36,26 @@ final class StandInThread {
     /// The command line of a process whose main thread has ended, as a live thread reads it (the
     /// leader's reads as empty then, which libproc2 shows as `[name] <defunct>`); nil otherwise.
     static func commandLine(of pid: Int32) -> String? {
-        guard ProcParser.stat(ofProcess: String(pid))?.leaderEnded == true,
-              let listing = opendir("/proc/\(pid)/task") else { return nil }
-        defer { closedir(listing) }
-        while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let tid = Int32(name), tid != pid,
-                  case .success(let bytes) = KeptOpenFile.contents(of: "/proc/\(pid)/task/\(tid)/cmdline", limit: 1 << 16),
+        guard ProcParser.stat(ofProcess: String(pid))?.leaderEnded == true else { return nil }
+        for tid in otherThreads(of: pid) {
+            guard case .success(let bytes) = KeptOpenFile.contents(of: "/proc/\(pid)/task/\(tid)/cmdline", limit: 1 << 16),
                   !bytes.isEmpty else { continue }
-            let words = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            return words.joined(separator: " ")
+            return bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")
         }
         return nil
+    }
+
+    /// The threads of `pid` other than its leader, as `/proc/PID/task` lists them (none where it
+    /// may not be listed). Only when the leader has ended: not on the per-tick path.
+    private static func otherThreads(of pid: Int32) -> [Int32] {
+        guard let listing = opendir("/proc/\(pid)/task") else { return [] }
+        defer { closedir(listing) }
+        var tids: [Int32] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let tid = Int32(name), tid != pid { tids.append(tid) }
+        }
+        return tids
     }
 
     /// The process's `statm` as this thread sees it; nil once the thread has ended (it has no
