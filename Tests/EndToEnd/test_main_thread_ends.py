@@ -4,6 +4,7 @@ leader's state, its `statm`, `status` and `fd` are no longer the process's, but 
 at 100 % CPU. `burn orphan SECONDS` (helpers/burn.c) is such a program: it prints the CPU time
 it used just before it exits. `run`, `attach`, the HUD and the daemon must each see it alive,
 with its CPU and memory, until its last thread ends."""
+import contextlib
 import os
 import pathlib
 import re
@@ -14,6 +15,18 @@ from conftest import cpu_said, json_rows_of, perfhud, wait_until
 from test_daemon import daemons  # noqa: F401 (fixture)
 
 
+
+
+@contextlib.contextmanager
+def orphan(burn, seconds):
+    """`burn orphan SECONDS`, once its main thread has ended; killed at the end."""
+    program = subprocess.Popen([burn, "orphan", seconds], stdout=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout.readline().strip() == "main thread ends"
+        yield program
+    finally:
+        program.kill()
+        program.wait()
 
 
 def test_run_sees_it_alive_until_its_last_thread_ends(burn):
@@ -37,9 +50,7 @@ def test_run_sees_it_alive_until_its_last_thread_ends(burn):
 
 
 def test_attach_follows_it_to_its_end(burn):
-    program = subprocess.Popen([burn, "orphan", "2.5"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert program.stdout.readline().strip() == "main thread ends"
+    with orphan(burn, "2.5") as program:
         assert wait_until(lambda: pathlib.Path(f"/proc/{program.pid}/stat").read_text().split(") ")[1][0] == "Z", timeout=5)
         result = perfhud("attach", "--output", "json", "--tick", "200ms", str(program.pid), timeout=60)
         assert result.returncode == 0, result.stderr
@@ -51,15 +62,10 @@ def test_attach_follows_it_to_its_end(burn):
         assert all(row["rss_bytes"] and row["rss_bytes"] > 0 for row in rows[:-1]), rows
         busy = [row["cpu_percent"] for row in rows[1:-1] if row["cpu_percent"] is not None]
         assert busy and sorted(busy)[len(busy) // 2] >= 60, busy
-    finally:
-        program.kill()
-        program.wait()
 
 
 def test_the_hud_shows_it_running(burn, terminal):
-    program = subprocess.Popen([burn, "orphan", "4"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert program.stdout.readline().strip() == "main thread ends"
+    with orphan(burn, "4") as program:
         hud = terminal(["attach", str(program.pid)], rows=24, columns=100)
         hud.wait_for(lambda screen: re.search(r"CPU\s+[0-9]", screen.text()), what="a CPU figure")
         time.sleep(1.0)
@@ -70,15 +76,10 @@ def test_the_hud_shows_it_running(burn, terminal):
         assert cpu and float(cpu[1]) >= 50, text
         hud.send(b"q")
         assert hud.finish() == 0
-    finally:
-        program.kill()
-        program.wait()
 
 
 def test_the_daemon_keeps_it_up_with_its_memory(daemons, burn):
-    program = subprocess.Popen([burn, "orphan", "4"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert program.stdout.readline().strip() == "main thread ends"
+    with orphan(burn, "4") as program:
         daemon = daemons("--pid", str(program.pid))
         assert wait_until(lambda: daemon.value("perfhud_target_up") is not None, timeout=10), daemon.metrics()
         time.sleep(1.0)
@@ -90,6 +91,3 @@ def test_the_daemon_keeps_it_up_with_its_memory(daemons, burn):
         assert daemon.process.poll() is None
         code, err = daemon.stop()
         assert "target down" not in err and f"no process with PID {program.pid}" not in err, err
-    finally:
-        program.kill()
-        program.wait()
