@@ -5,7 +5,6 @@ at 100 % CPU. `burn orphan SECONDS` (helpers/burn.c) is such a program: it print
 it used just before it exits. `run`, `attach`, the HUD and the daemon must each see it alive,
 with its CPU and memory, until its last thread ends."""
 import contextlib
-import os
 import pathlib
 import re
 import subprocess
