@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <poll.h>
 #include "CSystemShims.h"
 
@@ -152,4 +153,8 @@ int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice
     if (syscall(SYS_sched_setattr, tid, &attr, 0) == 0) result = 1;
     if (setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0) result |= 2;
     return result;
+}
+
+void perfhud_name_thread(const char *name) {
+    pthread_setname_np(pthread_self(), name);
 }

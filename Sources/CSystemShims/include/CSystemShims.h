@@ -96,4 +96,38 @@ int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice
 /// are its own and kept.
 /// Returns the bytes that were resident; 0 with PERFHUD_KEEP_STARTUP_PAGES set (for comparisons).
 long perfhud_release_startup_pages(void);
+/// Names the calling thread (pthread_setname_np, _GNU_SOURCE only): `ps -L`, `top -H` show it.
+void perfhud_name_thread(const char *name);
+
+/// NVIDIA's management library (NVML), loaded with dlopen at run time (nvml.c): no build-time
+/// dependency on the driver. Return values are NVML's (0 success, 3 not supported, 4 no permission,
+/// 6 not found, 9 driver not loaded, 13 function not found: the library lacks the call, …).
+#define PERFHUD_NVML_MAX_DEVICES 16
+/// perfhud_nvml_open's answer when there is no libnvidia-ml.so.1 (or it lacks nvmlInit_v2).
+#define PERFHUD_NVML_NO_LIBRARY (-1)
+/// Loads the library and calls nvmlInit_v2 once; 0 when NVML answers.
+int perfhud_nvml_open(void);
+unsigned int perfhud_nvml_device_count(void);
+/// One device's figures, each with the status of the call that gives it (0: read).
+typedef struct {
+    int status;  // of the name
+    char name[96];
+    char uuid[96];
+    int memory_status; unsigned long long memory_total, memory_used;
+    int utilization_status; unsigned int gpu_percent, memory_percent;
+    int temperature_status; unsigned int temperature;
+    int power_status; unsigned int power_milliwatts;
+    int clock_status; unsigned int clock_mhz;
+    int reasons_status; unsigned long long reasons;
+    int mig_status; unsigned int mig;
+} perfhud_nvml_device_reading;
+void perfhud_nvml_read_device(unsigned int index, perfhud_nvml_device_reading *out);
+/// A process on a device and its device memory (NVML's NVML_VALUE_NOT_AVAILABLE, all ones, where unknown).
+typedef struct { unsigned int pid; unsigned long long memory; } perfhud_nvml_process;
+/// The compute and graphics processes of a device (a process may be in both).
+int perfhud_nvml_processes(unsigned int index, perfhud_nvml_process *out, unsigned int capacity, unsigned int *written);
+/// A per-process utilization sample (percent of the sample's period; timestamp in CLOCK_REALTIME µs).
+typedef struct { unsigned int pid; unsigned long long timestamp; unsigned int sm, memory, encoder, decoder; } perfhud_nvml_sample;
+/// The samples newer than `since` (µs); NVML says 6 (not found) when there are none.
+int perfhud_nvml_samples(unsigned int index, unsigned long long since, perfhud_nvml_sample *out, unsigned int capacity, unsigned int *written);
 #endif

@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The DRM clients (`DRMFdinfo`) of given processes: their descriptors of DRM character devices
+/// (major 226, `/dev/dri/*`), each read through `/proc/PID/fdinfo/FD`. Used by the GPU thread.
+final class DRMReader {
+    private var clients = DRMClients()
+    private static let drmMajor: UInt64 = 226
+
+    /// nil where the machine has no DRM device at all.
+    init?() {
+        guard access("/dev/dri", F_OK) == 0 else { return nil }
+    }
+
+    func read(pids: [Int32], into reading: inout GPUReading, now: UInt64) {
+        var byClient: [String: (info: DRMFdinfo, pids: [Int32])] = [:]
+        var order: [String] = []
+        for pid in pids {
+            for info in Self.clients(of: pid) {
+                guard let key = info.key else { continue }
+                if byClient[key] == nil { byClient[key] = (info, []); order.append(key) }
+                if !byClient[key]!.pids.contains(pid) { byClient[key]!.pids.append(pid) }
+            }
+        }
+        var devices: [String: Int] = [:]
+        let firstDRM = reading.devices.count
+        for key in order {
+            let info = byClient[key]!.info
+            let id = info.pdev ?? info.driver ?? "drm"
+            if devices[id] == nil {
+                devices[id] = reading.devices.count
+                reading.devices.append(GPUDevice(name: TerminalText.escaped(info.driver ?? "DRM GPU"), id: TerminalText.escaped(id)))
+            }
+        }
+        let seen = order.map { byClient[$0]! }
+        reading.clients += clients.pass(seen, now: now) { devices[$0.pdev ?? $0.driver ?? "drm"] ?? firstDRM }
+    }
+
+    /// The DRM clients one process holds open (one entry a descriptor; the caller merges them).
+    static func clients(of pid: Int32) -> [DRMFdinfo] {
+        guard let directory = opendir("/proc/\(pid)/fd") else { return [] }
+        defer { closedir(directory) }
+        let descriptors = dirfd(directory)
+        var found: [DRMFdinfo] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let first = name.utf8.first, first >= 48 && first <= 57 else { continue }
+            var status = stat()
+            guard fstatat(descriptors, name, &status, 0) == 0, status.st_mode & S_IFMT == S_IFCHR,
+                  major(UInt64(status.st_rdev)) == drmMajor else { continue }
+            guard case .success(let bytes) = KeptOpenFile.contents(of: "/proc/\(pid)/fdinfo/\(name)", limit: 64 << 10),
+                  let info = DRMFdinfo.parse(Substring(String(decoding: bytes, as: UTF8.self))) else { continue }
+            found.append(info)
+        }
+        return found
+    }
+
+    /// The major number of a device number, as glibc's `major()` (a macro Swift does not import).
+    static func major(_ device: UInt64) -> UInt64 { ((device >> 32) & 0xffff_f000) | ((device >> 8) & 0x0fff) }
+}

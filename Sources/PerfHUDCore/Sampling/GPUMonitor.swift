@@ -1,0 +1,146 @@
+import CSystemShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads the GPUs once a second on a thread of its own, never on the tick: NVML calls take the
+/// driver's lock (MangoHud measured 4.5 ms for one and saw games stutter), and a sick driver can
+/// hold a call for seconds. A tick takes the last published reading (`latest`) and never waits;
+/// a reading older than `staleNanoseconds` is shown as stale, not as current (`GPUWatch`).
+///
+/// One monitor a perfhud process (`shared`), for every target (the daemon's many): the targets say
+/// which processes they are (`want`), whose DRM descriptors are read; NVML lists every process of
+/// its devices at once. The thread is detached and never joined: a call stuck in a driver cannot
+/// hold perfhud's exit. It ends by itself where there is no GPU driver at all.
+public final class GPUMonitor: @unchecked Sendable {
+    public static let staleNanoseconds: UInt64 = 3_000_000_000
+    public static let shared = GPUMonitor()
+
+    private let mutex = Mutex()
+    private var reading: GPUReading?
+    private var started = false
+    private var wanted: [ObjectIdentifier: [Int32]] = [:]
+    private var passes: UInt64 = 0
+
+    /// The last reading if its sequence is not `seen` (nil when unchanged or none yet), and when it was read.
+    func latest(after seen: UInt64) -> (reading: GPUReading?, readAt: UInt64?) {
+        mutex.withLock {
+            guard let reading else { return (nil, nil) }
+            return (reading.sequence == seen ? nil : reading, reading.readAt)
+        }
+    }
+
+    /// The processes `owner` is: their DRM descriptors are read at the next pass.
+    func want(_ pids: [Int32], for owner: ObjectIdentifier) {
+        mutex.withLock { wanted[owner] = pids }
+    }
+
+    func forget(_ owner: ObjectIdentifier) { _ = mutex.withLock { wanted.removeValue(forKey: owner) } }
+
+    /// Starts the thread, once.
+    func start() {
+        let first = mutex.withLock { () -> Bool in
+            defer { started = true }
+            return !started
+        }
+        guard first else { return }
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(&handle, &attributes, { context in
+            let monitor = Unmanaged<GPUMonitor>.fromOpaque(context!).takeRetainedValue()
+            monitor.run()
+            return nil
+        }, context)
+        pthread_attr_destroy(&attributes)
+        if created != 0 {
+            Unmanaged<GPUMonitor>.fromOpaque(context).release()
+            publish({ var none = GPUReading(); none.unreported = "GPU not read: no thread for it"; return none }())
+        }
+    }
+
+    private func run() {
+        perfhud_name_thread("perfhud-gpu")
+        let nvml = NVMLReader()
+        let drm = DRMReader()
+        while true {
+            let began = monotonicNanoseconds()
+            var next = GPUReading()
+            if nvml == nil && drm == nil {
+                next.unreported = "no GPU driver"
+            } else {
+                nvml?.read(into: &next, now: began)
+                let pids = mutex.withLock { Array(Set(wanted.values.joined())) }
+                drm?.read(pids: pids, into: &next, now: began)
+                if next.devices.isEmpty { next.unreported = nvml?.unreported ?? "no GPU found" }
+            }
+            publish(next)
+            if nvml == nil && drm == nil { return }
+            let spent = monotonicNanoseconds() &- began
+            if spent < 1_000_000_000 { usleep(UInt32((1_000_000_000 - spent) / 1000)) }
+        }
+    }
+
+    private func publish(_ next: GPUReading) {
+        var next = next
+        next.readAt = monotonicNanoseconds()
+        mutex.withLock {
+            passes += 1
+            next.sequence = passes
+            reading = next
+        }
+    }
+}
+
+/// One target's view of the GPU monitor (`ProcessSampler.gpu`): its figures, attributed again when a
+/// new reading is published (once a second), and stale past `GPUMonitor.staleNanoseconds`.
+public final class GPUWatch {
+    private let monitor: GPUMonitor
+    private var seen: UInt64 = 0
+    private var figures = GPUFigures()
+
+    public init(monitor: GPUMonitor = .shared) {
+        self.monitor = monitor
+        figures.unreportedReason = "GPU not read yet"
+        monitor.start()
+    }
+
+    deinit { monitor.forget(ObjectIdentifier(self)) }
+
+    /// The figures of the processes `pids()` lists (asked only when a new reading came).
+    func figures(at now: UInt64, pids: () -> [Int32]) -> GPUFigures {
+        let (reading, readAt) = monitor.latest(after: seen)
+        if let reading {
+            seen = reading.sequence
+            let members = pids()
+            monitor.want(members, for: ObjectIdentifier(self))
+            figures = reading.figures(of: members)
+        }
+        if let readAt, now > readAt, now - readAt > GPUMonitor.staleNanoseconds {
+            var stale = GPUFigures()
+            stale.unreportedReason = "stale: the GPU driver has not answered for \((now - readAt) / 1_000_000_000) s"
+            return stale
+        }
+        return figures
+    }
+}
+
+extension GPUFigures {
+    /// Two processes' figures as one target's (the daemon's groups): sums, the first device.
+    public static func sum(_ a: GPUFigures?, _ b: GPUFigures?) -> GPUFigures? {
+        guard let a else { return b }
+        guard let b else { return a }
+        func add(_ x: Double?, _ y: Double?) -> Double? { x.flatMap { x in y.map { x + $0 } } }
+        var result = a
+        result.busyPercent = add(a.busyPercent, b.busyPercent)
+        result.memoryBusyPercent = add(a.memoryBusyPercent, b.memoryBusyPercent)
+        result.encoderPercent = add(a.encoderPercent, b.encoderPercent)
+        result.decoderPercent = add(a.decoderPercent, b.decoderPercent)
+        result.memoryBytes = a.memoryBytes.flatMap { x in b.memoryBytes.map { x &+ $0 } }
+        if (b.memoryBytes ?? 0) > (a.memoryBytes ?? 0) { result.device = b.device }
+        result.unreportedReason = a.unreportedReason ?? b.unreportedReason
+        return result
+    }
+}
