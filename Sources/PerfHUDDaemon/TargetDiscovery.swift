@@ -42,7 +42,9 @@ final class TargetDiscovery {
             var changed = false
             for pid in pids where !target.group.contains(pid) {
                 do {
-                    target.group.add(try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory))
+                    let sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
+                    sampler.gpu = GPUWatch()   // one GPU thread for all targets (`GPUMonitor.shared`)
+                    target.group.add(sampler)
                     changed = true
                 } catch {
                     status.noteReason(target, (error as? PerfHUDError)?.message ?? "\(error)")

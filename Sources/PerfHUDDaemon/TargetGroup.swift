@@ -82,6 +82,7 @@ final class TargetGroup: SampleSource {
         result.threads = (a.threads ?? 0) + (b.threads ?? 0)
         result.processCount = a.processCount + b.processCount
         result.activity = Activity.sum(a.activity, b.activity)
+        result.gpu = GPUFigures.sum(a.gpu, b.gpu)
         return result
     }
 

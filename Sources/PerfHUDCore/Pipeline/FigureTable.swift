@@ -219,6 +219,51 @@ extension Figure {
                           metric: .gauge("perfhud_target_oom_score",
                                          "The target's /proc/PID/oom_score (0 to 2000): the higher, the sooner the kernel kills it when memory runs out; of several processes, the highest."),
                           summaries: [.max("oom_score_max")])
+        // The GPU (`GPUReading`: NVML, DRM fdinfo), read once a second on a thread of its own; format 6.
+        case .gpu_percent:
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_deci", storage: .fixed(10),
+                          metric: .gauge("perfhud_target_gpu_busy_ratio",
+                                         "Share of a GPU's time the target's work kept it busy over the last second (NVML's per-process SM share, or the busiest DRM engine), 1 = one GPU; absent where unknown.",
+                                         scale: 0.01),
+                          summaries: [.mean("gpu_percent_avg"), .max("gpu_percent_max")])
+        case .gpu_memory_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 6, column: "gpu_memory_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_gpu_memory_bytes", "Device memory the target holds (NVML's used GPU memory, or DRM resident memory); absent where unknown."),
+                          summaries: [.max("gpu_memory_bytes_max"), .last("gpu_memory_bytes_end")])
+        case .gpu_memory_busy_percent:
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_memory_busy_deci", storage: .fixed(10),
+                          summaries: [.max("gpu_memory_busy_percent_max")])
+        case .gpu_encoder_percent:
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_encoder_deci", storage: .fixed(10),
+                          summaries: [.max("gpu_encoder_percent_max")])
+        case .gpu_decoder_percent:
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_decoder_deci", storage: .fixed(10),
+                          summaries: [.max("gpu_decoder_percent_max")])
+        case .gpu_name:
+            return Figure(field, "", .special(.gpuName), .report, since: 6)
+        case .gpu_device_percent:
+            return Figure(field, "percent of the device", .number(decimals: 1), .report, since: 6, column: "gpu_device_deci", storage: .fixed(10),
+                          summaries: [.max("gpu_device_percent_max")])
+        case .gpu_device_memory_used_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 6, column: "gpu_device_memory_used_bytes", storage: .integer,
+                          summaries: [.max("gpu_device_memory_used_bytes_max")])
+        case .gpu_device_memory_total_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 6, column: "gpu_device_memory_total_bytes", storage: .integer)
+        case .gpu_temperature_celsius:
+            return Figure(field, "degrees Celsius", .number(decimals: 0), .report, since: 6, column: "gpu_temperature", storage: .integer,
+                          summaries: [.max("gpu_temperature_celsius_max")])
+        case .gpu_power_watts:
+            return Figure(field, "watts", .number(decimals: 3), .report, since: 6, column: "gpu_power_mw", storage: .fixed(1000),
+                          summaries: [.mean("gpu_power_watts_avg"), .max("gpu_power_watts_max")])
+        case .gpu_clock_mhz:
+            return Figure(field, "MHz", .number(decimals: 0), .report, since: 6, column: "gpu_clock_mhz", storage: .integer)
+        case .gpu_throttle_reasons:
+            // NVML's clock event reasons, a bit set (docs/figures.md lists the bits); 0: none.
+            return Figure(field, "bit set", .number(decimals: 0), .report, since: 6, column: "gpu_throttle_reasons", storage: .integer,
+                          inCSV: true)
+        case .gpu_unreported_reason:
+            // Why there is no GPU figure (`GPUUnreported`); recorded as a code, as frames_unreported_reason.
+            return Figure(field, "", .special(.gpuUnreportedReason), .report, since: 6, column: "gpu_unreported", storage: .integer)
         case .exit:
             return Figure(field, "", .special(.exitStatus), .report)
         }

@@ -42,6 +42,7 @@ public final class Figure {
 
     public enum Special: Equatable {
         case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus, busiestThreads
+        case gpuName, gpuUnreportedReason
     }
 
     /// Where the value lives: the sample's report, or the event figures (null without an event socket).
@@ -238,8 +239,21 @@ public final class Figure {
         case .rss_trend_r2: return r.residentTrendR2
         case .leak_suspected: return r.leakSuspected.map { $0 ? 1 : 0 }
         case .oom_score: return r.everySecond.oomScore.map { Double($0) }
+        case .gpu_percent: return r.gpu.busyPercent
+        case .gpu_memory_bytes: return r.gpu.memoryBytes.map { Double($0) }
+        case .gpu_memory_busy_percent: return r.gpu.memoryBusyPercent
+        case .gpu_encoder_percent: return r.gpu.encoderPercent
+        case .gpu_decoder_percent: return r.gpu.decoderPercent
+        case .gpu_device_percent: return r.gpu.device?.busyPercent
+        case .gpu_device_memory_used_bytes: return r.gpu.device?.memoryUsedBytes.map { Double($0) }
+        case .gpu_device_memory_total_bytes: return r.gpu.device?.memoryTotalBytes.map { Double($0) }
+        case .gpu_temperature_celsius: return r.gpu.device?.temperatureCelsius
+        case .gpu_power_watts: return r.gpu.device?.powerWatts
+        case .gpu_clock_mhz: return r.gpu.device?.clockMHz
+        case .gpu_throttle_reasons: return r.gpu.device?.throttleReasons.map { Double($0) }
+        case .gpu_unreported_reason: return GPUUnreported.code(r.gpu.unreportedReason)
         // Not numbers: each sink writes them its own way.
-        case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .exit: return nil
+        case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: return nil
         }
     }
 
@@ -302,9 +316,23 @@ public final class Figure {
         case .rss_trend_r2: r.residentTrendR2 = v
         case .leak_suspected: r.leakSuspected = v.map { $0 != 0 }
         case .oom_score: r.everySecond.oomScore = size(v)
+        case .gpu_percent: r.gpu.busyPercent = v
+        case .gpu_memory_bytes: r.gpu.memoryBytes = size(v)
+        case .gpu_memory_busy_percent: r.gpu.memoryBusyPercent = v
+        case .gpu_encoder_percent: r.gpu.encoderPercent = v
+        case .gpu_decoder_percent: r.gpu.decoderPercent = v
+        case .gpu_device_percent: if let v { r.gpu.recordedDevice.busyPercent = v }
+        case .gpu_device_memory_used_bytes: if let v { r.gpu.recordedDevice.memoryUsedBytes = size(v) }
+        case .gpu_device_memory_total_bytes: if let v { r.gpu.recordedDevice.memoryTotalBytes = size(v) }
+        case .gpu_temperature_celsius: if let v { r.gpu.recordedDevice.temperatureCelsius = v }
+        case .gpu_power_watts: if let v { r.gpu.recordedDevice.powerWatts = v }
+        case .gpu_clock_mhz: if let v { r.gpu.recordedDevice.clockMHz = v }
+        case .gpu_throttle_reasons: if let v { r.gpu.recordedDevice.throttleReasons = size(v) }
+        case .gpu_unreported_reason: r.gpu.unreportedReason = GPUUnreported.reason(code: v)
         // Not recorded: derived on reading (`DerivedFigure`), or kept by the recording its own way.
         case .cpu_machine_percent, .fps_1pct_low: break
-        case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .exit: break
+        // gpu_name: a leading column of its own, written when it changes (as the command name).
+        case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: break
         }
     }
 
@@ -322,7 +350,10 @@ public final class Figure {
         case fds_open, fds_limit, rss_anon_bytes, rss_file_bytes, rss_shmem_bytes, swap_bytes, busiest_threads
         case cpu_throttled_percent, pressure_cpu_some_percent, pressure_cpu_full_percent, pressure_memory_some_percent
         case pressure_memory_full_percent, pressure_io_some_percent, pressure_io_full_percent, rss_trend_bytes_per_hour
-        case rss_trend_r2, leak_suspected, oom_score, exit
+        case rss_trend_r2, leak_suspected, oom_score
+        case gpu_percent, gpu_memory_bytes, gpu_memory_busy_percent, gpu_encoder_percent, gpu_decoder_percent, gpu_name
+        case gpu_device_percent, gpu_device_memory_used_bytes, gpu_device_memory_total_bytes, gpu_temperature_celsius
+        case gpu_power_watts, gpu_clock_mhz, gpu_throttle_reasons, gpu_unreported_reason, exit
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 

@@ -94,7 +94,9 @@ public struct Recording {
     /// 5: a frame's weight (`frame_log.weight`, 1 / its line's sample rate; NULL for 1), so a sampled
     /// frame counts in `report` as it did live; older files read every frame as 1. And `oom_score`
     /// has a column (`sample_log.oom_score`); older files read it as null.
-    public static let formatVersion: Int64 = 5
+    /// 6: the GPU figures have columns (`gpu_*`), the device's name a leading column written when it
+    /// changes (`gpu_name_id`); older files read them as null.
+    public static let formatVersion: Int64 = 6
 
     /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
     static func milliseconds(unix seconds: Double) -> Int64 {

@@ -112,6 +112,15 @@ public enum ReportFormatter {
                     appendKey(figure.key, first: first, to: &out)
                     appendQuoted(reason, to: &out)
                 }
+            case .special(.gpuName):
+                appendKey(figure.key, first: first, to: &out)
+                if let name = report.gpu.device?.name, !name.isEmpty { appendQuoted(name, to: &out) } else { out.append("null") }
+            case .special(.gpuUnreportedReason):
+                // Only while there is a reason, as frames_unreported_reason.
+                if let reason = report.gpu.unreportedReason {
+                    appendKey(figure.key, first: first, to: &out)
+                    appendQuoted(reason, to: &out)
+                }
             case .special(.command):
                 appendKey(figure.key, first: first, to: &out)
                 appendQuoted(commandName, to: &out)

@@ -16,8 +16,8 @@ public final class Recorder: TickSink {
     /// target was alive and the session had an event socket, and what is kept by reference or
     /// only when it changes. Then one column a recorded figure.
     static let leadingColumns = "t_ms INTEGER NOT NULL, alive INTEGER, events INTEGER, phase_id INTEGER, frame_source INTEGER, "
-        + "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER, busiest_threads TEXT"
-    static let leadingColumnCount = 9
+        + "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER, busiest_threads TEXT, gpu_name_id INTEGER"
+    static let leadingColumnCount = 10
 
     static var schema: String {
         let figureColumns = Figure.recorded.map { "\($0.column!) \($0.storage == .real ? "REAL" : "INTEGER")" }
@@ -34,6 +34,7 @@ public final class Recorder: TickSink {
         CREATE VIEW samples AS SELECT t_ms / 1000.0 AS t, \(figureViews.joined(separator: ", ")),
             (SELECT name FROM names WHERE id = phase_id) AS phase, alive, CASE frame_source \(sources) END AS frame_source,
             events AS has_events, wall_skew_ms, (SELECT name FROM names WHERE id = command_id) AS command_from_here, rejected_reasons,
+            (SELECT name FROM names WHERE id = gpu_name_id) AS gpu_name_from_here,
             (SELECT value FROM meta WHERE key = 'started_at_unix') + (t_ms + wall_skew_ms) / 1000.0 AS wall_time_unix FROM sample_log;
         CREATE VIEW frames AS SELECT t_ms / 1000.0 AS t, us / 1000.0 AS ms, CASE source \(sources) END AS source,
             COALESCE(weight, 1) AS weight FROM frame_log;
@@ -70,6 +71,7 @@ public final class Recorder: TickSink {
     private var lastCommandName: String?, lastRejected: [String: UInt64] = [:], lastExecs = 0
     /// The busiest threads last written (they change once a second at most): rows carry them only when they change.
     private var lastBusiest: [BusyThread]?? = .none
+    private var lastGPUName: String?
     /// `started_at_unix` in milliseconds: a row's wall time is it + t_ms + wall_skew_ms.
     private let startedAtMilliseconds: Int64
     private let warn: (String) -> Void
@@ -236,6 +238,10 @@ public final class Recorder: TickSink {
         } else {
             samples.appendNull()
         }
+        // The GPU's name, as the command's: written when it changes, "" when the row has no device.
+        let gpuName = tick.report.gpu.device?.name
+        if gpuName != lastGPUName { samples.appendInteger(try nameID(gpuName ?? "")) } else { samples.appendNull() }
+        lastGPUName = gpuName
         Self.appendFigures(tick.report, tick.events, into: &samples)
     }
 

@@ -61,6 +61,8 @@ extension Recording {
         let figureColumns = Figure.recorded.map { columns[$0.column!] }
         let (skewColumn, commandColumn, reasonsColumn) = (columns["wall_skew_ms"], columns["command_id"], columns["rejected_reasons"])
         let busiestColumn = columns["busiest_threads"]
+        let gpuNameColumn = columns["gpu_name_id"]
+        var gpuName: String?
         var busiest: [BusyThread]?
         let (phaseColumn, sourceColumn, eventsColumn, aliveColumn) = (columns["phase_id"], columns["frame_source"], columns["events"], columns["alive"])
         readRows(database, "samples", "SELECT * FROM sample_log") { row in
@@ -88,6 +90,8 @@ extension Recording {
             sample.execsSeen = execsSeen
             if let text = busiestColumn.flatMap({ row.text($0) }) { busiest = BusyThread.decoded(text) }
             sample.report.busiestThreads = busiest
+            if let name = gpuNameColumn.flatMap({ row.int64($0) }).flatMap({ names[$0] }) { gpuName = name.isEmpty ? nil : name }
+            if let gpuName { sample.report.gpu.recordedDevice.name = gpuName } else { sample.report.gpu.device = nil }
             if let reasons = reasonsColumn.flatMap({ row.text($0) }) { rejectedReasons = Self.reasons(reasons) }
             if eventsColumn.flatMap({ row.int64($0) }) == 1 {
                 // As `EventAggregator` derives it (format 1 recorded p99 unrounded, so its 1 % low was too).

@@ -122,6 +122,8 @@ public final class Session {
         let directory = ProcessDirectory()
         sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory,
                                      controlGroup: program?.controlGroup)
+        // The GPU is read on a thread of its own, once a second (`GPUMonitor`); a tick takes its last reading.
+        sampler.gpu = GPUWatch()
         program?.onEnd = { [unowned self] in sampler.noteEnd() }
         program?.watched()
         if let program { sampler.startedAtNanoseconds = program.launchedAtNanoseconds }   // exact, where /proc's is in 10 ms ticks

@@ -57,7 +57,7 @@ public final class GPUMonitor: @unchecked Sendable {
         pthread_attr_destroy(&attributes)
         if created != 0 {
             Unmanaged<GPUMonitor>.fromOpaque(context).release()
-            publish({ var none = GPUReading(); none.unreported = "GPU not read: no thread for it"; return none }())
+            publish({ var none = GPUReading(); none.unreported = GPUUnreported.noThread; return none }())
         }
     }
 
@@ -69,12 +69,12 @@ public final class GPUMonitor: @unchecked Sendable {
             let began = monotonicNanoseconds()
             var next = GPUReading()
             if nvml == nil && drm == nil {
-                next.unreported = "no GPU driver"
+                next.unreported = GPUUnreported.noDriver
             } else {
                 nvml?.read(into: &next, now: began)
                 let pids = mutex.withLock { Array(Set(wanted.values.joined())) }
                 drm?.read(pids: pids, into: &next, now: began)
-                if next.devices.isEmpty { next.unreported = nvml?.unreported ?? "no GPU found" }
+                if next.devices.isEmpty { next.unreported = nvml?.unreported ?? GPUUnreported.noDevice }
             }
             publish(next)
             if nvml == nil && drm == nil { return }
@@ -103,7 +103,7 @@ public final class GPUWatch {
 
     public init(monitor: GPUMonitor = .shared) {
         self.monitor = monitor
-        figures.unreportedReason = "GPU not read yet"
+        figures.unreportedReason = GPUUnreported.notReadYet
         monitor.start()
     }
 
@@ -120,7 +120,7 @@ public final class GPUWatch {
         }
         if let readAt, now > readAt, now - readAt > GPUMonitor.staleNanoseconds {
             var stale = GPUFigures()
-            stale.unreportedReason = "stale: the GPU driver has not answered for \((now - readAt) / 1_000_000_000) s"
+            stale.unreportedReason = GPUUnreported.stale
             return stale
         }
         return figures

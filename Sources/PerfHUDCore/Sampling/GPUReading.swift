@@ -42,7 +42,7 @@ public struct GPUReading {
     public func figures(of pids: [Int32]) -> GPUFigures {
         var figures = GPUFigures()
         if let unreported { figures.unreportedReason = unreported; return figures }
-        guard !devices.isEmpty else { figures.unreportedReason = "no GPU found"; return figures }
+        guard !devices.isEmpty else { figures.unreportedReason = GPUUnreported.noDevice; return figures }
         var usedMost: (device: Int, weight: Double)?
         var busy = 0.0, memoryBusy = 0.0, encoder = 0.0, decoder = 0.0, memory: UInt64 = 0
         var busyKnown = true, memoryBusyKnown = true, encoderKnown = true, decoderKnown = true, memoryKnown = true
@@ -98,4 +98,10 @@ public struct GPUFigures: Equatable {
     public var unreportedReason: String?
 
     public init() {}
+
+    /// The device a recording's columns are put back into (made when a first one is).
+    var recordedDevice: GPUDevice {
+        get { device ?? GPUDevice(name: "", id: "") }
+        set { device = newValue }
+    }
 }

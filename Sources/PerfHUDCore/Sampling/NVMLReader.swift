@@ -1,4 +1,7 @@
 import CSystemShims
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// NVIDIA GPUs through NVML (`nvml.c` loads the library at run time): each device's figures and
 /// each process's device memory and busy shares. Used by the GPU thread only.
@@ -30,12 +33,12 @@ final class NVMLReader {
     /// NVML's return codes as a user reads them.
     static func reason(_ status: Int32) -> String {
         switch status {
-        case 4: return "no permission (NVML)"
-        case 9: return "no GPU driver (NVML: the NVIDIA driver is not loaded)"
-        case 12: return "no GPU driver (NVML library not found)"
-        case 15: return "GPU is lost (NVML)"
-        case 18: return "NVML library and NVIDIA driver versions differ"
-        default: return "NVML error \(status)"
+        case 4: return GPUUnreported.noPermission
+        case 9: return GPUUnreported.driverNotLoaded
+        case 12: return GPUUnreported.noDriver
+        case 15: return GPUUnreported.lost
+        case 18: return GPUUnreported.versionMismatch
+        default: return GPUUnreported.otherError
         }
     }
 
@@ -59,13 +62,16 @@ final class NVMLReader {
             reading.devices.append(device)
             readProcesses(device: index, as: deviceIndex, mig: mig, into: &reading, now: now)
         }
-        if migDevices > 0 { reading.perProcessUnreported = "MIG: per-process use not reported" }
+        if migDevices > 0 { reading.perProcessUnreported = GPUUnreported.mig }
+        // NVML lists host PIDs: perfhud's own are those only in the host's PID namespace (a target in
+        // a container is seen there by its host PID too). Inside one, none would match: say so.
+        if !Self.inInitialPIDNamespace { reading.perProcessUnreported = GPUUnreported.pidNamespace }
     }
 
     private func readProcesses(device index: Int, as deviceIndex: Int, mig: Bool, into reading: inout GPUReading, now: UInt64) {
         var written: UInt32 = 0
         let listed = perfhud_nvml_processes(UInt32(index), &processes, UInt32(processes.count), &written)
-        if listed == 4 && reading.perProcessUnreported == nil { reading.perProcessUnreported = "no permission (NVML process list)" }
+        if listed == 4 && reading.perProcessUnreported == nil { reading.perProcessUnreported = GPUUnreported.noPermissionForProcesses }
         // New samples: the newest timestamp seen is where the next call starts.
         var count: UInt32 = 0
         let sampled = mig ? 3 : perfhud_nvml_samples(UInt32(index), lastSeen[index], &samples, UInt32(samples.count), &count)
@@ -113,6 +119,12 @@ final class NVMLReader {
         }
         held = held.filter { now - $0.value.at < Self.holdNanoseconds }
     }
+
+    /// The initial PID namespace's inode number is fixed (PROC_PID_INIT_INO).
+    private static let inInitialPIDNamespace: Bool = {
+        var status = stat()
+        return stat("/proc/self/ns/pid", &status) != 0 || status.st_ino == 0xEFFF_FFFC
+    }()
 
     private static func text<T>(_ tuple: T) -> String? {
         withUnsafeBytes(of: tuple) { bytes in

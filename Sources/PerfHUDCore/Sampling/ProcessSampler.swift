@@ -109,6 +109,8 @@ public final class ProcessSampler {
     /// Whether the "why" figures (`Activity`) are read: a HUD that shows none of them and records
     /// nothing turns this off, and the per-thread files are then not read at all.
     public var collectsActivity = true
+    /// Where the GPU figures come from; nil: not collected.
+    public var gpu: GPUWatch?
     /// The once-a-second part of `Activity`, carried by every sample until the next read.
     private var everySecond = Activity.EverySecond()
     private var controlGroupActivity: ControlGroupActivity?
@@ -300,6 +302,7 @@ public final class ProcessSampler {
         sample.proportionalBytes = proportionalSetSize(now: now, cadence: cadence)
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.execsSeen = execsSeen
+        sample.gpu = gpu?.figures(at: now) { [pid] + descendants.keys }
         if collectsActivity, var activity {
             if slowDue && !rootGone {
                 if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(pid: pid) }

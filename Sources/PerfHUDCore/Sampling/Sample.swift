@@ -26,6 +26,8 @@ public struct Sample: Equatable {
     public var execsSeen = 0
     /// The "why" figures; nil when they are not collected (`ProcessSampler.collectsActivity`).
     public var activity: Activity?
+    /// The GPU figures (`GPUWatch`); nil when not collected.
+    public var gpu: GPUFigures?
 
     public init(monotonicNanoseconds: UInt64, wallSeconds: Double, alive: Bool,
                 cpuNanoseconds: UInt64? = nil, userTicks: UInt64? = nil, systemTicks: UInt64? = nil,

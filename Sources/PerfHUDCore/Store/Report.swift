@@ -44,6 +44,8 @@ public struct Report: Equatable {
     /// The once-a-second figures as read (descriptors, the busiest threads, the OOM score), as one
     /// value from the sample (`Activity.EverySecond.levels`); nil fields where not read.
     public var everySecond = SecondLevels()
+    /// The GPU figures (`GPUWatch`, read once a second on the GPU thread); all nil where not read.
+    public var gpu = GPUFigures()
 
     public var fdsOpen: UInt64? {
         get { everySecond.fdsOpen }
