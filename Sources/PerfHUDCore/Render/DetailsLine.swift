@@ -74,6 +74,7 @@ enum DetailsLine {
             // A thread's name is the program's to choose: escaped, as every untrusted string.
             fields.append(Field(priority: 2, text: "busiest " + TerminalText.escaped(busiest.name, maxLength: 16) + " " + percent(busiest.cpuPercent) + "%"))
         }
+        if let gpu = GPUText.device(report.gpu, paint: paint) { fields.append(Field(priority: 2, text: gpu)) }
         let pressure = report.pressure
         let kinds = [("cpu", pressure.cpuSome), ("mem", pressure.memorySome), ("io", pressure.ioSome)].compactMap { name, value in
             value.map { name + " " + percent($0) + "%" }

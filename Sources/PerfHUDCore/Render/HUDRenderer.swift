@@ -126,6 +126,9 @@ public enum HUDRenderer {
                 segments.append((3, trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate)))
             }
         }
+        if snapshot.status == .running, let gpu = report.flatMap({ GPUText.status($0.gpu, paint: paint) }) {
+            segments.append((2, gpu))
+        }
         if snapshot.status == .running {
             let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
             segments.append((3, "PSS " + pss))

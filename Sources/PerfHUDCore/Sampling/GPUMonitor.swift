@@ -44,6 +44,15 @@ public final class GPUMonitor: @unchecked Sendable {
             return !started
         }
         guard first else { return }
+        // Where there is surely no GPU driver, it is said from the first row, without a thread:
+        // no DRM device, no NVIDIA device node, and no NVML library to load (a failed dlopen costs
+        // ~0.1 ms; one that loads is kept for the thread).
+        if access("/dev/dri", F_OK) != 0 && access("/dev/nvidiactl", F_OK) != 0 && !NVMLReader.libraryExists {
+            var none = GPUReading()
+            none.unreported = GPUUnreported.noDriver
+            publish(none)
+            return
+        }
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))

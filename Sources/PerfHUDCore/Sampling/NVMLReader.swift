@@ -22,6 +22,9 @@ final class NVMLReader {
 
     private struct Key: Hashable { let device: Int; let pid: UInt32 }
 
+    /// Whether libnvidia-ml.so.1 can be loaded (it stays loaded: the GPU thread opens it next).
+    static var libraryExists: Bool { dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL) != nil }
+
     /// Loads NVML; nil when there is no NVIDIA driver library at all.
     init?() {
         let status = perfhud_nvml_open()
