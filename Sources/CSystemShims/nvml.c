@@ -51,6 +51,8 @@ static struct {
     nvmlReturn_t (*mig)(nvmlDevice_t, unsigned int *, unsigned int *);
     nvmlDevice_t devices[PERFHUD_NVML_MAX_DEVICES];
     unsigned int device_count;
+    /// The room each device's compute and graphics lists needed last (0: ask the size first).
+    unsigned int rooms[PERFHUD_NVML_MAX_DEVICES][2];
 } nvml;
 
 int perfhud_nvml_open(void) {
@@ -116,19 +118,24 @@ void perfhud_nvml_read_device(unsigned int index, perfhud_nvml_device_reading *o
 }
 
 /// One process list by NVML's size-then-fill pattern: ask the size, fill, and ask again while the
-/// list grew in between (a process started): INSUFFICIENT_SIZE says so, with the new size.
+/// list grew in between (a process started): INSUFFICIENT_SIZE says so, with the new size. The
+/// room last needed is kept (`room`), so a pass makes one call, not two: a driver that holds each
+/// call for a while (its lock) is asked half as often.
 static nvmlReturn_t process_list(nvmlReturn_t (*list)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *), nvmlDevice_t device,
-                                 perfhud_nvml_process *out, unsigned int capacity, unsigned int *written) {
+                                 unsigned int *room, perfhud_nvml_process *out, unsigned int capacity, unsigned int *written) {
     *written = 0;
     if (!list) return NVML_ERROR_FUNCTION_NOT_FOUND;
     unsigned int count = 0;
-    nvmlReturn_t rc = list(device, &count, NULL);
-    if (rc == NVML_SUCCESS) return rc;  // none
+    nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
+    if (*room == 0) {
+        rc = list(device, &count, NULL);
+        if (rc != NVML_ERROR_INSUFFICIENT_SIZE) return rc;  // none (SUCCESS), or an error
+        *room = count + 4;  // room for a few that start meanwhile
+    }
     for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; attempt++) {
-        unsigned int room = count + 4;  // room for a few that start meanwhile
-        nvmlProcessInfo_t *infos = calloc(room, sizeof *infos);
+        nvmlProcessInfo_t *infos = calloc(*room, sizeof *infos);
         if (!infos) return NVML_ERROR_INSUFFICIENT_SIZE;
-        count = room;
+        count = *room;
         rc = list(device, &count, infos);
         if (rc == NVML_SUCCESS) {
             for (unsigned int i = 0; i < count && *written < capacity; i++) {
@@ -136,6 +143,10 @@ static nvmlReturn_t process_list(nvmlReturn_t (*list)(nvmlDevice_t, unsigned int
                 out[*written].memory = infos[i].usedGpuMemory;
                 (*written)++;
             }
+            // Shrinks back when far fewer run, so the buffer stays small.
+            if (count + 16 < *room) *room = count + 4;
+        } else if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+            *room = count + 4;
         }
         free(infos);
     }
@@ -146,8 +157,9 @@ int perfhud_nvml_processes(unsigned int index, perfhud_nvml_process *out, unsign
     *written = 0;
     if (index >= perfhud_nvml_device_count()) return NVML_ERROR_NOT_FOUND;
     unsigned int compute = 0, graphics = 0;
-    nvmlReturn_t rc = process_list(nvml.compute, nvml.devices[index], out, capacity, &compute);
-    nvmlReturn_t graphicsRC = process_list(nvml.graphics, nvml.devices[index], out + compute, capacity - compute, &graphics);
+    nvmlReturn_t rc = process_list(nvml.compute, nvml.devices[index], &nvml.rooms[index][0], out, capacity, &compute);
+    nvmlReturn_t graphicsRC = process_list(nvml.graphics, nvml.devices[index], &nvml.rooms[index][1], out + compute, capacity - compute,
+                                           &graphics);
     *written = compute + graphics;
     // Either list is an answer; the first failure is the one said.
     if (rc == NVML_SUCCESS || graphicsRC == NVML_SUCCESS) return NVML_SUCCESS;

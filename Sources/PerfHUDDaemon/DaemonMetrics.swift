@@ -29,6 +29,9 @@ public final class DaemonMetrics: @unchecked Sendable {
     private let processStart: Gauge
     private let processOpenFiles: Gauge
     private let processMaxFiles: Gauge
+    /// Each GPU's gauges by UUID, read at the scrape from the GPU thread's last reading.
+    private var gpus: [String: [Gauge?]] = [:]
+    private let gpusLock = Mutex()
     /// The cumulative values last mirrored into counters, by metric (sampling thread only).
     private var mirrored: [String: Double] = [:]
     /// The process CPU mirror is advanced by scrapes, which may run concurrently.
@@ -129,9 +132,46 @@ public final class DaemonMetrics: @unchecked Sendable {
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { processMaxFiles.set(to: Double(limit.rlim_cur)) }
     }
 
+    /// The per-GPU series (`gpu` = its UUID or PCI address, `name`): the device figures of the GPU
+    /// thread's last reading; a figure the driver does not give has no series, a stale reading none.
+    private func updateGPUs() {
+        let devices = GPUMonitor.shared.devices()
+        let metrics: [(name: String, help: String, value: (GPUDevice) -> Double?)] = [
+            ("perfhud_gpu_busy_ratio", "Share of the GPU's time it was busy over the driver's last sample period (NVML utilization.gpu / 100).",
+             { $0.busyPercent.map { $0 / 100 } }),
+            ("perfhud_gpu_memory_used_bytes", "Device memory in use on the GPU, by every process.", { $0.memoryUsedBytes.map { Double($0) } }),
+            ("perfhud_gpu_memory_total_bytes", "Device memory of the GPU.", { $0.memoryTotalBytes.map { Double($0) } }),
+            ("perfhud_gpu_temperature_celsius", "The GPU's core temperature.", { $0.temperatureCelsius }),
+            ("perfhud_gpu_power_watts", "The GPU's power draw.", { $0.powerWatts }),
+        ]
+        gpusLock.withLock {
+            var seen = Set<String>()
+            for device in devices where !seen.contains(device.id) {
+                seen.insert(device.id)
+                var gauges = gpus[device.id] ?? Array(repeating: nil, count: metrics.count)
+                for (index, metric) in metrics.enumerated() {
+                    if let value = metric.value(device) {
+                        let gauge = gauges[index] ?? registry.makeGauge(name: metric.name, labels: [("gpu", device.id), ("name", device.name)], help: metric.help)
+                        gauge.set(to: value)
+                        gauges[index] = gauge
+                    } else if let gauge = gauges[index] {
+                        registry.unregisterGauge(gauge)
+                        gauges[index] = nil
+                    }
+                }
+                gpus[device.id] = gauges
+            }
+            for (id, gauges) in gpus where !seen.contains(id) {
+                for gauge in gauges.compactMap({ $0 }) { registry.unregisterGauge(gauge) }
+                gpus[id] = nil
+            }
+        }
+    }
+
     /// The text exposition of everything registered.
     public func exposition() -> [UInt8] {
         updateProcess()
+        updateGPUs()
         var buffer = registry.emitToBuffer()
         let frames = histogramsLock.withLock { histograms.values.sorted { $0.labelText < $1.labelText } }
         if let first = frames.first {

@@ -30,6 +30,14 @@ public final class GPUMonitor: @unchecked Sendable {
         }
     }
 
+    /// The devices of the last reading, none when it is stale (the daemon's per-GPU metrics).
+    public func devices(at now: UInt64 = monotonicNanoseconds()) -> [GPUDevice] {
+        mutex.withLock {
+            guard let reading, now < reading.readAt || now - reading.readAt <= Self.staleNanoseconds else { return [] }
+            return reading.devices
+        }
+    }
+
     /// The processes `owner` is: their DRM descriptors are read at the next pass.
     func want(_ pids: [Int32], for owner: ObjectIdentifier) {
         mutex.withLock { wanted[owner] = pids }
@@ -109,6 +117,8 @@ public final class GPUWatch {
     private let monitor: GPUMonitor
     private var seen: UInt64 = 0
     private var figures = GPUFigures()
+    /// Since when it waits: a driver that never answers its first call is stale from then too.
+    private let startedAt = monotonicNanoseconds()
 
     public init(monitor: GPUMonitor = .shared) {
         self.monitor = monitor
@@ -127,7 +137,8 @@ public final class GPUWatch {
             monitor.want(members, for: ObjectIdentifier(self))
             figures = reading.figures(of: members)
         }
-        if let readAt, now > readAt, now - readAt > GPUMonitor.staleNanoseconds {
+        let since = readAt ?? startedAt
+        if now > since, now - since > GPUMonitor.staleNanoseconds {
             var stale = GPUFigures()
             stale.unreportedReason = GPUUnreported.stale
             return stale
