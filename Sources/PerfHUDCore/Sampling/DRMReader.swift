@@ -14,10 +14,16 @@ final class DRMReader {
     }
 
     func read(pids: [Int32], into reading: inout GPUReading, now: UInt64) {
+        Self.add(pids.map { ($0, Self.clients(of: $0)) }, to: &clients, into: &reading, now: now)
+    }
+
+    /// Each process's DRM descriptors as clients, each client once with every process holding it
+    /// (a parent and the child it forked share one open), and their devices, into `reading`.
+    static func add(_ found: [(pid: Int32, infos: [DRMFdinfo])], to clients: inout DRMClients, into reading: inout GPUReading, now: UInt64) {
         var byClient: [String: (info: DRMFdinfo, pids: [Int32])] = [:]
         var order: [String] = []
-        for pid in pids {
-            for info in Self.clients(of: pid) {
+        for (pid, infos) in found {
+            for info in infos {
                 guard let key = info.key else { continue }
                 if byClient[key] == nil { byClient[key] = (info, []); order.append(key) }
                 if !byClient[key]!.pids.contains(pid) { byClient[key]!.pids.append(pid) }
