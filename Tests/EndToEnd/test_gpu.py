@@ -284,3 +284,28 @@ def test_the_daemon_exports_the_target_and_each_gpu(tmp_path, nvml, sleeper):
         assert daemon.value("perfhud_gpu_power_watts", labels) == 638.498
     finally:
         daemon.stop()
+
+
+def test_top_has_a_gpu_column_only_where_there_is_a_gpu(tmp_path, nvml, sleeper):
+    target, other = sleeper
+    scenario = scenario_for(tmp_path, nvml, target, other)
+    daemon = targets.Daemon("--pid", f"trainer={target}", "--pid", f"other={other}", env=scenario.env)
+    try:
+        assert wait_until(lambda: daemon.value("perfhud_target_gpu_memory_bytes", '{target="other"}') == 3063939072, timeout=10)
+        result = perfhud("top", "--from", f"http://127.0.0.1:{daemon.port}", "--sort", "name", timeout=20)
+        assert result.returncode == 0, result
+        lines = result.stdout.splitlines()
+        assert "GPU" in lines[1].split(), lines
+        rows = {line.split()[0]: line for line in lines[2:]}
+        assert "17.0% 6.85 GiB" in rows["trainer"] and "79.0% 2.85 GiB" in rows["other"], lines
+    finally:
+        daemon.stop()
+    # Without a GPU: no column.
+    environment = {name: value for name, value in os.environ.items() if name not in ("LD_LIBRARY_PATH", "FAKE_NVML_SCENARIO")}
+    daemon = targets.Daemon("--pid", f"trainer={target}", "--pid", f"other={other}", env=environment)
+    try:
+        assert wait_until(lambda: daemon.value("perfhud_target_up", '{target="other"}') == 1, timeout=10)
+        result = perfhud("top", "--from", f"http://127.0.0.1:{daemon.port}", "--sort", "name", timeout=20)
+        assert "GPU" not in result.stdout.splitlines()[1].split(), result.stdout
+    finally:
+        daemon.stop()

@@ -91,9 +91,16 @@ public enum TopRenderer {
             row.hotAction.map { TerminalText.escaped($0.label, maxLength: 64) + " " + rate($0.rate) + "/s" } ?? "-"
         }
         let phase = Column(title: "PHASE", width: 12, right: false) { $0.phase.map { TerminalText.escaped($0, maxLength: 64) } ?? "-" }
+        // The GPU: the target's share and device memory, shown where a target has either (none on a
+        // machine without a GPU).
+        let gpu = Column(title: "GPU", width: 15, right: true) { row in
+            let parts = [row.gpuPercent.map { String(format1: $0) + "%" }, row.gpuMemoryBytes.map(Units.bytes)].compactMap { $0 }
+            return parts.isEmpty ? "-" : parts.joined(separator: " ")
+        }
+        let hasGPU = rows.contains { $0.gpuPercent != nil || $0.gpuMemoryBytes != nil }
         // Least telling last: dropped first when the width runs out.
-        var chosen = fixed + [hot, phase]
-        let dropOrder = ["PHASE", "HOT ACTION", "TREND", "FPS", "ACT/s", "RSS", "CPU%"]
+        var chosen = Array(fixed.prefix(3)) + (hasGPU ? [gpu] : []) + Array(fixed.dropFirst(3)) + [hot, phase]
+        let dropOrder = ["PHASE", "HOT ACTION", "TREND", "FPS", "ACT/s", "GPU", "RSS", "CPU%"]
         func used() -> Int { target.width + chosen.reduce(0) { $0 + 1 + $1.width } }
         for title in dropOrder where used() > width { chosen.removeAll { $0.title == title } }
         // A narrow terminal: the name gives up columns first; then it is cut. (7: "TARGET▼")

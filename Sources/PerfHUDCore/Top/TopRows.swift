@@ -33,6 +33,9 @@ public struct TopRow: Equatable {
     /// The high-frequency action with the highest rate (`perfhud_high_frequency_action_rate`).
     public var hotAction: (label: String, rate: Double)?
     public var phase: String?
+    /// The target's share of a GPU (percent) and its device memory; nil where unknown or no GPU.
+    public var gpuPercent: Double?
+    public var gpuMemoryBytes: Double?
 
     public init(target: String) { self.target = target }
 
@@ -72,6 +75,8 @@ public enum TopRows {
             row.actionsPerSecond = now.actionsPerSecond[target]
             row.hotAction = now.hot[target]
             row.phase = now.phase[target]
+            row.gpuPercent = row.up ? now.gpuRatio[target].map { $0 * 100 } : nil
+            row.gpuMemoryBytes = row.up ? now.gpuMemory[target] : nil
             return row
         }
     }
@@ -114,6 +119,8 @@ public enum TopRows {
         var actionsPerSecond: [String: Double] = [:]
         var hot: [String: (label: String, rate: Double)] = [:]
         var phase: [String: String] = [:]
+        var gpuRatio: [String: Double] = [:]
+        var gpuMemory: [String: Double] = [:]
 
         init(_ samples: [PrometheusSample]) {
             var seen = Set<String>()
@@ -134,6 +141,8 @@ public enum TopRows {
                 case "perfhud_actions_per_second": actionsPerSecond[target] = value.isFinite ? value : nil
                 case "perfhud_high_frequency_action_rate":
                     if let label = sample.labels["action"], value.isFinite, value > (hot[target]?.rate ?? -1) { hot[target] = (label, value) }
+                case "perfhud_target_gpu_busy_ratio": gpuRatio[target] = value.isFinite ? value : nil
+                case "perfhud_target_gpu_memory_bytes": gpuMemory[target] = value.isFinite ? value : nil
                 case "perfhud_phase_info": if let name = sample.labels["phase"], value == 1 { phase[target] = name }
                 default: break
                 }
