@@ -293,11 +293,22 @@ def test_prometheus_scrapes_two_daemons_and_every_panel_has_data_for_each_target
     directory.mkdir()
     senders = {name: subprocess.Popen([sys.executable, "-c", TARGET_SENDER, str(directory / f"{name}.sock"), str(tmp_path / f"{name}.out")])
                for name in ("web", "db")}
+    # A GPU for the GPU panels: the stand-in NVML of test_gpu (Tests/GPU/fake_nvml.c), each target on it.
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(tmp_path / "libnvidia-ml.so.1"), str(ROOT / "Tests/GPU/fake_nvml.c"),
+                    "-lpthread"], check=True)
+    scenario = tmp_path / "nvml-scenario"
+
+    def on_the_gpu(pids):
+        scenario.write_text("devices=1\ndevice.0.compute=" + ",".join(f"{pid}:{(i + 1) << 30}" for i, pid in enumerate(pids))
+                            + "\ndevice.0.samples=" + ",".join(f"{pid}:{10 * (i + 1)}:1:0:0" for i, pid in enumerate(pids)) + "\n")
+    on_the_gpu([senders["web"].pid, senders["db"].pid])
+    gpu = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path), "FAKE_NVML_SCENARIO": str(scenario)}
     first_port = free_port()
     first = subprocess.Popen([PERFHUD, "daemon", "--pid", f"web={senders['web'].pid}", "--pid", f"db={senders['db'].pid}",
                               "--metrics-listen", f"127.0.0.1:{first_port}", "--events", str(directory), "--tick", "250ms"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    second = daemons(sender_seconds=60)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=gpu)
+    second = daemons(sender_seconds=60, env=gpu)
+    on_the_gpu([senders["web"].pid, senders["db"].pid, second.sender.pid])
     port = free_port()
     config = tmp_path / "prometheus.yml"
     config.write_text(textwrap.dedent(f"""
