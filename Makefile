@@ -7,7 +7,8 @@ APT_PACKAGES := libproc2-dev libsqlite3-dev sqlite3 pkg-config tmux htop vim les
   xvfb mesa-utils vulkan-tools mesa-vulkan-drivers chromium fonts-dejavu-core \
   libsdl2-dev libglfw3-dev weston glmark2-es2-wayland chromium-bsu
 # pygame (PyPI: its wheel bundles its own libSDL2): Tests/EndToEnd/test_frame_hooks_sdl.py.
-PY_PACKAGES := pyte pytest psrecord datadog statsd pygame
+# nvidia-ml-py (NVIDIA's own NVML bindings): Tests/GPU/test_fake_nvml_abi.py proves the stand-in NVML's ABI through them.
+PY_PACKAGES := pyte pytest psrecord datadog statsd pygame nvidia-ml-py
 
 .PHONY: fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark benchmark-goals benchmark-instructions clean install install-files manual package
 
@@ -68,7 +69,7 @@ unit:
 	$(SWIFT) test
 
 e2e:
-	PERFHUD_BIN=$(abspath $(BIN)) python3 -m pytest -q Tests/EndToEnd
+	PERFHUD_BIN=$(abspath $(BIN)) python3 -m pytest -q Tests/EndToEnd Tests/GPU
 
 # Fuzzing (Tests/Fuzz): `make fuzz` fuzzes each parser for FUZZ_SECONDS (default 600); make test
 # replays the checked-in corpora once, so an input that once crashed or hung fails CI.
@@ -114,7 +115,7 @@ deps-apt:
 	fi
 
 deps-python:
-	@PYGAME_HIDE_SUPPORT_PROMPT=1 python3 -c "import pyte, pytest, datadog, statsd, pygame" 2>/dev/null && command -v psrecord >/dev/null || \
+	@PYGAME_HIDE_SUPPORT_PROMPT=1 python3 -c "import pyte, pytest, datadog, statsd, pygame, pynvml" 2>/dev/null && command -v psrecord >/dev/null || \
 	  python3 -m pip install -q $(PY_PACKAGES) 2>/dev/null || \
 	  python3 -m pip install -q --break-system-packages $(PY_PACKAGES)
 

@@ -129,6 +129,7 @@ final class DaemonUnitTests: XCTestCase {
         report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
         report.leakSuspected = false
         report.cpuPercent = 50                           // the first sample has no interval
+        report.gpu.busyPercent = 17; report.gpu.memoryBytes = 1 << 30   // read on the GPU thread
         var events = EventSnapshot()                     // a frame seen: the FPS gauge exists
         events.framesTotal = 3; events.fps = 3; events.actionsPerSecond = 1
         metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,

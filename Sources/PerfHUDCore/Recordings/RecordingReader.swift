@@ -91,7 +91,8 @@ extension Recording {
             if let text = busiestColumn.flatMap({ row.text($0) }) { busiest = BusyThread.decoded(text) }
             sample.report.busiestThreads = busiest
             if let name = gpuNameColumn.flatMap({ row.int64($0) }).flatMap({ names[$0] }) { gpuName = name.isEmpty ? nil : name }
-            if let gpuName { sample.report.gpu.recordedDevice.name = gpuName } else { sample.report.gpu.device = nil }
+            // ("" is written when the device went away: the name is not carried past it.)
+            if let gpuName { sample.report.gpu.recordedDevice.name = gpuName }
             if let reasons = reasonsColumn.flatMap({ row.text($0) }) { rejectedReasons = Self.reasons(reasons) }
             if eventsColumn.flatMap({ row.int64($0) }) == 1 {
                 // As `EventAggregator` derives it (format 1 recorded p99 unrounded, so its 1 % low was too).
