@@ -239,19 +239,19 @@ public final class Figure {
         case .rss_trend_r2: return r.residentTrendR2
         case .leak_suspected: return r.leakSuspected.map { $0 ? 1 : 0 }
         case .oom_score: return r.everySecond.oomScore.map { Double($0) }
-        case .gpu_percent: return r.gpu.busyPercent
-        case .gpu_memory_bytes: return r.gpu.memoryBytes.map { Double($0) }
-        case .gpu_memory_busy_percent: return r.gpu.memoryBusyPercent
-        case .gpu_encoder_percent: return r.gpu.encoderPercent
-        case .gpu_decoder_percent: return r.gpu.decoderPercent
-        case .gpu_device_percent: return r.gpu.device?.busyPercent
-        case .gpu_device_memory_used_bytes: return r.gpu.device?.memoryUsedBytes.map { Double($0) }
-        case .gpu_device_memory_total_bytes: return r.gpu.device?.memoryTotalBytes.map { Double($0) }
-        case .gpu_temperature_celsius: return r.gpu.device?.temperatureCelsius
-        case .gpu_power_watts: return r.gpu.device?.powerWatts
-        case .gpu_clock_mhz: return r.gpu.device?.clockMHz
-        case .gpu_throttle_reasons: return r.gpu.device?.throttleReasons.map { Double($0) }
-        case .gpu_unreported_reason: return GPUUnreported.code(r.gpu.unreportedReason)
+        case .gpu_percent: return r.gpuBox?.value.busyPercent
+        case .gpu_memory_bytes: return r.gpuBox?.value.memoryBytes.map { Double($0) }
+        case .gpu_memory_busy_percent: return r.gpuBox?.value.memoryBusyPercent
+        case .gpu_encoder_percent: return r.gpuBox?.value.encoderPercent
+        case .gpu_decoder_percent: return r.gpuBox?.value.decoderPercent
+        case .gpu_device_percent: return r.gpuBox?.value.device?.busyPercent
+        case .gpu_device_memory_used_bytes: return r.gpuBox?.value.device?.memoryUsedBytes.map { Double($0) }
+        case .gpu_device_memory_total_bytes: return r.gpuBox?.value.device?.memoryTotalBytes.map { Double($0) }
+        case .gpu_temperature_celsius: return r.gpuBox?.value.device?.temperatureCelsius
+        case .gpu_power_watts: return r.gpuBox?.value.device?.powerWatts
+        case .gpu_clock_mhz: return r.gpuBox?.value.device?.clockMHz
+        case .gpu_throttle_reasons: return r.gpuBox?.value.device?.throttleReasons.map { Double($0) }
+        case .gpu_unreported_reason: return GPUUnreported.code(r.gpuBox?.value.unreportedReason)
         // Not numbers: each sink writes them its own way.
         case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: return nil
         }

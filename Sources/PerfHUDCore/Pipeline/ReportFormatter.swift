@@ -114,10 +114,10 @@ public enum ReportFormatter {
                 }
             case .special(.gpuName):
                 appendKey(figure.key, first: first, to: &out)
-                if let name = report.gpu.device?.name, !name.isEmpty { appendQuoted(name, to: &out) } else { out.append("null") }
+                if let name = report.gpuBox?.value.device?.name, !name.isEmpty { appendQuoted(name, to: &out) } else { out.append("null") }
             case .special(.gpuUnreportedReason):
                 // Only while there is a reason, as frames_unreported_reason.
-                if let reason = report.gpu.unreportedReason {
+                if let reason = report.gpuBox?.value.unreportedReason {
                     appendKey(figure.key, first: first, to: &out)
                     appendQuoted(reason, to: &out)
                 }

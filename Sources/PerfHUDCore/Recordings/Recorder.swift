@@ -239,7 +239,7 @@ public final class Recorder: TickSink {
             samples.appendNull()
         }
         // The GPU's name, as the command's: written when it changes, "" when the row has no device.
-        let gpuName = tick.report.gpu.device?.name
+        let gpuName = tick.report.gpuBox?.value.device?.name
         if gpuName != lastGPUName { samples.appendInteger(try nameID(gpuName ?? "")) } else { samples.appendNull() }
         lastGPUName = gpuName
         Self.appendFigures(tick.report, tick.events, into: &samples)

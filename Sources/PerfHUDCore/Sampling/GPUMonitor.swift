@@ -21,12 +21,14 @@ public final class GPUMonitor: @unchecked Sendable {
     private var started = false
     private var wanted: [ObjectIdentifier: [Int32]] = [:]
     private var passes: UInt64 = 0
+    private var lastReadAt: UInt64 = 0
 
     /// The last reading if its sequence is not `seen` (nil when unchanged or none yet), and when it was read.
     func latest(after seen: UInt64) -> (reading: GPUReading?, readAt: UInt64?) {
+        // The tick's path: two integers compared; the reading copied out only when new.
         mutex.withLock {
-            guard let reading else { return (nil, nil) }
-            return (reading.sequence == seen ? nil : reading, reading.readAt)
+            guard passes != 0 else { return (nil, nil) }
+            return (passes == seen ? nil : reading, lastReadAt)
         }
     }
 
@@ -106,6 +108,7 @@ public final class GPUMonitor: @unchecked Sendable {
         mutex.withLock {
             passes += 1
             next.sequence = passes
+            lastReadAt = next.readAt
             reading = next
         }
     }
@@ -116,32 +119,38 @@ public final class GPUMonitor: @unchecked Sendable {
 public final class GPUWatch {
     private let monitor: GPUMonitor
     private var seen: UInt64 = 0
-    private var figures = GPUFigures()
+    private var figures: GPUFiguresBox
     /// Since when it waits: a driver that never answers its first call is stale from then too.
     private let startedAt = monotonicNanoseconds()
 
     public init(monitor: GPUMonitor = .shared) {
         self.monitor = monitor
-        figures.unreportedReason = GPUUnreported.notReadYet
+        var notYet = GPUFigures()
+        notYet.unreportedReason = GPUUnreported.notReadYet
+        figures = GPUFiguresBox(notYet)
         monitor.start()
     }
 
     deinit { monitor.forget(ObjectIdentifier(self)) }
 
+    private static let stale: GPUFiguresBox = {
+        var stale = GPUFigures()
+        stale.unreportedReason = GPUUnreported.stale
+        return GPUFiguresBox(stale)
+    }()
+
     /// The figures of the processes `pids()` lists (asked only when a new reading came).
-    func figures(at now: UInt64, pids: () -> [Int32]) -> GPUFigures {
+    func figures(at now: UInt64, pids: () -> [Int32]) -> GPUFiguresBox {
         let (reading, readAt) = monitor.latest(after: seen)
         if let reading {
             seen = reading.sequence
             let members = pids()
             monitor.want(members, for: ObjectIdentifier(self))
-            figures = reading.figures(of: members)
+            figures = GPUFiguresBox(reading.figures(of: members))
         }
         let since = readAt ?? startedAt
         if now > since, now - since > GPUMonitor.staleNanoseconds {
-            var stale = GPUFigures()
-            stale.unreportedReason = GPUUnreported.stale
-            return stale
+            return Self.stale
         }
         return figures
     }
@@ -149,9 +158,9 @@ public final class GPUWatch {
 
 extension GPUFigures {
     /// Two processes' figures as one target's (the daemon's groups): sums, the first device.
-    public static func sum(_ a: GPUFigures?, _ b: GPUFigures?) -> GPUFigures? {
-        guard let a else { return b }
-        guard let b else { return a }
+    public static func sum(_ a: GPUFiguresBox?, _ b: GPUFiguresBox?) -> GPUFiguresBox? {
+        guard let boxA = a, let boxB = b else { return a ?? b }
+        let (a, b) = (boxA.value, boxB.value)
         func add(_ x: Double?, _ y: Double?) -> Double? { x.flatMap { x in y.map { x + $0 } } }
         var result = a
         result.busyPercent = add(a.busyPercent, b.busyPercent)
@@ -161,6 +170,6 @@ extension GPUFigures {
         result.memoryBytes = a.memoryBytes.flatMap { x in b.memoryBytes.map { x &+ $0 } }
         if (b.memoryBytes ?? 0) > (a.memoryBytes ?? 0) { result.device = b.device }
         result.unreportedReason = a.unreportedReason ?? b.unreportedReason
-        return result
+        return GPUFiguresBox(result)
     }
 }

@@ -27,7 +27,7 @@ public struct Sample: Equatable {
     /// The "why" figures; nil when they are not collected (`ProcessSampler.collectsActivity`).
     public var activity: Activity?
     /// The GPU figures (`GPUWatch`); nil when not collected.
-    public var gpu: GPUFigures?
+    public var gpu: GPUFiguresBox?
 
     public init(monotonicNanoseconds: UInt64, wallSeconds: Double, alive: Bool,
                 cpuNanoseconds: UInt64? = nil, userTicks: UInt64? = nil, systemTicks: UInt64? = nil,

@@ -48,7 +48,7 @@ public struct MetricsStore {
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
                             processCount: sample.processCount,
                             cpuSecondsTotal: sample.cpuNanoseconds.map { (Double($0) / 1e9).atResolution(1e6) })
-        if let gpu = sample.gpu { report.gpu = gpu }
+        report.gpuBox = sample.gpu
         // The window: since the sample before; for the first, since the process started (all the
         // CPU it has spent was spent since then), so that `--count 1` has a figure.
         let windowStart = previous.map { ($0.monotonicNanoseconds, $0.cpuNanoseconds) }

@@ -44,8 +44,13 @@ public struct Report: Equatable {
     /// The once-a-second figures as read (descriptors, the busiest threads, the OOM score), as one
     /// value from the sample (`Activity.EverySecond.levels`); nil fields where not read.
     public var everySecond = SecondLevels()
-    /// The GPU figures (`GPUWatch`, read once a second on the GPU thread); all nil where not read.
-    public var gpu = GPUFigures()
+    /// The GPU figures (`GPUWatch`, read once a second on the GPU thread); nil where not read.
+    public var gpuBox: GPUFiguresBox?
+    /// The GPU figures, all nil where not read. Setting one makes a new box (reading a recording).
+    public var gpu: GPUFigures {
+        get { gpuBox?.value ?? GPUFigures() }
+        set { gpuBox = GPUFiguresBox(newValue) }
+    }
 
     public var fdsOpen: UInt64? {
         get { everySecond.fdsOpen }
