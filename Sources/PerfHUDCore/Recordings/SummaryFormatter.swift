@@ -83,7 +83,9 @@ public enum SummaryFormatter {
 
     static func human(_ key: String, _ value: Double?) -> String {
         guard let value else { return "n/a" }
-        if key.hasSuffix("_bytes") { return Units.bytes(value) }
+        if key.hasSuffix("_bytes") || key.hasSuffix("_bytes_max") || key.hasSuffix("_bytes_end") { return Units.bytes(value) }
+        if key.contains("_watts") { return ReportFormatter.number(value, decimals: 1) + " W" }
+        if key.contains("_celsius") { return ReportFormatter.number(value, decimals: 0) + " °C" }
         if key.contains("_bytes_per_second") { return Units.bytes(value) + "/s" }
         if key.contains("_bytes_per_hour") { return Units.signedBytes(value) + "/h" }
         if key.hasSuffix("_ms") { return ReportFormatter.number(value, decimals: 2) + " ms" }
