@@ -114,6 +114,10 @@ def test_every_figure_at_every_sink(tmp_path, nvml, sleeper):
     assert json.loads(report.stdout) == summary
     assert perfhud("report", str(path), "--fail-on", "gpu_memory_bytes_max > 7000000000").returncode == 1
     assert perfhud("report", str(path), "--fail-on", "gpu_percent_max > 20").returncode == 0
+    markdown = perfhud("report", str(path)).stdout
+    assert "| gpu_memory_bytes_max | 6.85 GiB |" in markdown and "| gpu_power_watts_max | 638.5 W |" in markdown, markdown
+    page = perfhud("report", str(path), "--format", "html").stdout
+    assert re.search(r'data-key="gpu_memory_bytes_max"><td>GPU memory, peak <code>gpu_memory_bytes_max</code></td><td>6.85 GiB</td>', page), page[:3000]
     replay = perfhud("replay", str(path), "--output", "json", "--speed", "64", "--no-summary")
     assert replay.returncode == 0, replay.stderr
     assert [gpu(row) for row in json_rows_of(replay.stdout)] == [gpu(row) for row in rows]

@@ -100,6 +100,8 @@ public enum HTMLReport {
                                 ("cpu_percent_max", "CPU peak"), ("rss_start_bytes", "RSS at start"), ("rss_peak_bytes", "RSS peak"),
                                 ("rss_end_bytes", "RSS at end"), ("pss_peak_bytes", "PSS peak"), ("actions_total", "actions in total")]),
         ] + (WhySummary(recording, phase: summary.phase).present ? [whyGroup] : [])
+            // The GPU where the run had one (docs/gpu.md).
+            + (summary.numbers[RecordingSummary.keys.firstIndex(of: "gpu_memory_bytes_max") ?? 0] != nil ? [gpuGroup] : [])
         func value(_ figures: RecordingSummary, _ key: String) -> Double? {
             RecordingSummary.keys.firstIndex(of: key).flatMap { figures.numbers[$0] }
         }
@@ -136,6 +138,14 @@ public enum HTMLReport {
         ("pressure_cpu_some_percent_max", "CPU pressure (some), peak"), ("pressure_memory_some_percent_max", "memory pressure (some), peak"),
         ("pressure_io_some_percent_max", "I/O pressure (some), peak"), ("rss_trend_bytes_per_hour_end", "RSS trend at the end"),
         ("leak_suspected_ever", "leak suspected"),
+    ])
+
+    /// The GPU figures of the summary (a recording of format 6 on, of a run that had a GPU).
+    static let gpuGroup: (String, [(key: String, label: String)]) = ("GPU", [
+        ("gpu_percent_avg", "GPU busy, average (100 = one GPU)"), ("gpu_percent_max", "GPU busy, peak"),
+        ("gpu_memory_bytes_max", "GPU memory, peak"), ("gpu_memory_bytes_end", "GPU memory at the end"),
+        ("gpu_device_percent_max", "the device's load, peak"), ("gpu_device_memory_used_bytes_max", "the device's memory used, peak"),
+        ("gpu_temperature_celsius_max", "temperature, peak"), ("gpu_power_watts_avg", "power, average"), ("gpu_power_watts_max", "power, peak"),
     ])
 
     /// The why of the run in sentences (`WhySummary`, as the markdown report says it); nothing
