@@ -114,6 +114,48 @@ final class GPUTests: XCTestCase {
         XCTAssertNil(reading.figures(of: [1]).memoryBytes)
     }
 
+    /// A sysfs tree as amdgpu's: `renderD128/device` → the PCI device, its `driver` → amdgpu.
+    private func sysfs() throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("drm-\(getpid())-\(UUID().uuidString)").path
+        let pci = root + "/devices/0000:03:00.0"
+        try FileManager.default.createDirectory(atPath: pci, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/drivers/amdgpu", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/class/renderD128", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root + "/class/renderD128/device", withDestinationPath: pci)
+        try FileManager.default.createSymbolicLink(atPath: pci + "/driver", withDestinationPath: root + "/drivers/amdgpu")
+        try "37\n".write(toFile: pci + "/gpu_busy_percent", atomically: true, encoding: .utf8)
+        try "1073741824\n".write(toFile: pci + "/mem_info_vram_used", atomically: true, encoding: .utf8)
+        try "8589934592\n".write(toFile: pci + "/mem_info_vram_total", atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
+        return root + "/class"
+    }
+
+    func testADeviceIsThereWithTheTargetOnItOrNot() throws {
+        let nodes = DRMReader.renderNodes(in: try sysfs())
+        XCTAssertEqual(nodes.map(\.device.name), ["amdgpu"])
+        XCTAssertEqual(nodes.map(\.device.id), ["0000:03:00.0"])
+        var clients = DRMClients()
+        var result: [GPUFigures] = []
+        var offTheGPU: GPUFigures?
+        for (index, name) in ["amdgpu-1", "amdgpu-2"].enumerated() {
+            var reading = GPUReading()
+            DRMReader.addDevices(nodes, into: &reading)
+            DRMReader.add([(10, [try fdinfo(name)])], to: &clients, into: &reading, now: UInt64(index + 1) * 1_000_000_000)
+            XCTAssertEqual(reading.devices.count, 1, "the client's device is the node's (drm-pdev = its PCI address)")
+            result.append(reading.figures(of: [10]))
+            offTheGPU = reading.figures(of: [99])
+        }
+        XCTAssertEqual(result[1].busyPercent, 30)
+        // amdgpu's own load and VRAM for the device, as MangoHud reads them.
+        XCTAssertEqual(result[1].device?.busyPercent, 37)
+        XCTAssertEqual(result[1].device?.memoryUsedBytes, 1 << 30)
+        XCTAssertEqual(result[1].device?.memoryTotalBytes, 8 << 30)
+        // A process not on the GPU that is there: a measured 0, and the device it would use.
+        XCTAssertEqual(offTheGPU?.busyPercent, 0)
+        XCTAssertEqual(offTheGPU?.memoryBytes, 0)
+        XCTAssertEqual(offTheGPU?.device?.name, "amdgpu")
+    }
+
     func testAReasonIsRecordedAsACode() {
         for reason in GPUUnreported.all {
             XCTAssertEqual(GPUUnreported.reason(code: GPUUnreported.code(reason)), reason)

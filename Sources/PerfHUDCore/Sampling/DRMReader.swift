@@ -4,17 +4,68 @@ import Glibc
 
 /// The DRM clients (`DRMFdinfo`) of given processes: their descriptors of DRM character devices
 /// (major 226, `/dev/dri/*`), each read through `/proc/PID/fdinfo/FD`. Used by the GPU thread.
+///
+/// The devices themselves come from sysfs (`/sys/class/drm/renderD*`): each one is there, with the
+/// target on it or not (a measured 0), named by its driver and PCI address (`drm-pdev`'s form);
+/// amdgpu also says its load and VRAM (`gpu_busy_percent`, `mem_info_vram_used`/`_total`, as
+/// MangoHud reads them).
 final class DRMReader {
     private var clients = DRMClients()
     private static let drmMajor: UInt64 = 226
+    /// The render nodes' device directories (`…/renderD128/device`), one a device.
+    private let devices: [(device: GPUDevice, directory: String)]
 
     /// nil where the machine has no DRM device at all.
-    init?() {
-        guard access("/dev/dri", F_OK) == 0 else { return nil }
+    init?(sysfs: String = "/sys/class/drm", dev: String = "/dev/dri") {
+        guard access(dev, F_OK) == 0 else { return nil }
+        devices = Self.renderNodes(in: sysfs)
     }
 
     func read(pids: [Int32], into reading: inout GPUReading, now: UInt64) {
+        Self.addDevices(devices, into: &reading)
         Self.add(pids.map { ($0, Self.clients(of: $0)) }, to: &clients, into: &reading, now: now)
+    }
+
+    /// The render nodes of `sysfs` (`renderD*`), by PCI address (or node name off PCI), each named
+    /// by its driver.
+    static func renderNodes(in sysfs: String) -> [(device: GPUDevice, directory: String)] {
+        guard let directory = opendir(sysfs) else { return [] }
+        defer { closedir(directory) }
+        var found: [(device: GPUDevice, directory: String)] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix("renderD") else { continue }
+            let deviceDirectory = sysfs + "/" + name + "/device"
+            let address = link(deviceDirectory) ?? name
+            let driver = link(deviceDirectory + "/driver") ?? "DRM GPU"
+            found.append((GPUDevice(name: TerminalText.escaped(driver), id: TerminalText.escaped(address)), deviceDirectory))
+        }
+        return found.sorted { $0.device.id < $1.device.id }
+    }
+
+    /// The devices and what sysfs says of them now, before the clients (which find theirs by id).
+    static func addDevices(_ devices: [(device: GPUDevice, directory: String)], into reading: inout GPUReading) {
+        for (device, directory) in devices {
+            var device = device
+            device.busyPercent = number(directory + "/gpu_busy_percent").map { Double($0) }
+            device.memoryUsedBytes = number(directory + "/mem_info_vram_used")
+            device.memoryTotalBytes = number(directory + "/mem_info_vram_total")
+            reading.devices.append(device)
+        }
+    }
+
+    /// The last component of the symbolic link `path` points to (`…/0000:03:00.0`, `…/amdgpu`).
+    private static func link(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = readlink(path, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        let target = String(decoding: buffer[..<count], as: UTF8.self)
+        return target.split(separator: "/").last.map(String.init)
+    }
+
+    private static func number(_ path: String) -> UInt64? {
+        guard case .success(let bytes) = KeptOpenFile.contents(of: path, limit: 64) else { return nil }
+        return UInt64(String(decoding: bytes, as: UTF8.self).trimmingLeadingSpaces.trimmingTrailingSpaces.split(separator: "\n").first ?? "")
     }
 
     /// Each process's DRM descriptors as clients, each client once with every process holding it
@@ -30,6 +81,7 @@ final class DRMReader {
             }
         }
         var devices: [String: Int] = [:]
+        for (index, device) in reading.devices.enumerated() where devices[device.id] == nil { devices[device.id] = index }
         let firstDRM = reading.devices.count
         for key in order {
             let info = byClient[key]!.info
