@@ -313,3 +313,20 @@ def test_top_has_a_gpu_column_only_where_there_is_a_gpu(tmp_path, nvml, sleeper)
         assert "GPU" not in result.stdout.splitlines()[1].split(), result.stdout
     finally:
         daemon.stop()
+
+
+def test_a_driver_that_loads_later_is_found(tmp_path, nvml, sleeper):
+    # A daemon started at boot before the NVIDIA driver: NVML answers "driver not loaded", then, once
+    # loaded, is asked again (every 10 s) and read from then on.
+    target, other = sleeper
+    scenario = scenario_for(tmp_path, nvml, target, other, init="driver_not_loaded")
+    daemon = targets.Daemon("--pid", f"trainer={target}", "--pid", f"other={other}", env=scenario.env)
+    try:
+        assert wait_until(lambda: daemon.value("perfhud_target_up", '{target="trainer"}') == 1, timeout=10)
+        time.sleep(1.5)
+        assert daemon.value("perfhud_target_gpu_memory_bytes", '{target="trainer"}') is None, "unknown while the driver is not loaded"
+        scenario.write(init="ok")
+        assert wait_until(lambda: daemon.value("perfhud_target_gpu_memory_bytes", '{target="trainer"}') == 7358906368, timeout=15), \
+            daemon.metrics()
+    finally:
+        daemon.stop()

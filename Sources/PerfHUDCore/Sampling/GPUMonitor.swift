@@ -14,6 +14,7 @@ import Glibc
 /// hold perfhud's exit. It ends by itself where there is no GPU driver at all.
 public final class GPUMonitor: @unchecked Sendable {
     public static let staleNanoseconds: UInt64 = 3_000_000_000
+    static let retryNanoseconds: UInt64 = 10_000_000_000
     public static let shared = GPUMonitor()
 
     private let mutex = Mutex()
@@ -82,10 +83,17 @@ public final class GPUMonitor: @unchecked Sendable {
 
     private func run() {
         perfhud_name_thread("perfhud-gpu")
-        let nvml = NVMLReader()
+        var nvml = NVMLReader()
+        var lastInit = monotonicNanoseconds()
         let drm = DRMReader()
         while true {
             let began = monotonicNanoseconds()
+            // A driver that would not answer (not loaded yet: a daemon started before it at boot) is
+            // asked again every `retryNanoseconds`.
+            if nvml?.unreported != nil, began &- lastInit >= Self.retryNanoseconds {
+                nvml = NVMLReader()
+                lastInit = began
+            }
             var next = GPUReading()
             if nvml == nil && drm == nil {
                 next.unreported = GPUUnreported.noDriver
