@@ -14,9 +14,9 @@ final class InetDiagTests: XCTestCase {
         return UInt64(status.st_ino)
     }
 
-    func testALoopbackConnectionsBytesAreTheKernels() throws {
+    /// A listening socket on loopback, a client connected to it and the accepted end.
+    private func loopbackPair() -> (listener: Int32, client: Int32, server: Int32) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
@@ -29,27 +29,34 @@ final class InetDiagTests: XCTestCase {
         }
         XCTAssertEqual(listen(listener, 1), 0)
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(client) }
         withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { XCTAssertEqual(connect(client, $0, length), 0) }
         }
         let server = accept(listener, nil, nil)
         XCTAssertGreaterThanOrEqual(server, 0)
-        defer { close(server) }
-        let payload = [UInt8](repeating: 7, count: 100_000)
-        var sent = 0
-        while sent < payload.count {
-            let count = payload[sent...].withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
-            XCTAssertGreaterThan(count, 0); sent += count
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            _ = read(server, &buffer, buffer.count)
-        }
-        var received = 0
-        // Drain what is left, so every byte is acknowledged.
-        var flags = fcntl(server, F_GETFL); flags |= O_NONBLOCK; _ = fcntl(server, F_SETFL, flags)
+        return (listener, client, server)
+    }
+
+    /// Sends `count` bytes from `client` and reads them all at `server`.
+    private func send(_ count: Int, from client: Int32, to server: Int32) {
+        let payload = [UInt8](repeating: 7, count: count)
+        var sent = 0, received = 0
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while true { let count = read(server, &buffer, buffer.count); if count <= 0 { break }; received += count }
-        usleep(50_000)
+        while sent < count || received < count {
+            if sent < count {
+                let written = payload[sent...].withUnsafeBytes { write(client, $0.baseAddress, min($0.count, 65536)) }
+                XCTAssertGreaterThan(written, 0); sent += written
+            }
+            let got = read(server, &buffer, buffer.count)
+            XCTAssertGreaterThan(got, 0); received += got
+        }
+        usleep(50_000)   // every byte acknowledged
+    }
+
+    func testALoopbackConnectionsBytesAreTheKernels() throws {
+        let (listener, client, server) = loopbackPair()
+        defer { close(listener); close(client); close(server) }
+        send(100_000, from: client, to: server)
 
         let sockets = try TCPSocketDump.sockets().get()
         let byInode = Dictionary(sockets.map { ($0.inode, $0) }, uniquingKeysWith: { a, _ in a })
@@ -63,6 +70,38 @@ final class InetDiagTests: XCTestCase {
         XCTAssertEqual(sender.totalRetransmits, 0)
         XCTAssertEqual(sender.state, 1, "established")
         XCTAssertNotNil(sender.rttMicroseconds)
+    }
+
+    func testTotalsCountFromTheStartAndKeepWhatAClosedSocketCounted() throws {
+        let (listener, client, server) = loopbackPair()
+        defer { close(listener); close(server) }
+        send(30_000, from: client, to: server)   // before perfhud watches: not counted
+        var inodes = Set<UInt64>()
+        TCPAccounting.socketInodes(of: getpid(), into: &inodes)
+        XCTAssertTrue(inodes.contains(inode(client)) && inodes.contains(inode(server)) && inodes.contains(inode(listener)))
+        // The client's side only: a process that sends.
+        let mine: Set<UInt64> = [inode(client)]
+        var totals = TCPAccounting()
+        var pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine)
+        XCTAssertEqual(totals.sentBytes, 0, "the first pass notes where each socket stood")
+        XCTAssertEqual(pass.connections, 1)
+        send(50_000, from: client, to: server)
+        pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine)
+        XCTAssertEqual(totals.sentBytes, 50_000)
+        XCTAssertEqual(totals.receivedBytes, 0)
+        XCTAssertNotNil(pass.rttMilliseconds)
+        // A second connection opened and used between two passes counts from its start (its SYN not a byte).
+        let (listener2, client2, server2) = loopbackPair()
+        send(20_000, from: client2, to: server2)
+        pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine.union([inode(client2)]))
+        XCTAssertEqual(totals.sentBytes, 70_000)
+        XCTAssertEqual(pass.connections, 2)
+        // Closed: gone from the dump; the totals keep what it counted.
+        close(client2); close(server2); close(listener2)
+        close(client)
+        pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine)
+        XCTAssertEqual(totals.sentBytes, 70_000)
+        XCTAssertEqual(pass.connections, 0)
     }
 
     func testTheRequestAsksForTCPInfoOfEveryStateButListenAndTimeWait() {
