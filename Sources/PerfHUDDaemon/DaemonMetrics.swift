@@ -132,18 +132,21 @@ public final class DaemonMetrics: @unchecked Sendable {
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { processMaxFiles.set(to: Double(limit.rlim_cur)) }
     }
 
-    /// The per-GPU series (`gpu` = its UUID or PCI address, `name`): the device figures of the GPU
-    /// thread's last reading; a figure the driver does not give has no series, a stale reading none.
-    private func updateGPUs() {
-        let devices = GPUMonitor.shared.devices()
-        let metrics: [(name: String, help: String, value: (GPUDevice) -> Double?)] = [
+    /// What each per-GPU series is (`updateGPUs`).
+    private static let gpuMetrics: [(name: String, help: String, value: @Sendable (GPUDevice) -> Double?)] = [
             ("perfhud_gpu_busy_ratio", "Share of the GPU's time it was busy over the driver's last sample period (NVML utilization.gpu / 100).",
              { $0.busyPercent.map { $0 / 100 } }),
             ("perfhud_gpu_memory_used_bytes", "Device memory in use on the GPU, by every process.", { $0.memoryUsedBytes.map { Double($0) } }),
             ("perfhud_gpu_memory_total_bytes", "Device memory of the GPU.", { $0.memoryTotalBytes.map { Double($0) } }),
             ("perfhud_gpu_temperature_celsius", "The GPU's core temperature.", { $0.temperatureCelsius }),
             ("perfhud_gpu_power_watts", "The GPU's power draw.", { $0.powerWatts }),
-        ]
+    ]
+
+    /// The per-GPU series (`gpu` = its UUID or PCI address, `name`): the device figures of the GPU
+    /// thread's last reading; a figure the driver does not give has no series, a stale reading none.
+    private func updateGPUs() {
+        let devices = GPUMonitor.shared.devices()
+        let metrics = Self.gpuMetrics
         gpusLock.withLock {
             var seen = Set<String>()
             for device in devices where !seen.contains(device.id) {

@@ -89,6 +89,9 @@ public enum HTMLReport {
 
     /// The figures, in groups: MangoHud's frame figures, CPU and memory, actions.
     static func summary(_ summary: RecordingSummary, baseline: RecordingSummary?, recording: Recording) -> String {
+        func value(_ figures: RecordingSummary, _ key: String) -> Double? {
+            RecordingSummary.keys.firstIndex(of: key).flatMap { figures.numbers[$0] }
+        }
         let jank = recording.frameBudget.paced ? ReportFormatter.number(recording.jankFactor, decimals: 2) + " × pace"
             : ReportFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1) + " ms"
         let groups: [(String, [(key: String, label: String)])] = [
@@ -101,10 +104,7 @@ public enum HTMLReport {
                                 ("rss_end_bytes", "RSS at end"), ("pss_peak_bytes", "PSS peak"), ("actions_total", "actions in total")]),
         ] + (WhySummary(recording, phase: summary.phase).present ? [whyGroup] : [])
             // The GPU where the run had one (docs/gpu.md).
-            + (summary.numbers[RecordingSummary.keys.firstIndex(of: "gpu_memory_bytes_max") ?? 0] != nil ? [gpuGroup] : [])
-        func value(_ figures: RecordingSummary, _ key: String) -> Double? {
-            RecordingSummary.keys.firstIndex(of: key).flatMap { figures.numbers[$0] }
-        }
+            + (value(summary, "gpu_memory_bytes_max") != nil ? [gpuGroup] : [])
         var html = "<div class=\"cards\">"
         for (name, rows) in groups {
             html += "<table class=\"figures\"><caption>\(name)</caption><tr><th>figure</th>"

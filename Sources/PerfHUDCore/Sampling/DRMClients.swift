@@ -23,7 +23,9 @@ public struct DRMFdinfo: Equatable {
     public var total: UInt64?
 
     /// The client this fdinfo describes; nil when it is not a DRM client's (no `drm-client-id`).
-    public var key: String? { clientID.map { "\(pdev ?? driver ?? "drm")/\($0)" } }
+    public var key: String? { clientID.map { "\(deviceID)/\($0)" } }
+    /// Its device: the PCI address (as sysfs names a render node's device), else the driver.
+    public var deviceID: String { pdev ?? driver ?? "drm" }
     /// The client's device memory, by the most precise key it has.
     public var memoryBytes: UInt64? { resident ?? memory ?? total }
 
@@ -112,7 +114,7 @@ public struct DRMClients {
                     let capacity = Double(max(1, info.engineCapacity[engine] ?? 1))
                     consider(Double(delta) / (wall * capacity) * 100)
                 }
-                for (engine, value) in info.cycles where info.engineNanoseconds[String(engine)] == nil {
+                for (engine, value) in info.cycles where info.engineNanoseconds[engine] == nil {
                     guard let old = before.cycles[engine] else { continue }
                     let (delta, held) = Self.advance(old, value)
                     counters.cycles[engine] = held

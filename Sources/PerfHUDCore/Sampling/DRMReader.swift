@@ -29,12 +29,9 @@ final class DRMReader {
     /// The render nodes of `sysfs` (`renderD*`), by PCI address (or node name off PCI), each named
     /// by its driver.
     static func renderNodes(in sysfs: String) -> [(device: GPUDevice, directory: String)] {
-        guard let directory = opendir(sysfs) else { return [] }
-        defer { closedir(directory) }
         var found: [(device: GPUDevice, directory: String)] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix("renderD") else { continue }
+        forEachEntry(in: sysfs) { _, name in
+            guard name.hasPrefix("renderD") else { return }
             let deviceDirectory = sysfs + "/" + name + "/device"
             let address = link(deviceDirectory) ?? name
             let driver = link(deviceDirectory + "/driver") ?? "DRM GPU"
@@ -82,33 +79,28 @@ final class DRMReader {
         }
         var devices: [String: Int] = [:]
         for (index, device) in reading.devices.enumerated() where devices[device.id] == nil { devices[device.id] = index }
-        let firstDRM = reading.devices.count
         for key in order {
             let info = byClient[key]!.info
-            let id = info.pdev ?? info.driver ?? "drm"
+            let id = info.deviceID
             if devices[id] == nil {
                 devices[id] = reading.devices.count
                 reading.devices.append(GPUDevice(name: TerminalText.escaped(info.driver ?? "DRM GPU"), id: TerminalText.escaped(id)))
             }
         }
         let seen = order.map { byClient[$0]! }
-        reading.clients += clients.pass(seen, now: now) { devices[$0.pdev ?? $0.driver ?? "drm"] ?? firstDRM }
+        // Every client's device is in `devices`: a sysfs node's, or added above.
+        reading.clients += clients.pass(seen, now: now) { devices[$0.deviceID]! }
     }
 
     /// The DRM clients one process holds open (one entry a descriptor; the caller merges them).
     static func clients(of pid: Int32) -> [DRMFdinfo] {
-        guard let directory = opendir("/proc/\(pid)/fd") else { return [] }
-        defer { closedir(directory) }
-        let descriptors = dirfd(directory)
         var found: [DRMFdinfo] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let first = name.utf8.first, first >= 48 && first <= 57 else { continue }
+        forEachEntry(in: "/proc/\(pid)/fd") { descriptors, name in
             var status = stat()
             guard fstatat(descriptors, name, &status, 0) == 0, status.st_mode & S_IFMT == S_IFCHR,
-                  major(UInt64(status.st_rdev)) == drmMajor else { continue }
+                  major(UInt64(status.st_rdev)) == drmMajor else { return }
             guard case .success(let bytes) = KeptOpenFile.contents(of: "/proc/\(pid)/fdinfo/\(name)", limit: 64 << 10),
-                  let info = DRMFdinfo.parse(Substring(String(decoding: bytes, as: UTF8.self))) else { continue }
+                  let info = DRMFdinfo.parse(Substring(String(decoding: bytes, as: UTF8.self))) else { return }
             found.append(info)
         }
         return found

@@ -28,3 +28,21 @@ public struct GPUFigures: Equatable {
         set { device = newValue }
     }
 }
+
+extension GPUFigures {
+    /// Two processes' figures as one target's (the daemon's groups): sums, the first device.
+    public static func sum(_ a: GPUFiguresBox?, _ b: GPUFiguresBox?) -> GPUFiguresBox? {
+        guard let boxA = a, let boxB = b else { return a ?? b }
+        let (a, b) = (boxA.value, boxB.value)
+        func add(_ x: Double?, _ y: Double?) -> Double? { x.flatMap { x in y.map { x + $0 } } }
+        var result = a
+        result.busyPercent = add(a.busyPercent, b.busyPercent)
+        result.memoryBusyPercent = add(a.memoryBusyPercent, b.memoryBusyPercent)
+        result.encoderPercent = add(a.encoderPercent, b.encoderPercent)
+        result.decoderPercent = add(a.decoderPercent, b.decoderPercent)
+        result.memoryBytes = a.memoryBytes.flatMap { x in b.memoryBytes.map { x &+ $0 } }
+        if (b.memoryBytes ?? 0) > (a.memoryBytes ?? 0) { result.device = b.device }
+        result.unreportedReason = a.unreportedReason ?? b.unreportedReason
+        return GPUFiguresBox(result)
+    }
+}

@@ -15,6 +15,11 @@ import Glibc
 public final class GPUMonitor: @unchecked Sendable {
     public static let staleNanoseconds: UInt64 = 3_000_000_000
     static let retryNanoseconds: UInt64 = 10_000_000_000
+
+    /// Whether what was read at `readAt` (or asked since then, unanswered) is too old to show as current.
+    static func isStale(since readAt: UInt64, at now: UInt64) -> Bool {
+        now > readAt && now - readAt > staleNanoseconds
+    }
     public static let shared = GPUMonitor()
 
     private let mutex = Mutex()
@@ -36,7 +41,7 @@ public final class GPUMonitor: @unchecked Sendable {
     /// The devices of the last reading, none when it is stale (the daemon's per-GPU metrics).
     public func devices(at now: UInt64 = monotonicNanoseconds()) -> [GPUDevice] {
         mutex.withLock {
-            guard let reading, now < reading.readAt || now - reading.readAt <= Self.staleNanoseconds else { return [] }
+            guard let reading, !Self.isStale(since: reading.readAt, at: now) else { return [] }
             return reading.devices
         }
     }
@@ -156,28 +161,6 @@ public final class GPUWatch {
             monitor.want(members, for: ObjectIdentifier(self))
             figures = GPUFiguresBox(reading.figures(of: members))
         }
-        let since = readAt ?? startedAt
-        if now > since, now - since > GPUMonitor.staleNanoseconds {
-            return Self.stale
-        }
-        return figures
-    }
-}
-
-extension GPUFigures {
-    /// Two processes' figures as one target's (the daemon's groups): sums, the first device.
-    public static func sum(_ a: GPUFiguresBox?, _ b: GPUFiguresBox?) -> GPUFiguresBox? {
-        guard let boxA = a, let boxB = b else { return a ?? b }
-        let (a, b) = (boxA.value, boxB.value)
-        func add(_ x: Double?, _ y: Double?) -> Double? { x.flatMap { x in y.map { x + $0 } } }
-        var result = a
-        result.busyPercent = add(a.busyPercent, b.busyPercent)
-        result.memoryBusyPercent = add(a.memoryBusyPercent, b.memoryBusyPercent)
-        result.encoderPercent = add(a.encoderPercent, b.encoderPercent)
-        result.decoderPercent = add(a.decoderPercent, b.decoderPercent)
-        result.memoryBytes = a.memoryBytes.flatMap { x in b.memoryBytes.map { x &+ $0 } }
-        if (b.memoryBytes ?? 0) > (a.memoryBytes ?? 0) { result.device = b.device }
-        result.unreportedReason = a.unreportedReason ?? b.unreportedReason
-        return GPUFiguresBox(result)
+        return GPUMonitor.isStale(since: readAt ?? startedAt, at: now) ? Self.stale : figures
     }
 }

@@ -79,7 +79,7 @@ public struct GPUDevice: Equatable {
     public var temperatureCelsius: Double?
     public var powerWatts: Double?
     public var clockMHz: Double?
-    /// NVML's clock event reasons (`GPUThrottle`), 0 when none.
+    /// NVML's clock event reasons (a bit set: `GPUText.throttleBits` names them), 0 when none.
     public var throttleReasons: UInt64?
 
     public init(name: String, id: String) { self.name = name; self.id = id }

@@ -48,11 +48,8 @@ final class StandInThread {
     /// The threads of `pid` other than its leader, as `/proc/PID/task` lists them (none where it
     /// may not be listed). Only when the leader has ended: not on the per-tick path.
     private static func otherThreads(of pid: Int32) -> [Int32] {
-        guard let listing = opendir("/proc/\(pid)/task") else { return [] }
-        defer { closedir(listing) }
         var tids: [Int32] = []
-        while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        forEachEntry(in: "/proc/\(pid)/task") { _, name in
             if let tid = Int32(name), tid != pid { tids.append(tid) }
         }
         return tids

@@ -44,17 +44,13 @@ public struct TCPAccounting {
 
     /// The inodes of the sockets `pid` holds open (`/proc/PID/fd/N` → `socket:[INODE]`).
     public static func socketInodes(of pid: Int32, into inodes: inout Set<UInt64>) {
-        guard let directory = opendir("/proc/\(pid)/fd") else { return }
-        defer { closedir(directory) }
         var buffer = [UInt8](repeating: 0, count: 64)
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let first = name.utf8.first, first >= 48 && first <= 57 else { continue }
-            let count = readlinkat(dirfd(directory), name, &buffer, buffer.count)
-            guard count > 9 else { continue }
+        forEachEntry(in: "/proc/\(pid)/fd") { descriptors, name in
+            let count = readlinkat(descriptors, name, &buffer, buffer.count)
+            guard count > 9 else { return }
             let target = buffer[..<count]
             guard target.starts(with: Array("socket:[".utf8)), target.last == UInt8(ascii: "]"),
-                  let inode = UInt64(String(decoding: target.dropFirst(8).dropLast(), as: UTF8.self)) else { continue }
+                  let inode = UInt64(String(decoding: target.dropFirst(8).dropLast(), as: UTF8.self)) else { return }
             inodes.insert(inode)
         }
     }

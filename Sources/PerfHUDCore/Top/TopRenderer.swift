@@ -79,10 +79,18 @@ public enum TopRenderer {
     private static func layout(_ rows: [TopRow], width: Int) -> [Column] {
         let longest = rows.map { TerminalText.displayWidth(TerminalText.escaped($0.target, maxLength: 64)) }.max() ?? 6
         var target = Column(title: "TARGET", width: min(24, max(7, longest)), right: false) { TerminalText.escaped($0.target, maxLength: 64) }
+        // The GPU: the target's share and device memory, shown where a target has either (none on a
+        // machine without a GPU).
+        let gpu = Column(title: "GPU", width: 15, right: true) { row in
+            let parts = [row.gpuPercent.map { String(format1: $0) + "%" }, row.gpuMemoryBytes.map(Units.bytes)].compactMap { $0 }
+            return parts.isEmpty ? "-" : parts.joined(separator: " ")
+        }
+        let hasGPU = rows.contains { $0.gpuPercent != nil || $0.gpuMemoryBytes != nil }
         let fixed: [Column] = [
             Column(title: "STATE", width: 5, right: false) { $0.up ? "up" : "down" },
             Column(title: "CPU%", width: 6, right: true) { $0.cpuPercent.map { String(format1: $0) } ?? "-" },
             Column(title: "RSS", width: 9, right: true) { $0.residentBytes.map(Units.bytes) ?? "-" },
+        ] + (hasGPU ? [gpu] : []) + [
             Column(title: "TREND", width: 11, right: true) { $0.residentTrend.map(Units.byteRate) ?? "-" },
             Column(title: "FPS", width: 5, right: true) { $0.framesPerSecond.map(rate) ?? "-" },
             Column(title: "ACT/s", width: 6, right: true) { $0.actionsPerSecond.map(rate) ?? "-" },
@@ -91,15 +99,8 @@ public enum TopRenderer {
             row.hotAction.map { TerminalText.escaped($0.label, maxLength: 64) + " " + rate($0.rate) + "/s" } ?? "-"
         }
         let phase = Column(title: "PHASE", width: 12, right: false) { $0.phase.map { TerminalText.escaped($0, maxLength: 64) } ?? "-" }
-        // The GPU: the target's share and device memory, shown where a target has either (none on a
-        // machine without a GPU).
-        let gpu = Column(title: "GPU", width: 15, right: true) { row in
-            let parts = [row.gpuPercent.map { String(format1: $0) + "%" }, row.gpuMemoryBytes.map(Units.bytes)].compactMap { $0 }
-            return parts.isEmpty ? "-" : parts.joined(separator: " ")
-        }
-        let hasGPU = rows.contains { $0.gpuPercent != nil || $0.gpuMemoryBytes != nil }
         // Least telling last: dropped first when the width runs out.
-        var chosen = Array(fixed.prefix(3)) + (hasGPU ? [gpu] : []) + Array(fixed.dropFirst(3)) + [hot, phase]
+        var chosen = fixed + [hot, phase]
         let dropOrder = ["PHASE", "HOT ACTION", "TREND", "FPS", "ACT/s", "GPU", "RSS", "CPU%"]
         func used() -> Int { target.width + chosen.reduce(0) { $0 + 1 + $1.width } }
         for title in dropOrder where used() > width { chosen.removeAll { $0.title == title } }
