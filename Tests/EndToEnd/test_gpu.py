@@ -182,6 +182,12 @@ def test_no_permission_and_mig_say_why(tmp_path, nvml, sleeper):
     row = attach(target, scenario, count=5)[-1]
     assert row["gpu_unreported_reason"] == "no permission (NVML)"
     assert all(row[key] is None for key in GPU_FIGURES), gpu(row)
+    # Recorded as a code, read back as the text: by perfhud and by the `samples` view.
+    path = tmp_path / "denied.db"
+    assert perfhud("attach", str(target), "--count", "2", "--tick", "200ms", "--output", "json", "--record", str(path), env=scenario.env).returncode == 0
+    database = sqlite3.connect(str(path))
+    assert database.execute("SELECT gpu_unreported_reason FROM samples").fetchall()[-1] == ("no permission (NVML)",)
+    database.close()
 
     scenario.write(init="ok", error__nvmlDeviceGetComputeRunningProcesses_v3="no_permission",
                    error__nvmlDeviceGetGraphicsRunningProcesses_v3="no_permission", device__0__samples="")

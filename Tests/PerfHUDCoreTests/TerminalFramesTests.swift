@@ -128,7 +128,7 @@ final class TerminalFramesTests: XCTestCase {
         XCTAssertNil(FramesUnreported.reason(events, presentHooks: false, readsTerminal: false, terminalDrawn: false), "--frames none: nothing watched")
         events.framesTotal = 1
         XCTAssertNil(FramesUnreported.reason(events, presentHooks: true, readsTerminal: true, terminalDrawn: false), "frames are counted")
-        for reason in FramesUnreported.all { XCTAssertEqual(FramesUnreported.reason(code: FramesUnreported.code(reason)), reason) }
+        for reason in FramesUnreported.codes.all { XCTAssertEqual(FramesUnreported.codes.reason(code: FramesUnreported.codes.code(reason)), reason) }
     }
 
     func testEachKeyWaitsForTheNextFrame() {

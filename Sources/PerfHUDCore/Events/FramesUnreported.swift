@@ -14,19 +14,8 @@ public enum FramesUnreported {
     public static let nothingDrawn = "no GL/Vulkan/SDL/terminal drawing"
     public static let noTerminalDrawing = "no terminal drawing"
 
-    /// Every reason; a recording keeps one as its place here + 1 (append only).
-    static let all = [glWithoutPresent, vulkanWithoutPresent, terminalIdle, nothingDrawn, noTerminalDrawing]
-
-    /// The recorded code of `reason` (nil: none, or one this version does not know).
-    static func code(_ reason: String?) -> Double? {
-        reason.flatMap { all.firstIndex(of: $0) }.map { Double($0 + 1) }
-    }
-
-    /// The reason of a recorded code.
-    static func reason(code: Double?) -> String? {
-        guard let code, code >= 1, code <= Double(all.count) else { return nil }
-        return all[Int(code) - 1]
-    }
+    /// Every reason, as a recording keeps them (append only).
+    static let codes = ReasonCodes([glWithoutPresent, vulkanWithoutPresent, terminalIdle, nothingDrawn, noTerminalDrawing])
 
     /// - Parameters:
     ///   - presentHooks: the GL/SDL hook or the Vulkan layer was given to the program.

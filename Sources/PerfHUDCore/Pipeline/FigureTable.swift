@@ -82,7 +82,7 @@ extension Figure {
             return Figure(field, "", .special(.frameSource), .events)
         case .frames_unreported_reason:
             // Why there is no frame figure (`FramesUnreported`); in the JSON row only while there is one. Recorded
-            // as a code (`FramesUnreported.all`), which the `samples` view turns back into the text.
+            // as a code (`FramesUnreported.codes`), which the `samples` view turns back into the text.
             return Figure(field, "", .special(.framesUnreportedReason), .events, column: "frames_unreported", storage: .integer,
                           nullWithoutEvents: false)
         case .input_latency_p50_ms:

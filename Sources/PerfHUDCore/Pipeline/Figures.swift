@@ -212,7 +212,7 @@ public final class Figure {
         case .rss_trend_bytes_per_second: return r.residentTrendBytesPerSecond
         case .processes: return Double(r.processCount)
         case .cpu_seconds_total: return r.cpuSecondsTotal
-        case .frames_unreported_reason: return FramesUnreported.code(e.framesUnreportedReason)
+        case .frames_unreported_reason: return FramesUnreported.codes.code(e.framesUnreportedReason)
         case .cpu_wait_percent: return r.cpuWaitPercent
         case .context_switches_voluntary_per_second: return r.voluntarySwitchesPerSecond
         case .context_switches_involuntary_per_second: return r.involuntarySwitchesPerSecond
@@ -251,7 +251,7 @@ public final class Figure {
         case .gpu_power_watts: return r.gpuBox?.value.device?.powerWatts
         case .gpu_clock_mhz: return r.gpuBox?.value.device?.clockMHz
         case .gpu_throttle_reasons: return r.gpuBox?.value.device?.throttleReasons.map { Double($0) }
-        case .gpu_unreported_reason: return GPUUnreported.code(r.gpuBox?.value.unreportedReason)
+        case .gpu_unreported_reason: return GPUUnreported.codes.code(r.gpuBox?.value.unreportedReason)
         // Not numbers: each sink writes them its own way.
         case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: return nil
         }
@@ -283,7 +283,7 @@ public final class Figure {
         case .events_ignored: e.ignored = count(v)
         case .frames_total: e.framesTotal = v ?? 0
         case .actions_total: e.actionsTotal = v ?? 0
-        case .frames_unreported_reason: e.framesUnreportedReason = FramesUnreported.reason(code: v)
+        case .frames_unreported_reason: e.framesUnreportedReason = FramesUnreported.codes.reason(code: v)
         case .input_latency_p50_ms: e.inputLatencyP50 = v
         case .input_latency_p99_ms: e.inputLatencyP99 = v
         case .elapsed_seconds: r.elapsedSeconds = v ?? 0
@@ -328,7 +328,7 @@ public final class Figure {
         case .gpu_power_watts: if let v { r.gpu.recordedDevice.powerWatts = v }
         case .gpu_clock_mhz: if let v { r.gpu.recordedDevice.clockMHz = v }
         case .gpu_throttle_reasons: if let v { r.gpu.recordedDevice.throttleReasons = size(v) }
-        case .gpu_unreported_reason: r.gpu.unreportedReason = GPUUnreported.reason(code: v)
+        case .gpu_unreported_reason: r.gpu.unreportedReason = GPUUnreported.codes.reason(code: v)
         // Not recorded: derived on reading (`DerivedFigure`), or kept by the recording its own way.
         case .cpu_machine_percent, .fps_1pct_low: break
         // gpu_name: a leading column of its own, written when it changes (as the command name).
@@ -370,9 +370,11 @@ public final class Figure {
     /// The SQL expression of the `samples` view that gives the figure in its unit.
     var viewExpression: String? {
         guard let column else { return nil }
-        if field == .frames_unreported_reason {
-            let cases = FramesUnreported.all.enumerated().map { "WHEN \($0.offset + 1) THEN '\($0.element)'" }.joined(separator: " ")
-            return "CASE \(column) \(cases) END"
+        // A reason recorded as a code: its text.
+        switch field {
+        case .frames_unreported_reason: return FramesUnreported.codes.sqlText(of: column)
+        case .gpu_unreported_reason: return GPUUnreported.codes.sqlText(of: column)
+        default: break
         }
         if case .fixed(let scale) = storage { return "\(column) / \(ReportFormatter.number(scale, decimals: 0)).0" }
         return column

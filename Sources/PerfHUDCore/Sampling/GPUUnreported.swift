@@ -1,5 +1,5 @@
-/// Why a target's GPU figures are unknown (`gpu_unreported_reason`): a fixed list, so a recording
-/// keeps a reason as its place here + 1 (append only), as `FramesUnreported` does.
+/// Why a target's GPU figures are unknown (`gpu_unreported_reason`): a fixed list (`codes`, append
+/// only), recorded as `FramesUnreported`'s is.
 public enum GPUUnreported {
     public static let noDriver = "no GPU driver"
     public static let noDevice = "no GPU found"
@@ -15,17 +15,6 @@ public enum GPUUnreported {
     public static let noThread = "GPU not read: no thread for it"
     public static let pidNamespace = "perfhud runs in a PID namespace: NVML's host PIDs cannot be matched"
 
-    static let all = [noDriver, noDevice, notReadYet, stale, mig, noPermission, noPermissionForProcesses, driverNotLoaded,
-                      versionMismatch, lost, otherError, noThread, pidNamespace]
-
-    /// The recorded code of `reason` (nil: none, or one this version does not know).
-    static func code(_ reason: String?) -> Double? {
-        reason.flatMap { all.firstIndex(of: $0) }.map { Double($0 + 1) }
-    }
-
-    /// The reason of a recorded code.
-    static func reason(code: Double?) -> String? {
-        guard let code, code >= 1, code <= Double(all.count) else { return nil }
-        return all[Int(code) - 1]
-    }
+    static let codes = ReasonCodes([noDriver, noDevice, notReadYet, stale, mig, noPermission, noPermissionForProcesses, driverNotLoaded,
+                                    versionMismatch, lost, otherError, noThread, pidNamespace])
 }
