@@ -9,6 +9,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/eventfd.h>
+#include <sched.h>
 #include <stdint.h>
 #include <pthread.h>
 #include <poll.h>
@@ -157,4 +159,12 @@ int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice
 
 void perfhud_name_thread(const char *name) {
     pthread_setname_np(pthread_self(), name);
+}
+
+int perfhud_enter_network_namespace(int fd) {
+    return setns(fd, CLONE_NEWNET);
+}
+
+int perfhud_wake_descriptor(void) {
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }

@@ -44,6 +44,9 @@ final class TargetDiscovery {
                 do {
                     let sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
                     sampler.gpu = GPUWatch()   // one GPU thread for all targets (`GPUMonitor.shared`)
+                    let net = NetworkWatch()   // one network thread for all targets (`NetworkMonitor.shared`)
+                    net.waitsAtEnd = false     // a member's end does not hold the daemon's tick
+                    sampler.net = net
                     target.group.add(sampler)
                     changed = true
                 } catch {

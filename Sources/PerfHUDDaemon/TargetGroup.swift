@@ -83,6 +83,7 @@ final class TargetGroup: SampleSource {
         result.processCount = a.processCount + b.processCount
         result.activity = Activity.sum(a.activity, b.activity)
         result.gpu = GPUFigures.sum(a.gpu, b.gpu)
+        result.net = NetworkFigures.sum(a.net, b.net)
         return result
     }
 

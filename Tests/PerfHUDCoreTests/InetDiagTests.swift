@@ -72,6 +72,16 @@ final class InetDiagTests: XCTestCase {
         XCTAssertNotNil(sender.rttMicroseconds)
     }
 
+    /// One pass of one target alone, as the network monitor makes it: its sockets by inode, and
+    /// those it held before by cookie.
+    private func pass(_ totals: inout TCPAccounting, inodes: Set<UInt64>) throws -> (connections: Int, rttMilliseconds: Double?) {
+        totals.beginPass()
+        for socket in try TCPSocketDump.sockets().get() where inodes.contains(socket.inode) || totals.knows(socket.cookie) {
+            totals.see(socket)
+        }
+        return totals.endPass()
+    }
+
     func testTotalsCountFromTheStartAndKeepWhatAClosedSocketCounted() throws {
         let (listener, client, server) = loopbackPair()
         defer { close(listener); close(server) }
@@ -82,26 +92,73 @@ final class InetDiagTests: XCTestCase {
         // The client's side only: a process that sends.
         let mine: Set<UInt64> = [inode(client)]
         var totals = TCPAccounting()
-        var pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine)
+        var result = try pass(&totals, inodes: mine)
         XCTAssertEqual(totals.sentBytes, 0, "the first pass notes where each socket stood")
-        XCTAssertEqual(pass.connections, 1)
+        XCTAssertEqual(result.connections, 1)
         send(50_000, from: client, to: server)
-        pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine)
+        result = try pass(&totals, inodes: mine)
         XCTAssertEqual(totals.sentBytes, 50_000)
         XCTAssertEqual(totals.receivedBytes, 0)
-        XCTAssertNotNil(pass.rttMilliseconds)
+        XCTAssertNotNil(result.rttMilliseconds)
         // A second connection opened and used between two passes counts from its start (its SYN not a byte).
         let (listener2, client2, server2) = loopbackPair()
         send(20_000, from: client2, to: server2)
-        pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine.union([inode(client2)]))
+        result = try pass(&totals, inodes: mine.union([inode(client2)]))
         XCTAssertEqual(totals.sentBytes, 70_000)
-        XCTAssertEqual(pass.connections, 2)
+        XCTAssertEqual(result.connections, 2)
         // Closed: gone from the dump; the totals keep what it counted.
         close(client2); close(server2); close(listener2)
         close(client)
-        pass = totals.update(try TCPSocketDump.sockets().get(), inodes: mine)
+        result = try pass(&totals, inodes: mine)
         XCTAssertEqual(totals.sentBytes, 70_000)
-        XCTAssertEqual(pass.connections, 0)
+        XCTAssertEqual(result.connections, 0)
+    }
+
+    func testAConnectionAcceptedAndClosedBetweenTwoPassesCountsByItsEnd() throws {
+        // The kernel's destroy events need CAP_NET_ADMIN (CI runs as root).
+        try XCTSkipUnless(geteuid() == 0, "destroy events need root")
+        let namespace = try NetworkNamespace(identity: NetworkNamespace.own)
+        XCTAssertGreaterThanOrEqual(namespace.destroyEvents, 0, "root may hear destroy events")
+        let (listener, client, server) = loopbackPair()
+        defer { close(listener) }
+        close(client); close(server)   // one connection, to learn the listening port's family and port
+        var inodes = Set<UInt64>([inode(listener)])
+        var totals = TCPAccounting()
+        totals.beginPass()
+        for socket in try TCPSocketDump.sockets().get() where inodes.contains(socket.inode) { totals.see(socket) }
+        namespace.dump.dump(states: InetDiag.listeningStates) { if inodes.contains($0.inode) { totals.see($0) } }.map { XCTFail("\($0)") }
+        _ = totals.endPass()
+        XCTAssertEqual(totals.listeningPorts.count, 1, "the listening port is the target's")
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+        defer { buffer.deallocate() }
+        namespace.drainDestroyEvents(into: buffer) { _ in }   // the first connection's ends
+
+        // Between two passes: a client connects, the target's side is accepted, takes 40,000 bytes, answers 5,000, closes.
+        let short = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { XCTAssertEqual(getsockname(listener, $0, &length), 0) }
+        }
+        withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { XCTAssertEqual(connect(short, $0, length), 0) }
+        }
+        let accepted = accept(listener, nil, nil)
+        send(40_000, from: short, to: accepted)
+        send(5_000, from: accepted, to: short)
+        inodes.insert(inode(accepted))
+        close(accepted); close(short)
+        var counted = 0, unrelated = 0
+        let deadline = monotonicNanoseconds() + 2_000_000_000
+        while counted == 0 && monotonicNanoseconds() < deadline {
+            usleep(20_000)
+            namespace.drainDestroyEvents(into: buffer) { if totals.closed($0) { counted += 1 } else { unrelated += 1 } }
+        }
+        XCTAssertEqual(counted, 1, "the accepted side's end is the target's")
+        XCTAssertGreaterThanOrEqual(unrelated, 1, "the client's end is not")
+        // A closed socket's counters may hold its FINs (a sequence number each, as the SYN): one byte at most each way.
+        XCTAssertTrue((40_000...40_001).contains(totals.receivedBytes), "\(totals.receivedBytes)")
+        XCTAssertTrue((5_000...5_001).contains(totals.sentBytes), "from its start, its SYN-ACK not a byte: \(totals.sentBytes)")
     }
 
     func testTheRequestAsksForTCPInfoOfEveryStateButListenAndTimeWait() {

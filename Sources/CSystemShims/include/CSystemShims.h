@@ -98,6 +98,11 @@ int perfhud_prefer_prompt_wakeups(unsigned long long slice_nanoseconds, int nice
 long perfhud_release_startup_pages(void);
 /// Names the calling thread (pthread_setname_np, _GNU_SOURCE only): `ps -L`, `top -H` show it.
 void perfhud_name_thread(const char *name);
+/// Moves the calling thread into the network namespace `fd` refers to (setns with CLONE_NEWNET,
+/// _GNU_SOURCE only): 0, or -1 with errno. Only the calling thread's namespace changes.
+int perfhud_enter_network_namespace(int fd);
+/// A non-blocking, close-on-exec eventfd (a thread woken by a write of 8 bytes): the descriptor or -1.
+int perfhud_wake_descriptor(void);
 
 /// NVIDIA's management library (NVML), loaded with dlopen at run time (nvml.c): no build-time
 /// dependency on the driver. Return values are NVML's (0 success, 3 not supported, 4 no permission,

@@ -264,6 +264,51 @@ extension Figure {
         case .gpu_unreported_reason:
             // Why there is no GPU figure (`GPUUnreported`); recorded as a code, as frames_unreported_reason.
             return Figure(field, "", .special(.gpuUnreportedReason), .report, since: 6, column: "gpu_unreported", storage: .integer)
+        // The network (`NetworkMonitor`: sock_diag, the namespace's interfaces), read once a second on a thread of its own; format 7.
+        case .net_tx_bytes_per_second:
+            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 7, column: "net_tx_rate", storage: .integer,
+                          summaries: [.mean("net_tx_bytes_per_second_avg"), .max("net_tx_bytes_per_second_max")])
+        case .net_rx_bytes_per_second:
+            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 7, column: "net_rx_rate", storage: .integer,
+                          summaries: [.mean("net_rx_bytes_per_second_avg"), .max("net_rx_bytes_per_second_max")])
+        case .net_tx_bytes_total:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 7, column: "net_tx_total", storage: .integer,
+                          metric: .counter("perfhud_target_network_transmit_bytes_total", Help.networkBytes("sent", "acknowledged by the peer")),
+                          summaries: [.last("net_tx_bytes_total")])
+        case .net_rx_bytes_total:
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 7, column: "net_rx_total", storage: .integer,
+                          metric: .counter("perfhud_target_network_receive_bytes_total", Help.networkBytes("received", "received")),
+                          summaries: [.last("net_rx_bytes_total")])
+        case .tcp_connections:
+            return Figure(field, "connections", .number(decimals: 0), .report, since: 7, column: "tcp_connections", storage: .integer,
+                          metric: .gauge("perfhud_target_tcp_connections", "Established TCP connections of the target's sockets (sock_diag), read once a second."),
+                          summaries: [.max("tcp_connections_max")])
+        case .tcp_retransmits_per_second:
+            return Figure(field, "segments per second", .number(decimals: 2), .report, since: 7, column: "tcp_retrans_centi", storage: .fixed(100),
+                          summaries: [.max("tcp_retransmits_per_second_max")])
+        case .tcp_retransmits_total:
+            return Figure(field, "segments", .number(decimals: 0), .report, since: 7, column: "tcp_retrans_total", storage: .integer,
+                          metric: .counter("perfhud_target_tcp_retransmits_total",
+                                           "TCP segments the target's sockets retransmitted since perfhud started watching (tcp_info total_retrans)."),
+                          summaries: [.last("tcp_retransmits_total")])
+        case .tcp_retransmit_percent:
+            return Figure(field, "percent of data segments", .number(decimals: 2), .report, since: 7, column: "tcp_retrans_share_centi",
+                          storage: .fixed(100),
+                          metric: .gauge("perfhud_target_tcp_retransmit_ratio",
+                                         "Retransmitted over data segments the target's TCP sockets sent in the last second (0 to 1).", scale: 0.01),
+                          summaries: [.max("tcp_retransmit_percent_max")])
+        case .tcp_rtt_ms:
+            return Figure(field, "milliseconds", .number(decimals: 3), .report, since: 7, column: "tcp_rtt_us", storage: .fixed(1000),
+                          metric: .gauge("perfhud_target_tcp_rtt_seconds",
+                                         "Mean smoothed round-trip time of the target's established TCP connections (tcp_info rtt); absent without one.",
+                                         scale: 0.001),
+                          summaries: [.mean("tcp_rtt_ms_avg"), .max("tcp_rtt_ms_max")])
+        case .net_source:
+            // Where the bytes come from (`NetworkSource`); recorded as a code.
+            return Figure(field, "", .special(.netSource), .report, since: 7, column: "net_source", storage: .integer)
+        case .net_unreported_reason:
+            // Why a network figure is unknown or part of the traffic is not counted (`NetworkUnreported`); recorded as a code.
+            return Figure(field, "", .special(.netUnreportedReason), .report, since: 7, column: "net_unreported", storage: .integer)
         case .exit:
             return Figure(field, "", .special(.exitStatus), .report)
         }
@@ -277,6 +322,9 @@ extension Figure {
         static let io = "Bytes the target fetched from or sent to storage (/proc/PID/io read_bytes, write_bytes), by direction; absent where it may not be read."
         static let memory = "Resident memory of the target by kind (RssAnon, RssFile, RssShmem of /proc/PID/status) and its swapped-out memory (VmSwap, kind swap)."
         static let throttled = "Time the target's control group was throttled by its CPU quota (cpu.stat); 0 without a quota."
+        static func networkBytes(_ verb: String, _ tcp: String) -> String {
+            "Bytes the target \(verb) since perfhud started watching it: TCP payload \(tcp) (sock_diag tcp_info), or every protocol where net_source is netns (its namespace's interfaces) or unit (systemd's IP accounting)."
+        }
         static let pressure = "Time some (or all: kind full) tasks of the target's cgroup v2 group stalled on a resource (*.pressure total); absent without one."
     }
 

@@ -42,7 +42,7 @@ public final class Figure {
 
     public enum Special: Equatable {
         case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus, busiestThreads
-        case gpuName, gpuUnreportedReason
+        case gpuName, gpuUnreportedReason, netSource, netUnreportedReason
     }
 
     /// Where the value lives: the sample's report, or the event figures (null without an event socket).
@@ -252,6 +252,17 @@ public final class Figure {
         case .gpu_clock_mhz: return r.gpuBox?.value.device?.clockMHz
         case .gpu_throttle_reasons: return r.gpuBox?.value.device?.throttleReasons.map { Double($0) }
         case .gpu_unreported_reason: return GPUUnreported.codes.code(r.gpuBox?.value.unreportedReason)
+        case .net_tx_bytes_per_second: return r.netBox?.value.txBytesPerSecond
+        case .net_rx_bytes_per_second: return r.netBox?.value.rxBytesPerSecond
+        case .net_tx_bytes_total: return r.netBox?.value.txBytesTotal.map { Double($0) }
+        case .net_rx_bytes_total: return r.netBox?.value.rxBytesTotal.map { Double($0) }
+        case .tcp_connections: return r.netBox?.value.tcpConnections
+        case .tcp_retransmits_per_second: return r.netBox?.value.tcpRetransmitsPerSecond
+        case .tcp_retransmits_total: return r.netBox?.value.tcpRetransmitsTotal.map { Double($0) }
+        case .tcp_retransmit_percent: return r.netBox?.value.tcpRetransmitPercent
+        case .tcp_rtt_ms: return r.netBox?.value.tcpRTTms
+        case .net_source: return NetworkSource.codes.code(r.netBox?.value.source)
+        case .net_unreported_reason: return NetworkUnreported.codes.code(r.netBox?.value.unreportedReason)
         // Not numbers: each sink writes them its own way.
         case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: return nil
         }
@@ -329,6 +340,17 @@ public final class Figure {
         case .gpu_clock_mhz: if let v { r.gpu.recordedDevice.clockMHz = v }
         case .gpu_throttle_reasons: if let v { r.gpu.recordedDevice.throttleReasons = size(v) }
         case .gpu_unreported_reason: r.gpu.unreportedReason = GPUUnreported.codes.reason(code: v)
+        case .net_tx_bytes_per_second: r.net.txBytesPerSecond = v
+        case .net_rx_bytes_per_second: r.net.rxBytesPerSecond = v
+        case .net_tx_bytes_total: r.net.txBytesTotal = size(v)
+        case .net_rx_bytes_total: r.net.rxBytesTotal = size(v)
+        case .tcp_connections: r.net.tcpConnections = v
+        case .tcp_retransmits_per_second: r.net.tcpRetransmitsPerSecond = v
+        case .tcp_retransmits_total: r.net.tcpRetransmitsTotal = size(v)
+        case .tcp_retransmit_percent: r.net.tcpRetransmitPercent = v
+        case .tcp_rtt_ms: r.net.tcpRTTms = v
+        case .net_source: r.net.source = NetworkSource.codes.reason(code: v)
+        case .net_unreported_reason: r.net.unreportedReason = NetworkUnreported.codes.reason(code: v)
         // Not recorded: derived on reading (`DerivedFigure`), or kept by the recording its own way.
         case .cpu_machine_percent, .fps_1pct_low: break
         // gpu_name: a leading column of its own, written when it changes (as the command name).
@@ -353,7 +375,9 @@ public final class Figure {
         case rss_trend_r2, leak_suspected, oom_score
         case gpu_percent, gpu_memory_bytes, gpu_memory_busy_percent, gpu_encoder_percent, gpu_decoder_percent, gpu_name
         case gpu_device_percent, gpu_device_memory_used_bytes, gpu_device_memory_total_bytes, gpu_temperature_celsius
-        case gpu_power_watts, gpu_clock_mhz, gpu_throttle_reasons, gpu_unreported_reason, exit
+        case gpu_power_watts, gpu_clock_mhz, gpu_throttle_reasons, gpu_unreported_reason
+        case net_tx_bytes_per_second, net_rx_bytes_per_second, net_tx_bytes_total, net_rx_bytes_total, tcp_connections
+        case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason, exit
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 
@@ -374,6 +398,8 @@ public final class Figure {
         switch field {
         case .frames_unreported_reason: return FramesUnreported.codes.sqlText(of: column)
         case .gpu_unreported_reason: return GPUUnreported.codes.sqlText(of: column)
+        case .net_source: return NetworkSource.codes.sqlText(of: column)
+        case .net_unreported_reason: return NetworkUnreported.codes.sqlText(of: column)
         default: break
         }
         if case .fixed(let scale) = storage { return "\(column) / \(ReportFormatter.number(scale, decimals: 0)).0" }

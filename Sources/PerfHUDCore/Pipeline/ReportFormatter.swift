@@ -121,6 +121,15 @@ public enum ReportFormatter {
                     appendKey(figure.key, first: first, to: &out)
                     appendQuoted(reason, to: &out)
                 }
+            case .special(.netSource):
+                appendKey(figure.key, first: first, to: &out)
+                if let source = report.netBox?.value.source { appendQuoted(source, to: &out) } else { out.append("null") }
+            case .special(.netUnreportedReason):
+                // Only while there is a reason, as gpu_unreported_reason.
+                if let reason = report.netBox?.value.unreportedReason {
+                    appendKey(figure.key, first: first, to: &out)
+                    appendQuoted(reason, to: &out)
+                }
             case .special(.command):
                 appendKey(figure.key, first: first, to: &out)
                 appendQuoted(commandName, to: &out)

@@ -124,6 +124,8 @@ public final class Session {
                                      controlGroup: program?.controlGroup)
         // The GPU is read on a thread of its own, once a second (`GPUMonitor`); a tick takes its last reading.
         sampler.gpu = GPUWatch()
+        // So is the network (`NetworkMonitor`); the last row waits for one more pass, for the last bytes.
+        sampler.net = NetworkWatch()
         program?.onEnd = { [unowned self] in sampler.noteEnd() }
         program?.watched()
         if let program { sampler.startedAtNanoseconds = program.launchedAtNanoseconds }   // exact, where /proc's is in 10 ms ticks

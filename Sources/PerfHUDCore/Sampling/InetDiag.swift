@@ -6,15 +6,22 @@
 /// The reply is untrusted input in the sense that matters here (a kernel of another version, a
 /// truncated read): every length is checked; a message or attribute that does not fit ends the parse.
 public enum InetDiag {
-    /// One TCP socket: its inode (what `/proc/PID/fd` links to: `socket:[INODE]`) and its counters,
-    /// nil where the kernel's `tcp_info` is too short to hold them (older kernels).
+    /// One socket: its inode (what `/proc/PID/fd` links to: `socket:[INODE]`; 0 in a destroy event,
+    /// the socket already closed), its cookie (the kernel's id of it for its whole life: what a
+    /// socket is known by once its descriptor is closed), its local port, and `tcp_info`'s counters,
+    /// nil where the kernel's `tcp_info` is too short to hold them (older kernels) or not asked for.
     public struct Socket: Equatable {
         public var inode: UInt64
         public var state: UInt8
+        public var family: UInt8 = 0
+        public var localPort: UInt16 = 0
+        public var cookie: UInt64 = 0
         public var bytesAcked: UInt64?
         public var bytesReceived: UInt64?
         public var totalRetransmits: UInt32?
         public var segmentsOut: UInt32?
+        /// Segments that carried data (`tcpi_data_segs_out`): what a retransmitted share is of.
+        public var dataSegmentsOut: UInt32?
         /// Smoothed round-trip time, microseconds.
         public var rttMicroseconds: UInt32?
     }
@@ -30,16 +37,25 @@ public enum InetDiag {
     // netlink and sock_diag constants (linux/netlink.h, linux/sock_diag.h, linux/inet_diag.h).
     static let headerSize = 16            // struct nlmsghdr
     static let messageSize = 72           // struct inet_diag_msg
-    static let inodeOffset = 68
+    static let inodeOffset = 68, cookieOffset = 44, localPortOffset = 4
+    public static let tcpEstablished: UInt8 = 1, tcpListen: UInt8 = 10, tcpTimeWait: UInt8 = 6
+    public static let tcpProtocol: UInt8 = 6, udpProtocol: UInt8 = 17
+    /// Every state but LISTEN and TIME_WAIT (no bytes of their own: a time-wait socket is a small
+    /// stand-in whose counters went with the full socket).
+    public static let connectedStates: UInt32 = 0xfff & ~UInt32(1 << tcpListen) & ~UInt32(1 << tcpTimeWait)
+    public static let listeningStates = UInt32(1 << tcpListen)
+    public static let allStates: UInt32 = 0xfff
     static let typeDone: UInt16 = 3, typeError: UInt16 = 2
     static let sockDiagByFamily: UInt16 = 20
     static let attributeInfo: UInt16 = 2  // INET_DIAG_INFO
     // struct tcp_info (linux/tcp.h): where each counter is.
     static let rttOffset = 68, totalRetransOffset = 100, bytesAckedOffset = 120, bytesReceivedOffset = 128, segmentsOutOffset = 136
+    static let dataSegmentsOutOffset = 156
 
-    /// The request: a dump of `family`'s (AF_INET 2, AF_INET6 10) TCP sockets in every state but
-    /// LISTEN and TIME_WAIT (no bytes of their own), with `tcp_info`.
-    public static func request(family: UInt8, sequence: UInt32) -> [UInt8] {
+    /// The request: a dump of `family`'s (AF_INET 2, AF_INET6 10) sockets of `protocol` (TCP 6,
+    /// UDP 17) in `states` (a bit per state), with `tcp_info` when `info`.
+    public static func request(family: UInt8, sequence: UInt32, protocol: UInt8 = tcpProtocol, states: UInt32 = connectedStates,
+                               info: Bool = true) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: headerSize + 56)
         func put32(_ value: UInt32, at offset: Int) { withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<offset + 4, with: $0) } }
         func put16(_ value: UInt16, at offset: Int) { withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<offset + 2, with: $0) } }
@@ -48,10 +64,9 @@ public enum InetDiag {
         put16(0x0001 | 0x0300, at: 6)        // NLM_F_REQUEST | NLM_F_DUMP
         put32(sequence, at: 8)
         bytes[16] = family
-        bytes[17] = 6                        // IPPROTO_TCP
-        bytes[18] = 1 << (UInt8(attributeInfo) - 1)
-        let listen = 10, timeWait = 6
-        put32(0xfff & ~UInt32(1 << listen) & ~UInt32(1 << timeWait), at: 20)
+        bytes[17] = `protocol`
+        bytes[18] = info ? 1 << (UInt8(attributeInfo) - 1) : 0
+        put32(states, at: 20)
         return bytes
     }
 
@@ -77,6 +92,12 @@ public enum InetDiag {
                 let body = offset + headerSize
                 var socket = Socket(inode: UInt64(data.loadUnaligned(fromByteOffset: body + inodeOffset, as: UInt32.self).littleEndian),
                                     state: data[body + 1])
+                socket.family = data[body]
+                socket.localPort = UInt16(bigEndian: data.loadUnaligned(fromByteOffset: body + localPortOffset, as: UInt16.self))
+                // The cookie: two host-order 32-bit halves, low first (`sock_diag_save_cookie`).
+                let low = UInt64(UInt32(littleEndian: data.loadUnaligned(fromByteOffset: body + cookieOffset, as: UInt32.self)))
+                let high = UInt64(UInt32(littleEndian: data.loadUnaligned(fromByteOffset: body + cookieOffset + 4, as: UInt32.self)))
+                socket.cookie = high << 32 | low
                 var attribute = body + messageSize
                 let end = offset + length
                 while attribute + 4 <= end {
@@ -93,6 +114,7 @@ public enum InetDiag {
                         socket.bytesAcked = field(bytesAckedOffset, UInt64.self)
                         socket.bytesReceived = field(bytesReceivedOffset, UInt64.self)
                         socket.segmentsOut = field(segmentsOutOffset, UInt32.self)
+                        socket.dataSegmentsOut = field(dataSegmentsOutOffset, UInt32.self)
                     }
                     attribute += (attributeLength + 3) & ~3
                 }

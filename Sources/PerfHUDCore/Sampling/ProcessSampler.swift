@@ -111,6 +111,8 @@ public final class ProcessSampler {
     public var collectsActivity = true
     /// Where the GPU figures come from; nil: not collected.
     public var gpu: GPUWatch?
+    /// Where the network figures come from; nil: not collected.
+    public var net: NetworkWatch?
     /// The once-a-second part of `Activity`, carried by every sample until the next read.
     private var everySecond = Activity.EverySecond()
     private var controlGroupActivity: ControlGroupActivity?
@@ -272,6 +274,7 @@ public final class ProcessSampler {
             // Gone: the total stays what was last read, the zombie's final one when `noteEnd`
             // caught it (the carry of a bounded total shown at once).
             sample.processCount = 0
+            sample.net = net?.figuresAtEnd(at: now)
             if cpuTotal.measured > 0 {
                 sample.cpuNanoseconds = cpuTotal.update(reading: cpuTotal.measured, at: now, ended: true)
                 sample.userTicks = monotonic.user
@@ -291,6 +294,7 @@ public final class ProcessSampler {
         sample.systemTicks = monotonic.system
         guard treeAlive else {
             sample.processCount = 0
+            sample.net = net?.figuresAtEnd(at: now)
             return sample
         }
         // No memory at all is a process caught exiting (its memory already released, not yet a
@@ -303,6 +307,7 @@ public final class ProcessSampler {
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.execsSeen = execsSeen
         sample.gpu = gpu?.figures(at: now) { [pid] + descendants.keys }
+        sample.net = net?.figures(at: now) { [pid] + descendants.keys }
         if collectsActivity, var activity {
             if slowDue && !rootGone {
                 if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(pid: pid) }

@@ -28,6 +28,8 @@ public struct Sample: Equatable {
     public var activity: Activity?
     /// The GPU figures (`GPUWatch`); nil when not collected.
     public var gpu: GPUFiguresBox?
+    /// The network figures (`NetworkWatch`); nil when not collected.
+    public var net: NetworkFiguresBox?
 
     public init(monotonicNanoseconds: UInt64, wallSeconds: Double, alive: Bool,
                 cpuNanoseconds: UInt64? = nil, userTicks: UInt64? = nil, systemTicks: UInt64? = nil,

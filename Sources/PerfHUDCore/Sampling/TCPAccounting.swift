@@ -2,50 +2,105 @@
 import Glibc
 #endif
 
-/// A target's TCP totals from one sock_diag dump to the next (issue 33): each socket's counters are
+/// A target's TCP totals from one sock_diag pass to the next (issue 33): each socket's counters are
 /// cumulative, so the last values of each are kept and their increases added. A socket that closes
 /// leaves the dump, and what it counted stays in the totals: they never go back.
 ///
 /// Totals count from when perfhud started watching: the first pass only notes where each socket
 /// stood. A socket first seen later was opened since, and counts from its start (its
 /// `bytes_acked` less the 1 its SYN adds).
+///
+/// A socket is the target's when one of its processes holds it (its inode is in `/proc/PID/fd`), and
+/// stays the target's by its cookie once seen: a closed socket still sending its last bytes (FIN_WAIT)
+/// has no descriptor. Its end (`closed`, from the kernel's destroy events where perfhud may hear them)
+/// adds its final counters; a connection that both opened and closed between two passes is the
+/// target's when it was accepted from one of the target's listening ports.
 public struct TCPAccounting {
-    private struct Last { var acked: UInt64; var received: UInt64; var retransmits: UInt32 }
+    struct Last { var acked: UInt64; var received: UInt64; var retransmits: UInt32; var dataSegments: UInt32 }
     private var last: [UInt64: Last] = [:]
-    private var passes = 0
+    private var next: [UInt64: Last] = [:]
+    private var listeningNext = Set<UInt32>()
+    public private(set) var passes = 0
     public private(set) var sentBytes: UInt64 = 0
     public private(set) var receivedBytes: UInt64 = 0
     public private(set) var retransmits: UInt64 = 0
+    public private(set) var dataSegments: UInt64 = 0
+    /// (family << 16 | port) of the target's listening sockets at the last pass.
+    public private(set) var listeningPorts = Set<UInt32>()
+    private var connections = 0, rttSum = 0.0, rttCount = 0
 
     public init() {}
 
-    /// One pass: the dump's sockets, of which the target's are `inodes`. Returns its established
-    /// connections and their mean smoothed RTT (ms; nil without one).
-    public mutating func update(_ sockets: [InetDiag.Socket], inodes: Set<UInt64>) -> (connections: Int, rttMilliseconds: Double?) {
-        var next: [UInt64: Last] = [:]
-        var connections = 0, rttSum = 0.0, rttCount = 0
-        for socket in sockets where inodes.contains(socket.inode) && socket.inode != 0 {
-            let now = Last(acked: socket.bytesAcked ?? 0, received: socket.bytesReceived ?? 0, retransmits: socket.totalRetransmits ?? 0)
-            let before = last[socket.inode] ?? (passes == 0 ? now : Last(acked: min(1, now.acked), received: 0, retransmits: 0))
-            // Counters that went back (an inode reused by a new socket): counted from the new one's start.
-            sentBytes &+= now.acked >= before.acked ? now.acked - before.acked : now.acked &- min(1, now.acked)
-            receivedBytes &+= now.received >= before.received ? now.received - before.received : now.received
-            retransmits &+= UInt64(now.retransmits >= before.retransmits ? now.retransmits - before.retransmits : now.retransmits)
-            next[socket.inode] = now
-            if socket.state == 1 {   // TCP_ESTABLISHED
-                connections += 1
-                if let rtt = socket.rttMicroseconds { rttSum += Double(rtt) / 1000; rttCount += 1 }
-            }
+    /// The cookies of the sockets known to be the target's (seen in the last pass).
+    var knownCookies: Dictionary<UInt64, Last>.Keys { last.keys }
+    public func knows(_ cookie: UInt64) -> Bool { last[cookie] != nil }
+
+    static func portKey(family: UInt8, port: UInt16) -> UInt32 { UInt32(family) << 16 | UInt32(port) }
+
+    /// Starts a pass: `see` each of the target's sockets of the dump, then `endPass`.
+    public mutating func beginPass() {
+        next.removeAll(keepingCapacity: true)
+        listeningNext.removeAll(keepingCapacity: true)
+        connections = 0; rttSum = 0; rttCount = 0
+    }
+
+    /// One of the target's sockets in this pass's dump.
+    public mutating func see(_ socket: InetDiag.Socket) {
+        if socket.state == InetDiag.tcpListen {
+            listeningNext.insert(Self.portKey(family: socket.family, port: socket.localPort))
+            return
         }
-        last = next
+        let now = Last(acked: socket.bytesAcked ?? 0, received: socket.bytesReceived ?? 0, retransmits: socket.totalRetransmits ?? 0,
+                       dataSegments: socket.dataSegmentsOut ?? 0)
+        add(now, key: socket.cookie, fresh: passes > 0)
+        next[socket.cookie] = now
+        if socket.state == InetDiag.tcpEstablished {
+            connections += 1
+            if let rtt = socket.rttMicroseconds { rttSum += Double(rtt) / 1000; rttCount += 1 }
+        }
+    }
+
+    /// Ends a pass. - Returns: the established connections seen and their mean smoothed RTT (ms; nil without one).
+    public mutating func endPass() -> (connections: Int, rttMilliseconds: Double?) {
+        swap(&last, &next)
+        swap(&listeningPorts, &listeningNext)
         passes += 1
         return (connections, rttCount > 0 ? rttSum / Double(rttCount) : nil)
     }
 
-    /// The inodes of the sockets `pid` holds open (`/proc/PID/fd/N` → `socket:[INODE]`).
-    public static func socketInodes(of pid: Int32, into inodes: inout Set<UInt64>) {
+    /// A socket's end (a destroy event: its final counters). - Returns: whether it was the target's
+    /// (known by its cookie, or accepted from one of its listening ports since the last pass).
+    @discardableResult
+    public mutating func closed(_ socket: InetDiag.Socket) -> Bool {
+        let now = Last(acked: socket.bytesAcked ?? 0, received: socket.bytesReceived ?? 0, retransmits: socket.totalRetransmits ?? 0,
+                       dataSegments: socket.dataSegmentsOut ?? 0)
+        if last[socket.cookie] != nil {
+            add(now, key: socket.cookie, fresh: true)
+            last[socket.cookie] = nil
+            return true
+        }
+        guard passes > 0, listeningPorts.contains(Self.portKey(family: socket.family, port: socket.localPort)) else { return false }
+        add(now, key: socket.cookie, fresh: true)
+        return true
+    }
+
+    /// Adds the increase of a socket's counters since the last pass; one not seen before counts from
+    /// its start where `fresh` (opened since perfhud watches), else from where it stands (the first pass).
+    private mutating func add(_ now: Last, key: UInt64, fresh: Bool) {
+        let before = last[key] ?? (fresh ? Last(acked: min(1, now.acked), received: 0, retransmits: 0, dataSegments: 0) : now)
+        // Counters that went back (a cookie of a new socket: never, but a forged reply may say so): from the new start.
+        sentBytes &+= now.acked >= before.acked ? now.acked - before.acked : now.acked &- min(1, now.acked)
+        receivedBytes &+= now.received >= before.received ? now.received - before.received : now.received
+        retransmits &+= UInt64(now.retransmits >= before.retransmits ? now.retransmits - before.retransmits : now.retransmits)
+        dataSegments &+= UInt64(now.dataSegments >= before.dataSegments ? now.dataSegments - before.dataSegments : now.dataSegments)
+    }
+
+    /// The inodes of the sockets `pid` holds open (`/proc/PID/fd/N` → `socket:[INODE]`). - Returns:
+    /// false where its descriptors may not be read (or it is gone).
+    @discardableResult
+    public static func socketInodes(of pid: Int32, into inodes: inout Set<UInt64>) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 64)
-        forEachEntry(in: "/proc/\(pid)/fd") { descriptors, name in
+        return forEachEntry(in: "/proc/\(pid)/fd") { descriptors, name in
             let count = readlinkat(descriptors, name, &buffer, buffer.count)
             guard count > 9 else { return }
             let target = buffer[..<count]

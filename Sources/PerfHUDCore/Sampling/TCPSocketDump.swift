@@ -2,20 +2,34 @@
 import Glibc
 #endif
 
-/// Asks the kernel for every TCP socket of the calling thread's network namespace, with its
-/// `tcp_info` (sock_diag netlink: `InetDiag`): what `ss -ti` reads, without packet capture and
-/// without privilege. It scales with the host's sockets, not the target's (issue 33, item 7).
-public enum TCPSocketDump {
-    /// The sockets of both families, or the errno of what failed.
-    public static func sockets() -> Result<[InetDiag.Socket], SystemError> {
-        let descriptor = socket(16 /* AF_NETLINK */, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 4 /* NETLINK_SOCK_DIAG */)
-        guard descriptor >= 0 else { return .failure(SystemError(errno)) }
-        defer { close(descriptor) }
-        var all: [InetDiag.Socket] = []
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
-        defer { buffer.deallocate() }
-        for (sequence, family) in [(UInt32(1), UInt8(AF_INET)), (UInt32(2), UInt8(AF_INET6))] {
-            let request = InetDiag.request(family: family, sequence: sequence)
+/// A sock_diag netlink socket, asked for the sockets of the network namespace it was made in
+/// (`InetDiag`): what `ss -ti` reads, without packet capture and without privilege. A dump scales
+/// with the namespace's sockets, not the target's (issue 33, item 7), so the network monitor makes
+/// one a pass and namespace, for every target in it. Kept open from pass to pass (one socket a
+/// namespace; closing it lets a namespace whose processes are gone go too).
+public final class TCPSocketDump {
+    public let descriptor: Int32
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+    private var sequence: UInt32 = 0
+
+    /// A socket of the calling thread's network namespace. - Throws: `SystemError`.
+    public init() throws {
+        descriptor = socket(16 /* AF_NETLINK */, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 4 /* NETLINK_SOCK_DIAG */)
+        guard descriptor >= 0 else { buffer.deallocate(); throw SystemError(errno) }
+    }
+
+    deinit {
+        close(descriptor)
+        buffer.deallocate()
+    }
+
+    /// The sockets of `protocol` in `states`, both families (`info`: with `tcp_info`), given one at a
+    /// time to `each` as they are parsed; or the errno of what failed.
+    public func dump(protocol: UInt8 = InetDiag.tcpProtocol, states: UInt32 = InetDiag.connectedStates, info: Bool = true,
+                     _ each: (InetDiag.Socket) -> Void) -> SystemError? {
+        for family in [UInt8(AF_INET), UInt8(AF_INET6)] {
+            sequence &+= 1
+            let request = InetDiag.request(family: family, sequence: sequence, protocol: `protocol`, states: states, info: info)
             // struct sockaddr_nl (12 bytes: family, pad, pid 0 = the kernel, groups), which Glibc's module lacks.
             var kernel: (UInt16, UInt16, UInt32, UInt32) = (16, 0, 0, 0)
             let sent = request.withUnsafeBytes { bytes in
@@ -25,19 +39,35 @@ public enum TCPSocketDump {
                     }
                 }
             }
-            guard sent == request.count else { return .failure(SystemError(errno)) }
+            guard sent == request.count else { return SystemError(errno) }
             while true {
                 let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
                 if count < 0 {
                     if errno == EINTR { continue }
-                    return .failure(SystemError(errno))
+                    return SystemError(errno)
                 }
                 let batch = InetDiag.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-                all += batch.sockets
-                if let error = batch.error { return .failure(SystemError(error)) }
+                batch.sockets.forEach(each)
+                if let error = batch.error {
+                    // A kernel without IPv6 (or without UDP's diag module) has no such sockets: none, not a failure.
+                    if family == UInt8(AF_INET6) && (error == EAFNOSUPPORT || error == ENOENT) { break }
+                    return SystemError(error)
+                }
                 if batch.done || count == 0 { break }
             }
         }
-        return .success(all)
+        return nil
+    }
+
+    /// Every TCP socket (connected states) of the calling thread's namespace, in one array.
+    public static func sockets() -> Result<[InetDiag.Socket], SystemError> {
+        do {
+            let dump = try TCPSocketDump()
+            var all: [InetDiag.Socket] = []
+            if let failure = dump.dump({ all.append($0) }) { return .failure(failure) }
+            return .success(all)
+        } catch {
+            return .failure(error as? SystemError ?? SystemError(EINVAL))
+        }
     }
 }

@@ -51,6 +51,13 @@ public struct Report: Equatable {
         get { gpuBox?.value ?? GPUFigures() }
         set { gpuBox = GPUFiguresBox(newValue) }
     }
+    /// The network figures (`NetworkWatch`, read once a second on the network thread); nil where not read.
+    public var netBox: NetworkFiguresBox?
+    /// The network figures, all nil where not read. Setting one makes a new box (reading a recording).
+    public var net: NetworkFigures {
+        get { netBox?.value ?? NetworkFigures() }
+        set { netBox = NetworkFiguresBox(newValue) }
+    }
 
     public var fdsOpen: UInt64? {
         get { everySecond.fdsOpen }

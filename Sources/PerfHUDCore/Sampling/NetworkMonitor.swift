@@ -1,0 +1,370 @@
+import CSystemShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads every watched target's network once a second on a thread of its own (`perfhud-net`), never
+/// on the tick: a sock_diag dump answers for every TCP socket of a namespace, and costs with the
+/// host's sockets, not the target's (issue 33). One dump a namespace and pass serves every target
+/// in it (the daemon's many); a tick takes its target's last published figures and never waits.
+///
+/// A pass: each target's socket inodes (`/proc/PID/fd`) and namespace; one dump of each namespace
+/// (TCP, connected and listening, with `tcp_info`), each socket given to the targets that hold it
+/// (`TCPAccounting`); where a target holds sockets TCP does not account for, a dump of UDP, to say
+/// UDP is not counted; for a target in a network namespace of its own, its interfaces' totals.
+/// Between passes the thread waits on the namespaces' destroy events (a closing socket's final
+/// counters), and on a target's asking for a pass (a new one, or one whose target ended).
+public final class NetworkMonitor: @unchecked Sendable {
+    public static let shared = NetworkMonitor()
+    static let passNanoseconds: UInt64 = 1_000_000_000
+    /// After a pass is asked for at a target's end: the destroy events of its last sockets come
+    /// from a kernel work queue, within milliseconds.
+    static let settleNanoseconds: UInt64 = 50_000_000
+
+    private let mutex = Mutex()
+    private var started = false
+    private var wake: Int32 = -1
+    /// Under `mutex`: what each target asked for, and what it was last told.
+    private var requests: [ObjectIdentifier: Request] = [:]
+    private var lastPassAt: UInt64 = 0
+    private var passesDone: UInt64 = 0
+
+    private struct Request {
+        var pids: [Int32]
+        var sequence: UInt64 = 0
+        var figures: NetworkFiguresBox?
+        /// When the pass that made `figures` began.
+        var passBegan: UInt64 = 0
+    }
+
+    /// The monitor thread's own: each target's accounting and the namespaces it has sockets in.
+    private var states: [ObjectIdentifier: TargetState] = [:]
+    private var namespaces: [UInt64: NetworkNamespace] = [:]
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+
+    private final class TargetState {
+        var accounting = TCPAccounting()
+        var inodes = Set<UInt64>()
+        var matched = 0
+        var udpSockets = 0
+        var denied = false
+        var namespaceFailure: SystemError?
+        var dumpFailure: SystemError?
+        var rootNamespace: UInt64?
+        /// The namespace its first process was last seen in (its sockets' once it is gone).
+        var lastNamespace: UInt64?
+        var rootPID: Int32 = 0
+        /// The totals at the last pass and when, for the rates.
+        var previous: (at: UInt64, sent: UInt64, received: UInt64, retransmits: UInt64, dataSegments: UInt64)?
+        /// The namespace's interface totals when perfhud started watching it (source `netns`).
+        var interfacesAtStart: (namespace: UInt64, received: UInt64, sent: UInt64)?
+    }
+
+    /// The figures published for `owner` if newer than `seen` (nil when unchanged), with their
+    /// sequence, and when the thread last ended a pass (0: none yet).
+    func latest(for owner: ObjectIdentifier, after seen: UInt64) -> (figures: NetworkFiguresBox?, sequence: UInt64, passAt: UInt64, passBegan: UInt64) {
+        mutex.withLock {
+            guard let request = requests[owner], request.sequence != seen else { return (nil, seen, lastPassAt, 0) }
+            return (request.figures, request.sequence, lastPassAt, request.passBegan)
+        }
+    }
+
+    /// The processes `owner` is (asked at its first call for a pass at once: the totals count from then).
+    func want(_ pids: [Int32], for owner: ObjectIdentifier) {
+        let new = mutex.withLock { () -> Bool in
+            if requests[owner] != nil { requests[owner]?.pids = pids; return false }
+            requests[owner] = Request(pids: pids)
+            return true
+        }
+        if new { passSoon() }
+    }
+
+    func forget(_ owner: ObjectIdentifier) { _ = mutex.withLock { requests.removeValue(forKey: owner) } }
+
+    /// Asks the thread for a pass now (a target's end: its last bytes).
+    func passSoon() {
+        // An eventfd takes 8 bytes a write (a pipe's one-byte poke would fail).
+        var one: UInt64 = 1
+        if wake >= 0 { _ = write(wake, &one, 8) }
+    }
+
+    /// Starts the thread, once. - Returns: false where it could not be started.
+    @discardableResult
+    func start() -> Bool {
+        mutex.withLock { () -> Bool in
+            if started { return wake >= 0 }
+            started = true
+            wake = perfhud_wake_descriptor()
+            guard wake >= 0 else { return false }
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+            var handle = pthread_t()
+            let context = Unmanaged.passRetained(self).toOpaque()
+            let created = pthread_create(&handle, &attributes, { context in
+                Unmanaged<NetworkMonitor>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, context)
+            pthread_attr_destroy(&attributes)
+            if created != 0 {
+                Unmanaged<NetworkMonitor>.fromOpaque(context).release()
+                close(wake); wake = -1
+                return false
+            }
+            return true
+        }
+    }
+
+    private func run() {
+        perfhud_name_thread("perfhud-net")
+        var nextPass = monotonicNanoseconds()
+        var descriptors: [pollfd] = []
+        while true {
+            let now = monotonicNanoseconds()
+            if now >= nextPass {
+                pass(now: now)
+                nextPass = max(nextPass &+ Self.passNanoseconds, monotonicNanoseconds() &+ Self.passNanoseconds / 2)
+                continue
+            }
+            descriptors.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
+            let listening = namespaces.values.filter { $0.destroyEvents >= 0 }
+            for namespace in listening { descriptors.append(pollfd(fd: namespace.destroyEvents, events: Int16(POLLIN), revents: 0)) }
+            let timeout = Int32(min((nextPass - now) / 1_000_000 + 1, 1000))
+            guard case .success(let ready) = SystemCall.poll(&descriptors, timeoutMilliseconds: timeout), ready > 0 else { continue }
+            for (index, namespace) in listening.enumerated() where descriptors[index + 1].revents != 0 {
+                namespace.drainDestroyEvents(into: buffer) { closed($0, in: namespace) }
+            }
+            if descriptors[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(wake, &count, 8)
+                // Asked for a pass: let the destroy events of a target's last sockets come first.
+                let settle = monotonicNanoseconds() &+ Self.settleNanoseconds
+                nextPass = min(nextPass, settle)
+            }
+        }
+    }
+
+    /// A socket of `namespace` closed: its final counters go to the targets it was theirs.
+    private func closed(_ socket: InetDiag.Socket, in namespace: NetworkNamespace) {
+        let owners = namespace.cookieOwners[socket.cookie]
+            ?? namespace.portOwners[TCPAccounting.portKey(family: socket.family, port: socket.localPort)] ?? []
+        for owner in owners { states[owner]?.accounting.closed(socket) }
+    }
+
+    /// One pass over every target.
+    private func pass(now: UInt64) {
+        let wanted = mutex.withLock { requests.mapValues(\.pids) }
+        for owner in states.keys where wanted[owner] == nil { states[owner] = nil }
+        // Each target's namespaces and socket inodes.
+        struct Work { var via: Int32; var inodeOwners: [UInt64: [ObjectIdentifier]] = [:]; var owners: [ObjectIdentifier] = [] }
+        var work: [UInt64: Work] = [:]
+        for (owner, pids) in wanted {
+            let state = states[owner] ?? { let made = TargetState(); states[owner] = made; return made }()
+            state.inodes.removeAll(keepingCapacity: true)
+            state.matched = 0; state.udpSockets = 0; state.denied = false
+            state.namespaceFailure = nil; state.dumpFailure = nil
+            state.rootNamespace = nil; state.rootPID = pids.first ?? 0
+            state.accounting.beginPass()
+            for (index, pid) in pids.enumerated() {
+                guard case .success(let namespace) = NetworkNamespace.identity(of: pid) else {
+                    if errno == EACCES || errno == EPERM { state.denied = true }
+                    continue
+                }
+                if index == 0 { state.rootNamespace = namespace }
+                var inodes = Set<UInt64>()
+                if !TCPAccounting.socketInodes(of: pid, into: &inodes), errno == EACCES || errno == EPERM { state.denied = true }
+                var entry = work[namespace] ?? Work(via: pid)
+                for inode in inodes where state.inodes.insert(inode).inserted { entry.inodeOwners[inode, default: []].append(owner) }
+                if !entry.owners.contains(owner) { entry.owners.append(owner) }
+                work[namespace] = entry
+            }
+            if let namespace = state.rootNamespace { state.lastNamespace = namespace }
+            // A target whose processes are gone: its sockets, known by their cookies, still close where they were.
+            if state.rootNamespace == nil, let last = state.lastNamespace, namespaces[last] != nil {
+                var entry = work[last] ?? Work(via: 0)
+                if !entry.owners.contains(owner) { entry.owners.append(owner) }
+                work[last] = entry
+            }
+        }
+        // One dump a namespace.
+        for (identity, entry) in work {
+            let namespace: NetworkNamespace
+            if let known = namespaces[identity] {
+                namespace = known
+            } else if entry.via != 0 {
+                do {
+                    namespace = try NetworkNamespace.make(identity: identity, via: entry.via)
+                    namespaces[identity] = namespace
+                } catch {
+                    for owner in entry.owners { states[owner]?.namespaceFailure = error as? SystemError ?? SystemError(EINVAL) }
+                    continue
+                }
+            } else { continue }
+            // Catch up on the sockets that closed before this dump, so none is counted twice.
+            namespace.drainDestroyEvents(into: buffer) { closed($0, in: namespace) }
+            var cookieOwners: [UInt64: [ObjectIdentifier]] = [:]
+            for owner in entry.owners {
+                guard let state = states[owner] else { continue }
+                for cookie in state.accounting.knownCookies { cookieOwners[cookie, default: []].append(owner) }
+            }
+            let failure = namespace.dump.dump(states: InetDiag.connectedStates | InetDiag.listeningStates) { socket in
+                if let owners = entry.inodeOwners[socket.inode] {
+                    for owner in owners {
+                        guard let state = states[owner] else { continue }
+                        state.matched += 1
+                        state.accounting.see(socket)
+                    }
+                } else if let owners = cookieOwners[socket.cookie] {
+                    for owner in owners { states[owner]?.accounting.see(socket) }
+                }
+            }
+            if let failure { for owner in entry.owners { states[owner]?.dumpFailure = failure } }
+            // Sockets TCP did not account for (unix, UDP, …): UDP's are said not counted.
+            if entry.owners.contains(where: { (states[$0]?.matched ?? 0) < (states[$0]?.inodes.count ?? 0) }) {
+                _ = namespace.dump.dump(protocol: InetDiag.udpProtocol, states: InetDiag.allStates, info: false) { socket in
+                    for owner in entry.inodeOwners[socket.inode] ?? [] { states[owner]?.udpSockets += 1 }
+                }
+            }
+        }
+        // Each target's figures; then who the sockets closing before the next pass belong to.
+        let endedAt = monotonicNanoseconds()
+        var published: [ObjectIdentifier: NetworkFiguresBox] = [:]
+        for (owner, state) in states { published[owner] = NetworkFiguresBox(figures(of: state, at: endedAt)) }
+        for namespace in namespaces.values { namespace.cookieOwners.removeAll(keepingCapacity: true); namespace.portOwners.removeAll(keepingCapacity: true) }
+        for (identity, entry) in work {
+            guard let namespace = namespaces[identity] else { continue }
+            for owner in entry.owners {
+                guard let state = states[owner] else { continue }
+                for cookie in state.accounting.knownCookies { namespace.cookieOwners[cookie, default: []].append(owner) }
+                for port in state.accounting.listeningPorts { namespace.portOwners[port, default: []].append(owner) }
+            }
+        }
+        // A namespace no target is in any more is let go (its sockets would keep it alive).
+        for identity in namespaces.keys where work[identity] == nil { namespaces[identity] = nil }
+        mutex.withLock {
+            passesDone += 1
+            lastPassAt = endedAt
+            for (owner, figures) in published where requests[owner] != nil {
+                requests[owner]?.figures = figures
+                requests[owner]?.sequence = passesDone
+                requests[owner]?.passBegan = now
+            }
+        }
+    }
+
+    /// A target's figures after a pass.
+    private func figures(of state: TargetState, at now: UInt64) -> NetworkFigures {
+        let (connections, rtt) = state.accounting.endPass()
+        if state.denied && state.inodes.isEmpty { return NetworkFigures(unreported: NetworkUnreported.noPermission) }
+        var figures = NetworkFigures()
+        var sent = state.accounting.sentBytes, received = state.accounting.receivedBytes
+        figures.source = NetworkSource.tcp
+        // A namespace of its own: its interfaces count every protocol, from when perfhud started watching.
+        if let namespace = state.rootNamespace ?? state.lastNamespace, namespace != NetworkNamespace.own {
+            if state.rootNamespace != nil, let totals = NetworkNamespace.interfaceTotals(of: state.rootPID) {
+                if state.interfacesAtStart?.namespace != namespace { state.interfacesAtStart = (namespace, totals.received, totals.sent) }
+                if let start = state.interfacesAtStart {
+                    (sent, received) = (totals.sent &- min(totals.sent, start.sent), totals.received &- min(totals.received, start.received))
+                }
+                figures.source = NetworkSource.netns
+            } else if state.interfacesAtStart != nil, let last = state.previous {
+                // Gone: what its namespace counted stays.
+                (sent, received) = (last.sent, last.received)
+                figures.source = NetworkSource.netns
+            }
+        }
+        let tcpRead = state.namespaceFailure == nil && state.dumpFailure == nil
+        figures.txBytesTotal = figures.source == NetworkSource.netns || tcpRead ? sent : nil
+        figures.rxBytesTotal = figures.txBytesTotal == nil ? nil : received
+        if tcpRead {
+            figures.tcpConnections = Double(connections)
+            figures.tcpRTTms = rtt
+            figures.tcpRetransmitsTotal = state.accounting.retransmits
+        }
+        if let last = state.previous, now > last.at {
+            let seconds = Double(now - last.at) / 1e9
+            func rate(_ a: UInt64, _ b: UInt64) -> Double { Double(a &- min(a, b)) / seconds }
+            if figures.txBytesTotal != nil {
+                figures.txBytesPerSecond = rate(sent, last.sent)
+                figures.rxBytesPerSecond = rate(received, last.received)
+            }
+            if tcpRead {
+                figures.tcpRetransmitsPerSecond = rate(state.accounting.retransmits, last.retransmits)
+                let segments = state.accounting.dataSegments &- min(state.accounting.dataSegments, last.dataSegments)
+                let resent = state.accounting.retransmits &- min(state.accounting.retransmits, last.retransmits)
+                figures.tcpRetransmitPercent = segments > 0 ? min(100, Double(resent) / Double(segments) * 100) : 0
+            }
+        }
+        state.previous = (now, sent, received, state.accounting.retransmits, state.accounting.dataSegments)
+        if state.namespaceFailure != nil {
+            figures.unreportedReason = NetworkUnreported.namespaceNotEntered
+        } else if state.dumpFailure != nil {
+            figures.unreportedReason = NetworkUnreported.sockDiagFailed
+        } else if state.udpSockets > 0 && figures.source == NetworkSource.tcp {
+            figures.unreportedReason = NetworkUnreported.udpNotCounted
+        }
+        return figures
+    }
+}
+
+/// One target's view of the network monitor (`ProcessSampler.net`): its figures, taken again when
+/// a pass has published new ones (once a second), stale past `GPUMonitor.staleNanoseconds`.
+public final class NetworkWatch {
+    private let monitor: NetworkMonitor
+    private var seen: UInt64 = 0
+    private var figures = NetworkFiguresBox(NetworkFigures(unreported: NetworkUnreported.notReadYet))
+    private let startedAt = monotonicNanoseconds()
+    private var pids: [Int32] = []
+    /// Whether the target's end waits (up to `endWaitNanoseconds`) for a last pass: a HUD's or a
+    /// run's last row holds the last bytes; the daemon does not hold its tick for it.
+    public var waitsAtEnd = true
+    static let endWaitNanoseconds: UInt64 = 500_000_000
+
+    public init(monitor: NetworkMonitor = .shared) {
+        self.monitor = monitor
+        if !monitor.start() { figures = NetworkFiguresBox(NetworkFigures(unreported: NetworkUnreported.noThread)) }
+    }
+
+    deinit { monitor.forget(ObjectIdentifier(self)) }
+
+    private static let stale = NetworkFiguresBox(NetworkFigures(unreported: NetworkUnreported.stale))
+
+    /// The figures of the processes `pids()` lists (asked each time a pass has published: the
+    /// processes of a tree change).
+    func figures(at now: UInt64, pids: () -> [Int32]) -> NetworkFiguresBox {
+        let owner = ObjectIdentifier(self)
+        if seen == 0 && self.pids.isEmpty {
+            self.pids = pids()
+            monitor.want(self.pids, for: owner)
+        }
+        let (next, sequence, passAt, _) = monitor.latest(for: owner, after: seen)
+        if let next {
+            seen = sequence
+            figures = next
+            let members = pids()
+            if members != self.pids { self.pids = members; monitor.want(members, for: owner) }
+        }
+        return GPUMonitor.isStale(since: max(passAt, startedAt), at: now) ? Self.stale : figures
+    }
+
+    /// The figures after the target ended: one more pass for its last bytes (where `waitsAtEnd`).
+    func figuresAtEnd(at now: UInt64) -> NetworkFiguresBox {
+        let owner = ObjectIdentifier(self)
+        guard waitsAtEnd, seen != 0 else { return figures }
+        let askedAt = monotonicNanoseconds()
+        monitor.passSoon()
+        let deadline = askedAt &+ Self.endWaitNanoseconds
+        // A pass that began before the end may still be under way: the one wanted began after it.
+        while monotonicNanoseconds() < deadline {
+            let (next, sequence, _, began) = monitor.latest(for: owner, after: seen)
+            if let next {
+                seen = sequence; figures = next
+                if began >= askedAt { break }
+            }
+            usleep(5_000)
+        }
+        waitsAtEnd = false   // once
+        return figures
+    }
+}
