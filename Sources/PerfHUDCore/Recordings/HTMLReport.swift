@@ -105,6 +105,8 @@ public enum HTMLReport {
         ] + (WhySummary(recording, phase: summary.phase).present ? [whyGroup] : [])
             // The GPU where the run had one (docs/gpu.md).
             + (value(summary, "gpu_memory_bytes_max") != nil ? [gpuGroup] : [])
+            // The network where it was read (docs/network.md).
+            + (value(summary, "net_tx_bytes_total") != nil ? [networkGroup] : [])
         var html = "<div class=\"cards\">"
         for (name, rows) in groups {
             html += "<table class=\"figures\"><caption>\(name)</caption><tr><th>figure</th>"
@@ -148,6 +150,15 @@ public enum HTMLReport {
         ("gpu_temperature_celsius_max", "temperature, peak"), ("gpu_power_watts_avg", "power, average"), ("gpu_power_watts_max", "power, peak"),
     ])
 
+    /// The network figures of the summary (a recording of format 7 on).
+    static let networkGroup: (String, [(key: String, label: String)]) = ("Network", [
+        ("net_tx_bytes_total", "bytes sent"), ("net_rx_bytes_total", "bytes received"),
+        ("net_tx_bytes_per_second_max", "sent a second, peak"), ("net_rx_bytes_per_second_max", "received a second, peak"),
+        ("tcp_connections_max", "TCP connections, peak"), ("tcp_retransmits_total", "TCP segments retransmitted"),
+        ("tcp_retransmit_percent_max", "retransmitted share of data segments, peak"), ("tcp_rtt_ms_avg", "TCP round-trip time, average"),
+        ("tcp_rtt_ms_max", "TCP round-trip time, peak"),
+    ])
+
     /// The why of the run in sentences (`WhySummary`, as the markdown report says it); nothing
     /// for a recording without the figures.
     static func whyList(_ run: Run) -> String {
@@ -170,6 +181,7 @@ public enum HTMLReport {
         let lowerIsBetter = key.hasPrefix("cpu") || key.hasPrefix("rss") || key.hasPrefix("pss") || key.hasPrefix("frame_")
             || key == "janky_frames" || key == "dropped_frames" || key.hasPrefix("io_") || key.hasPrefix("page_faults") || key.hasPrefix("context_switches")
             || key.hasPrefix("fds") || key.hasPrefix("swap") || key.hasPrefix("pressure") || key.hasPrefix("leak")
+            || key.hasPrefix("tcp_retransmit") || key.hasPrefix("tcp_rtt")
         if higherIsBetter { return change > 0 ? "better" : "worse" }
         if lowerIsBetter { return change < 0 ? "better" : "worse" }
         return "same"

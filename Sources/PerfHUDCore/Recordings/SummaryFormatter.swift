@@ -79,16 +79,16 @@ public enum SummaryFormatter {
     }
 
     /// Sizes and counts in whole units, the rest at a thousandth.
-    static func decimals(_ key: String) -> Int { key.hasSuffix("_bytes") || key == "visits" ? 0 : 3 }
+    static func decimals(_ key: String) -> Int { key.hasSuffix("_bytes") || key.hasSuffix("_bytes_total") || key == "visits" ? 0 : 3 }
 
     static func human(_ key: String, _ value: Double?) -> String {
         guard let value else { return "n/a" }
-        if key.hasSuffix("_bytes") || key.hasSuffix("_bytes_max") || key.hasSuffix("_bytes_end") { return Units.bytes(value) }
+        if key.hasSuffix("_bytes") || key.hasSuffix("_bytes_max") || key.hasSuffix("_bytes_end") || key.hasSuffix("_bytes_total") { return Units.bytes(value) }
         if key.contains("_watts") { return ReportFormatter.number(value, decimals: 1) + " W" }
         if key.contains("_celsius") { return ReportFormatter.number(value, decimals: 0) + " °C" }
         if key.contains("_bytes_per_second") { return Units.bytes(value) + "/s" }
         if key.contains("_bytes_per_hour") { return Units.signedBytes(value) + "/h" }
-        if key.hasSuffix("_ms") { return ReportFormatter.number(value, decimals: 2) + " ms" }
+        if key.hasSuffix("_ms") || key.hasSuffix("_ms_avg") || key.hasSuffix("_ms_max") { return ReportFormatter.number(value, decimals: 2) + " ms" }
         if key.hasSuffix("_s") { return ReportFormatter.number(value, decimals: 1) + " s" }
         if key.hasPrefix("cpu") || key.contains("_percent") { return ReportFormatter.number(value, decimals: 1) + " %" }
         if key.contains("_per_second") { return ReportFormatter.number(value, decimals: 1) + "/s" }

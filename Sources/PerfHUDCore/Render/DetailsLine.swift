@@ -1,6 +1,6 @@
 /// The HUD's details line, under the status line (`--details`, `d`): why the target is slow —
 /// waiting for a CPU, switching, faulting, I/O, descriptors, memory by kind and the OOM score, the
-/// busiest thread, throttling, pressure, the leak verdict. A figure past its limit is highlighted; the line fits
+/// busiest thread, the network, throttling, pressure, the leak verdict. A figure past its limit is highlighted; the line fits
 /// the width by dropping its least important fields, never by wrapping. Pure: no I/O.
 enum DetailsLine {
     /// One field of a line and how much it matters: the highest `priority` goes first.
@@ -73,6 +73,9 @@ enum DetailsLine {
         if let busiest = report.busiestThreads?.first {
             // A thread's name is the program's to choose: escaped, as every untrusted string.
             fields.append(Field(priority: 2, text: "busiest " + TerminalText.escaped(busiest.name, maxLength: 16) + " " + percent(busiest.cpuPercent) + "%"))
+        }
+        if let net = report.netBox.flatMap({ NetworkText.details($0.value, paint: paint) }) {
+            fields.append(Field(priority: net.alarm ? 0 : 2, text: net.text))
         }
         if let gpu = GPUText.device(report.gpu, paint: paint) { fields.append(Field(priority: 2, text: gpu)) }
         let pressure = report.pressure

@@ -32,6 +32,8 @@ public enum TerminalText {
             case "│": result += "|"
             case "→": result += "->"
             case "←": result += "<-"
+            case "↑": result += "tx"
+            case "↓": result += "rx"
             case "⚠": result += "!"
             case "×": result += "x"
             case "■": result += "#"

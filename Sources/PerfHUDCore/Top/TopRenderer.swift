@@ -86,11 +86,19 @@ public enum TopRenderer {
             return parts.isEmpty ? "-" : parts.joined(separator: " ")
         }
         let hasGPU = rows.contains { $0.gpuPercent != nil || $0.gpuMemoryBytes != nil }
+        // The network: bytes each way a second, established TCP connections and retransmits a second.
+        let network = [
+            Column(title: "NET ↑", width: 10, right: true) { $0.netTxPerSecond.map(DetailsLine.rate) ?? "-" },
+            Column(title: "NET ↓", width: 10, right: true) { $0.netRxPerSecond.map(DetailsLine.rate) ?? "-" },
+            Column(title: "TCP", width: 5, right: true) { $0.tcpConnections.map(DetailsLine.count) ?? "-" },
+            Column(title: "RETR/s", width: 6, right: true) { $0.tcpRetransmitsPerSecond.map(rate) ?? "-" },
+        ]
+        let hasNetwork = rows.contains { $0.tcpConnections != nil || $0.netTxPerSecond != nil }
         let fixed: [Column] = [
             Column(title: "STATE", width: 5, right: false) { $0.up ? "up" : "down" },
             Column(title: "CPU%", width: 6, right: true) { $0.cpuPercent.map { String(format1: $0) } ?? "-" },
             Column(title: "RSS", width: 9, right: true) { $0.residentBytes.map(Units.bytes) ?? "-" },
-        ] + (hasGPU ? [gpu] : []) + [
+        ] + (hasGPU ? [gpu] : []) + (hasNetwork ? network : []) + [
             Column(title: "TREND", width: 11, right: true) { $0.residentTrend.map(Units.byteRate) ?? "-" },
             Column(title: "FPS", width: 5, right: true) { $0.framesPerSecond.map(rate) ?? "-" },
             Column(title: "ACT/s", width: 6, right: true) { $0.actionsPerSecond.map(rate) ?? "-" },
@@ -101,7 +109,7 @@ public enum TopRenderer {
         let phase = Column(title: "PHASE", width: 12, right: false) { $0.phase.map { TerminalText.escaped($0, maxLength: 64) } ?? "-" }
         // Least telling last: dropped first when the width runs out.
         var chosen = fixed + [hot, phase]
-        let dropOrder = ["PHASE", "HOT ACTION", "TREND", "FPS", "ACT/s", "GPU", "RSS", "CPU%"]
+        let dropOrder = ["PHASE", "HOT ACTION", "RETR/s", "TREND", "FPS", "ACT/s", "TCP", "NET ↓", "NET ↑", "GPU", "RSS", "CPU%"]
         func used() -> Int { target.width + chosen.reduce(0) { $0 + 1 + $1.width } }
         for title in dropOrder where used() > width { chosen.removeAll { $0.title == title } }
         // A narrow terminal: the name gives up columns first; then it is cut. (7: "TARGET▼")

@@ -36,6 +36,12 @@ public struct TopRow: Equatable {
     /// The target's share of a GPU (percent) and its device memory; nil where unknown or no GPU.
     public var gpuPercent: Double?
     public var gpuMemoryBytes: Double?
+    /// Bytes sent and received a second between the two scrapes (the daemon's counters), its
+    /// established TCP connections, and its retransmitted segments a second; nil where unknown.
+    public var netTxPerSecond: Double?
+    public var netRxPerSecond: Double?
+    public var tcpConnections: Double?
+    public var tcpRetransmitsPerSecond: Double?
 
     public init(target: String) { self.target = target }
 
@@ -45,6 +51,9 @@ public struct TopRow: Equatable {
             && left.residentTrend == right.residentTrend && left.framesPerSecond == right.framesPerSecond
             && left.actionsPerSecond == right.actionsPerSecond && left.hotAction?.label == right.hotAction?.label
             && left.hotAction?.rate == right.hotAction?.rate && left.phase == right.phase
+            && left.gpuPercent == right.gpuPercent && left.gpuMemoryBytes == right.gpuMemoryBytes
+            && left.netTxPerSecond == right.netTxPerSecond && left.netRxPerSecond == right.netRxPerSecond
+            && left.tcpConnections == right.tcpConnections && left.tcpRetransmitsPerSecond == right.tcpRetransmitsPerSecond
     }
 }
 
@@ -77,6 +86,17 @@ public enum TopRows {
             row.phase = now.phase[target]
             row.gpuPercent = row.up ? now.gpuRatio[target].map { $0 * 100 } : nil
             row.gpuMemoryBytes = row.up ? now.gpuMemory[target] : nil
+            if row.up {
+                // The counters' increase between the scrapes (a counter that went back: a daemon restarted, no rate).
+                func rate(_ counter: KeyPath<Totals, [String: Double]>) -> Double? {
+                    guard seconds > 0, let was = before?[keyPath: counter][target], let is_ = now[keyPath: counter][target], is_ >= was else { return nil }
+                    return (is_ - was) / seconds
+                }
+                row.netTxPerSecond = rate(\.sentBytes)
+                row.netRxPerSecond = rate(\.receivedBytes)
+                row.tcpConnections = now.tcpConnections[target]
+                row.tcpRetransmitsPerSecond = rate(\.retransmits)
+            }
             return row
         }
     }
@@ -121,6 +141,10 @@ public enum TopRows {
         var phase: [String: String] = [:]
         var gpuRatio: [String: Double] = [:]
         var gpuMemory: [String: Double] = [:]
+        var sentBytes: [String: Double] = [:]
+        var receivedBytes: [String: Double] = [:]
+        var tcpConnections: [String: Double] = [:]
+        var retransmits: [String: Double] = [:]
 
         init(_ samples: [PrometheusSample]) {
             var seen = Set<String>()
@@ -143,6 +167,10 @@ public enum TopRows {
                     if let label = sample.labels["action"], value.isFinite, value > (hot[target]?.rate ?? -1) { hot[target] = (label, value) }
                 case "perfhud_target_gpu_busy_ratio": gpuRatio[target] = value.isFinite ? value : nil
                 case "perfhud_target_gpu_memory_bytes": gpuMemory[target] = value.isFinite ? value : nil
+                case "perfhud_target_network_transmit_bytes_total": sentBytes[target] = value.isFinite ? value : nil
+                case "perfhud_target_network_receive_bytes_total": receivedBytes[target] = value.isFinite ? value : nil
+                case "perfhud_target_tcp_connections": tcpConnections[target] = value.isFinite ? value : nil
+                case "perfhud_target_tcp_retransmits_total": retransmits[target] = value.isFinite ? value : nil
                 case "perfhud_phase_info": if let name = sample.labels["phase"], value == 1 { phase[target] = name }
                 default: break
                 }
