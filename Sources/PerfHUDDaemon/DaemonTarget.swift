@@ -45,6 +45,8 @@ final class DaemonTarget {
         self.registry = registry
         resolver = try TargetResolver(selector: spec.selector)
         group = TargetGroup(includeChildren: configuration.watch.includeChildren)
+        // A unit's bytes are systemd's own where it accounts them (IPAccounting=yes): every protocol.
+        if case .unit(let unit) = spec.selector { group.unitNetwork = NetworkWatch(unit: unit) }
         let events = SessionEvents(configuration: configuration.watch.events)
         events.aggregator.frameObserver = { [frames] seconds, weight in frames.record(seconds: seconds, weight: weight) }
         // No history: only the HUD draws one (its memory graph); a target's figures come from the

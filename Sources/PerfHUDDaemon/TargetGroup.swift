@@ -14,6 +14,8 @@ final class TargetGroup: SampleSource {
     /// is one process tree, else the lowest PID: what `perfhud_target_info{pid}` names, and so what
     /// `perfhud top` opens (with `--include-children` when that tree is what the row counts).
     private(set) var rootPID: Int32?
+    /// A `--unit` target's IP accounting (systemd's counters), laid over the members' TCP figures.
+    var unitNetwork: NetworkWatch?
 
     init(includeChildren: Bool) { self.includeChildren = includeChildren }
 
@@ -65,6 +67,7 @@ final class TargetGroup: SampleSource {
         group.cpuNanoseconds = (group.cpuNanoseconds ?? 0) &+ retired.cpu
         group.userTicks = (group.userTicks ?? 0) &+ retired.user
         group.systemTicks = (group.systemTicks ?? 0) &+ retired.system
+        if let unitNetwork { group.net = unitNetwork.overlay(group.net, at: group.monotonicNanoseconds) }
         return group
     }
 

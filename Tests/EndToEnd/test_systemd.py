@@ -580,6 +580,82 @@ def test_reload_adds_and_drops_targets_and_keeps_the_others_counters(machine, we
         machine.write("/etc/perfhud/targets.conf", good)
 
 
+# netio.service accounts its IP traffic (IPAccounting=yes). Once /run/netio/go appears it sends
+# 2 MB of UDP and 1 MB of TCP to itself over loopback, then idles: UDP only a unit's (or a
+# namespace's) counters can count (issue 33).
+NETIO_APP = """#!/usr/bin/python3
+import os, socket, time
+udp_in = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); udp_in.bind(("127.0.0.1", 0))
+udp_in.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+udp_out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen()
+client = socket.create_connection(server.getsockname()); peer, _ = server.accept()
+while not os.path.exists("/run/netio/go"):
+    time.sleep(0.1)
+for _ in range(2000):
+    udp_out.sendto(b"u" * 1000, udp_in.getsockname())
+    udp_in.recv(2000)
+client.sendall(b"t" * 1_000_000)
+got = 0
+while got < 1_000_000:
+    got += len(peer.recv(65536))
+open("/run/netio/done", "w").close()
+while True:
+    time.sleep(3600)
+"""
+
+NETIO_UNIT = """[Unit]
+Description=netio: UDP and TCP over loopback, IP accounted (perfhud's end-to-end test)
+
+[Service]
+ExecStart=/usr/bin/python3 /usr/local/bin/netio-app
+DynamicUser=yes
+RuntimeDirectory=netio
+RuntimeDirectoryMode=0777
+IPAccounting=yes
+"""
+
+
+def test_a_units_ip_accounting_counts_its_udp_too(machine, web, host_units):
+    port = host_units
+    machine.write("/usr/local/bin/netio-app", NETIO_APP, 0o755)
+    machine.write("/etc/systemd/system/netio.service", NETIO_UNIT)
+    machine.systemctl("daemon-reload")
+    machine.systemctl("restart", "netio.service")
+    try:
+        def accounted():
+            egress, ingress = machine.show("netio.service", "IPEgressBytes"), machine.show("netio.service", "IPIngressBytes")
+            return int(egress), int(ingress)
+        try:
+            before = poll(accounted, lambda pair: pair[0] < 2**64 - 1, 5, "IPEgressBytes")
+        except AssertionError:
+            pytest.skip("this container's systemd does not account IP traffic (IPAccounting needs cgroup BPF): "
+                        + machine.show("netio.service", "IPEgressBytes"))
+        host_daemon(machine, "--unit netio.service\n", "", port)
+        poll(lambda: series(metrics(port), "perfhud_target_network_transmit_bytes_total", target="netio.service"),
+             lambda total: total is not None, 15, "netio.service's bytes sent" + diagnose(machine, "perfhud.service"))
+        time.sleep(1.5)                       # the daemon's first pass is behind us: it counts from there
+        before = accounted()
+        machine.write("/run/netio/go", "")
+        poll(lambda: machine.path("/run/netio/done").exists(), bool, 20, "netio.service's 3 MB sent")
+        after = poll(accounted, lambda pair: pair[0] - before[0] > 3_000_000, 10, "systemd's count of the 3 MB")
+        time.sleep(0.5)
+        after = accounted()
+        sent, received = after[0] - before[0], after[1] - before[1]
+
+        def daemon():
+            text = metrics(port)
+            return (series(text, "perfhud_target_network_transmit_bytes_total", target="netio.service"),
+                    series(text, "perfhud_target_network_receive_bytes_total", target="netio.service"))
+        # systemd's own counters, UDP included: the TCP payload alone (1 MB) would be a third of them.
+        got = poll(daemon, lambda pair: pair[0] is not None and abs(pair[0] - sent) <= sent * 0.01
+                   and abs(pair[1] - received) <= received * 0.01, 10,
+                   f"perfhud's bytes sent and received == systemd's IPEgressBytes {sent} and IPIngressBytes {received}")
+        assert got[0] > 3_000_000, got
+    finally:
+        machine.systemctl("stop", "netio.service", "perfhud.service", check=False)
+
+
 def test_binary_needs_no_swift_toolchain(machine):
     version = machine.run(["perfhud", "--version"], check=False)
     installed = machine.run(["dpkg-query", "-W", "-f=${Version}", "perfhud"]).stdout

@@ -2,6 +2,7 @@
 // Linux headers the Glibc module does not export (timerfd, signalfd).
 #ifndef PERFHUD_CSYSTEMSHIMS_H
 #define PERFHUD_CSYSTEMSHIMS_H
+#include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -101,6 +102,10 @@ void perfhud_name_thread(const char *name);
 /// Moves the calling thread into the network namespace `fd` refers to (setns with CLONE_NEWNET,
 /// _GNU_SOURCE only): 0, or -1 with errno. Only the calling thread's namespace changes.
 int perfhud_enter_network_namespace(int fd);
+/// A systemd unit's IP accounting (unit_ip.c): its IPIngressBytes and IPEgressBytes over D-Bus.
+/// 0: read; 1: the unit does not account IP traffic (IPAccounting=no); a negative errno: not read
+/// (no systemd, no such unit, no libsystemd). From one thread only.
+int perfhud_unit_ip_bytes(const char *unit, uint64_t *ingress, uint64_t *egress);
 /// A non-blocking, close-on-exec eventfd (a thread woken by a write of 8 bytes): the descriptor or -1.
 int perfhud_wake_descriptor(void);
 

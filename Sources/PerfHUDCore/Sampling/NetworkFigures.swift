@@ -65,7 +65,7 @@ public enum NetworkSource {
     public static let tcp = "tcp"
     /// The interfaces of the target's own network namespace (`/proc/PID/net/dev`): every protocol, headers included.
     public static let netns = "netns"
-    /// systemd's IP accounting of the target's unit (`IPAccounting=yes`): every protocol.
+    /// systemd's IP accounting of the target's unit (`IPAccounting=yes`, the daemon's `--unit`): every protocol.
     public static let unit = "unit"
     static let codes = ReasonCodes([tcp, netns, unit])
 }
@@ -80,7 +80,7 @@ public enum NetworkUnreported {
     public static let namespaceNotEntered = "the target's network namespace may not be entered: its TCP sockets are not read"
     public static let sockDiagFailed = "the kernel's socket list (sock_diag) could not be read"
     public static let noThread = "network not read: no thread for it"
-    public static let unitNotAccounted = "the unit's IP accounting is off (IPAccounting=no): TCP counted, UDP not"
+    public static let unitNotAccounted = "the unit's IP accounting is off (IPAccounting=no): its TCP is counted, not its UDP"
 
     static let codes = ReasonCodes([notReadYet, stale, udpNotCounted, noPermission, namespaceNotEntered, sockDiagFailed, noThread,
                                     unitNotAccounted])

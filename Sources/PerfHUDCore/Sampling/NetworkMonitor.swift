@@ -31,6 +31,8 @@ public final class NetworkMonitor: @unchecked Sendable {
 
     private struct Request {
         var pids: [Int32]
+        /// A systemd unit whose IP accounting counts the bytes (`NetworkWatch(unit:)`).
+        var unit: String?
         var sequence: UInt64 = 0
         var figures: NetworkFiguresBox?
         /// When the pass that made `figures` began.
@@ -58,6 +60,11 @@ public final class NetworkMonitor: @unchecked Sendable {
         var previous: (at: UInt64, sent: UInt64, received: UInt64, retransmits: UInt64, dataSegments: UInt64)?
         /// The namespace's interface totals when perfhud started watching it (source `netns`).
         var interfacesAtStart: (namespace: UInt64, received: UInt64, sent: UInt64)?
+        /// The unit's IP accounting now and when perfhud started watching it (source `unit`); nil
+        /// where it has none (`IPAccounting=no`) or it could not be read.
+        var unitBytes: (received: UInt64, sent: UInt64)?
+        var unitAtStart: (received: UInt64, sent: UInt64)?
+        var unitNotAccounted = false
     }
 
     /// The figures published for `owner` if newer than `seen` (nil when unchanged), with their
@@ -70,10 +77,10 @@ public final class NetworkMonitor: @unchecked Sendable {
     }
 
     /// The processes `owner` is (asked at its first call for a pass at once: the totals count from then).
-    func want(_ pids: [Int32], for owner: ObjectIdentifier) {
+    func want(_ pids: [Int32], unit: String? = nil, for owner: ObjectIdentifier) {
         let new = mutex.withLock { () -> Bool in
             if requests[owner] != nil { requests[owner]?.pids = pids; return false }
-            requests[owner] = Request(pids: pids)
+            requests[owner] = Request(pids: pids, unit: unit)
             return true
         }
         if new { passSoon() }
@@ -155,6 +162,7 @@ public final class NetworkMonitor: @unchecked Sendable {
     /// One pass over every target.
     private func pass(now: UInt64) {
         let wanted = mutex.withLock { requests.mapValues(\.pids) }
+        let units = mutex.withLock { requests.compactMapValues(\.unit) }
         for owner in states.keys where wanted[owner] == nil { states[owner] = nil }
         // Each target's namespaces and socket inodes.
         struct Work { var via: Int32; var inodeOwners: [UInt64: [ObjectIdentifier]] = [:]; var owners: [ObjectIdentifier] = [] }
@@ -186,6 +194,15 @@ public final class NetworkMonitor: @unchecked Sendable {
                 if !entry.owners.contains(owner) { entry.owners.append(owner) }
                 work[last] = entry
             }
+        }
+        // systemd's IP accounting of the units asked about (over D-Bus: milliseconds, on this thread only).
+        for (owner, unit) in units {
+            guard let state = states[owner] else { continue }
+            var ingress: UInt64 = 0, egress: UInt64 = 0
+            let read = perfhud_unit_ip_bytes(unit, &ingress, &egress)
+            state.unitBytes = read == 0 ? (ingress, egress) : nil
+            state.unitNotAccounted = read == 1
+            if read == 0, state.unitAtStart == nil { state.unitAtStart = (ingress, egress) }
         }
         // One dump a namespace.
         for (identity, entry) in work {
@@ -274,6 +291,11 @@ public final class NetworkMonitor: @unchecked Sendable {
                 figures.source = NetworkSource.netns
             }
         }
+        // A unit that accounts its IP traffic: systemd's counters, every protocol.
+        if let bytes = state.unitBytes, let start = state.unitAtStart {
+            (sent, received) = (bytes.sent &- min(bytes.sent, start.sent), bytes.received &- min(bytes.received, start.received))
+            figures.source = NetworkSource.unit
+        }
         let tcpRead = state.namespaceFailure == nil && state.dumpFailure == nil
         figures.txBytesTotal = figures.source == NetworkSource.netns || tcpRead ? sent : nil
         figures.rxBytesTotal = figures.txBytesTotal == nil ? nil : received
@@ -303,6 +325,8 @@ public final class NetworkMonitor: @unchecked Sendable {
             figures.unreportedReason = NetworkUnreported.sockDiagFailed
         } else if state.udpSockets > 0 && figures.source == NetworkSource.tcp {
             figures.unreportedReason = NetworkUnreported.udpNotCounted
+        } else if state.unitNotAccounted {
+            figures.unreportedReason = NetworkUnreported.unitNotAccounted
         }
         return figures
     }
@@ -316,13 +340,19 @@ public final class NetworkWatch {
     private var figures = NetworkFiguresBox(NetworkFigures(unreported: NetworkUnreported.notReadYet))
     private let startedAt = monotonicNanoseconds()
     private var pids: [Int32] = []
+    private var asked = false
     /// Whether the target's end waits (up to `endWaitNanoseconds`) for a last pass: a HUD's or a
     /// run's last row holds the last bytes; the daemon does not hold its tick for it.
     public var waitsAtEnd = true
     static let endWaitNanoseconds: UInt64 = 500_000_000
 
-    public init(monitor: NetworkMonitor = .shared) {
+    /// The systemd unit whose IP accounting counts the bytes, where it has it on (the daemon's
+    /// `--unit` targets: `overlay`).
+    public let unit: String?
+
+    public init(monitor: NetworkMonitor = .shared, unit: String? = nil) {
         self.monitor = monitor
+        self.unit = unit
         if !monitor.start() { figures = NetworkFiguresBox(NetworkFigures(unreported: NetworkUnreported.noThread)) }
     }
 
@@ -334,9 +364,10 @@ public final class NetworkWatch {
     /// processes of a tree change).
     func figures(at now: UInt64, pids: () -> [Int32]) -> NetworkFiguresBox {
         let owner = ObjectIdentifier(self)
-        if seen == 0 && self.pids.isEmpty {
+        if seen == 0 && !asked {
             self.pids = pids()
-            monitor.want(self.pids, for: owner)
+            monitor.want(self.pids, unit: unit, for: owner)
+            asked = true
         }
         let (next, sequence, passAt, _) = monitor.latest(for: owner, after: seen)
         if let next {
@@ -346,6 +377,26 @@ public final class NetworkWatch {
             if members != self.pids { self.pids = members; monitor.want(members, for: owner) }
         }
         return GPUMonitor.isStale(since: max(passAt, startedAt), at: now) ? Self.stale : figures
+    }
+
+    /// A unit's group figures (`figures`, the members' TCP summed) with the unit's bytes in place of
+    /// the sockets' where systemd accounts them: every protocol, UDP included.
+    public func overlay(_ group: NetworkFiguresBox?, at now: UInt64) -> NetworkFiguresBox? {
+        let unitFigures = figures(at: now) { [] }.value
+        guard unitFigures.source == NetworkSource.unit else {
+            guard unitFigures.unreportedReason == NetworkUnreported.unitNotAccounted, var merged = group?.value, merged.unreportedReason == nil
+            else { return group }
+            merged.unreportedReason = NetworkUnreported.unitNotAccounted
+            return NetworkFiguresBox(merged)
+        }
+        var merged = group?.value ?? NetworkFigures()
+        merged.txBytesTotal = unitFigures.txBytesTotal
+        merged.rxBytesTotal = unitFigures.rxBytesTotal
+        merged.txBytesPerSecond = unitFigures.txBytesPerSecond
+        merged.rxBytesPerSecond = unitFigures.rxBytesPerSecond
+        merged.source = NetworkSource.unit
+        if merged.unreportedReason == NetworkUnreported.udpNotCounted { merged.unreportedReason = nil }
+        return NetworkFiguresBox(merged)
     }
 
     /// The figures after the target ended: one more pass for its last bytes (where `waitsAtEnd`).
