@@ -1,39 +1,41 @@
 #!/usr/bin/env python3
 """What perfhud's network pass costs when the host holds many TCP sockets (issue 33): a sock_diag
-dump of every TCP socket of the namespace once a second on the thread `perfhud-net` scales with
-the host's sockets, not the target's. Run as root (RLIMIT_NOFILE is raised for the crowd).
+dump of every TCP socket of the namespace once a second, on the thread `perfhud-net`, scales with
+the host's sockets, not the target's. Run as root.
 
 In one run, side by side:
-  (a) no crowd      the target alone: 4 loopback connections to a sink (another process), sending
-                    a known amount each second
-  (b) crowd         the same target while a separate "crowd" process holds N established loopback
-                    connections (both ends: 2N sockets on the host)
-  (c) target holds  the target itself holds the N connections besides its 4 (2N + 4 of its own:
-                    every descriptor read, every socket of the dump its own)
-For each, `perfhud attach TARGET --output json --tick 1s` ((a) and (b) also at --tick 10ms), S
-seconds: the perfhud-net thread's CPU time (its schedstat, ns, sampled every 20 ms; a pass is a
-burst of CPU time, passes being 1 s apart: the median pass, the first left out), perfhud's whole
-CPU (every thread's schedstat), and `ss -tin` over the same sockets (a peer making the same dump
-and printing it: CPU of one run, rusage of the child, median of 5). At --tick 10ms, the tick's
-own cost is perfhud's CPU less perfhud-net's, over the ticks: the why figures' budget (issue 20:
-at most 10 % more per 10 ms tick) is a tenth of that.
+  (a) no crowd      the target alone: 4 loopback connections to a peer process (a sink), sending
+                    64 KiB a connection a second when told to
+  (b) crowd         the same target while a separate crowd process holds one end of N established
+                    loopback connections and the peer the other (2N sockets on the host)
+  (c) target holds  the target itself holds the crowd's ends, N connections besides its 4 (each
+                    process holds one end: the hard RLIMIT_NOFILE, 20,000 here, cannot be raised
+                    without CAP_SYS_RESOURCE, and 2N + 4 would not fit it)
+For each, `perfhud attach TARGET --output json --tick 1s --count S` ((a) and (b) also at
+--tick 10ms for S seconds): the perfhud-net thread's CPU time (its schedstat, ns, sampled every
+20 ms; passes are 1 s apart, so a pass is a burst of CPU time: the median pass, the first and the
+last left out), perfhud's whole CPU (every thread's schedstat) and, at --tick 10ms, the tick's own
+cost (perfhud less perfhud-net, over the ticks); and `ss -tin` over the same sockets (a peer
+making the same dump and printing it: CPU of one run, rusage of the child, median of 5). The why
+figures' budget (issue 20, Benchmarks/why.sh: at most 10 % more per 10 ms tick) is a tenth of
+the 10 ms tick measured in (a); a pass's share of a tick is its cost over the ticks in a second.
 
-The figures must stay true under the crowd: between two of perfhud's passes the target sends a
-known number of bytes (64 KiB a connection a second); net_tx_bytes_total of the last row must be
+The figures must stay true under the crowd: after perfhud's first pass the target sends a known
+number of bytes, and stops 4 s before perfhud does; net_tx_bytes_total of the last row must be
 that within 2 %, and tcp_connections the target's own count on every row that has one. Exit
 status 1 when they are not (slowness is reported, never a failure).
 
---alternatives (on by default; --no-alternatives to skip): the same dump and others made by a
-Python prototype over crowd (b), kernel (system) CPU per dump, a long run less a short one: with
-and without tcp_info, one walk for both families (the old TCPDIAG_GETSOCK request), an in-kernel
-bytecode filter on the target's local ports, exact look-ups of the target's sockets, and the
-readlink of every descriptor of a process holding 2N sockets.
+The alternatives (--no-alternatives skips them): dumps made by a Python prototype over crowd (b),
+CPU per dump a 30-dump run less a 5-dump run (the answers read, not parsed: mostly the kernel's
+time): perfhud's dump, the same without tcp_info, one walk for both families (the old
+TCPDIAG_GETSOCK request), an in-kernel bytecode filter on the target's local ports, exact
+look-ups of the target's sockets; and the readlink of each of the crowd holder's N descriptors.
 
   Benchmarks/net_cost.py [--bin DIR] [--connections N] [--seconds S] [--quick] [--no-alternatives]
     --bin          the build (default .build/release)
     --connections  N, the crowd's connections (default 10000; 2N sockets)
     --seconds      S, each perfhud run (default 20)
-    --quick        a smoke run: N 1000, S 6, the 10 ms runs and the alternatives short
+    --quick        a smoke run: N 1000, S 6, the alternatives shorter
 """
 import json
 import os
@@ -63,9 +65,14 @@ def arg(name, default, kind=str):
 # The processes: a holder (the crowd, the target, or both) and a sink.
 
 def raise_nofile(needed):
+    """Raises the soft limit; the hard one only where allowed (CAP_SYS_RESOURCE: not in every root)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < needed:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, max(hard, needed)))
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, max(hard, needed)))
+        except (ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def no_time_wait(sock):
@@ -73,41 +80,45 @@ def no_time_wait(sock):
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
-def make_pairs(count):
-    """count established loopback connections, both ends held here (non-blocking connects, a
-    batch at a time, accepted before the next: the backlog is never the limit)."""
-    raise_nofile(2 * count + 256)
-    per_listener = 8000          # well inside the ephemeral port range (32768-60999 here) a destination
-    listeners, held = [], []
-    for _ in range((count + per_listener - 1) // per_listener):
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(4096)
-        no_time_wait(listener)
-        listeners.append(listener)
-    batch = 1000
-    for start in range(0, count, batch):
-        listener = listeners[start // per_listener]
-        address = listener.getsockname()
-        clients = []
-        for _ in range(min(batch, count - start)):
+PER_LISTENER = 8000   # connections to one port: well inside the ephemeral range (32768-60999 here)
+
+
+def connect_many(count, ports):
+    """count established loopback connections to the peer's crowd ports: non-blocking connects, a
+    thousand at a time, each batch waited for (the peer accepts as they come: its backlog, 4096,
+    is never full)."""
+    held, selector = [], selectors.DefaultSelector()
+    for start in range(0, count, 1000):
+        batch = []
+        for i in range(start, min(count, start + 1000)):
             client = socket.socket()
             client.setblocking(False)
             no_time_wait(client)
-            client.connect_ex(address)
-            clients.append(client)
-        listener.settimeout(20)
-        for _ in clients:
-            accepted, _ = listener.accept()
-            no_time_wait(accepted)
-            held.append(accepted)
-        held += clients
-    return listeners, held
+            client.connect_ex(("127.0.0.1", ports[i // PER_LISTENER]))
+            selector.register(client, selectors.EVENT_WRITE)
+            batch.append(client)
+        waiting = len(batch)
+        while waiting:
+            ready = selector.select(timeout=20)
+            if not ready:
+                sys.exit("net_cost.py: connections not made in 20 s")
+            for key, _ in ready:
+                selector.unregister(key.fileobj)
+                error = key.fileobj.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if error:
+                    sys.exit(f"net_cost.py: connect: {os.strerror(error)}")
+                waiting -= 1
+        held += batch
+    return held
 
 
 def role_holder():
-    pairs, sink_port = arg("--pairs", 0, int), arg("--sink", 0, int)
-    kept = make_pairs(pairs) if pairs else None
+    """The crowd (--connect N: one end of N connections to the peer), the target (--sink PORT: 4
+    connections to the peer's sink, sending when told `go SECONDS`), or both."""
+    count, sink_port = arg("--connect", 0, int), arg("--sink", 0, int)
+    ports = [int(p) for p in arg("--to", "").split(",") if p]
+    raise_nofile(count + 256)
+    kept = connect_many(count, ports) if count else []
     senders = []
     for _ in range(CONNS if sink_port else 0):
         sender = socket.create_connection(("127.0.0.1", sink_port))
@@ -131,22 +142,44 @@ def role_holder():
     del kept
 
 
-def role_sink():
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    no_time_wait(listener)
-    print(listener.getsockname()[1], flush=True)
+def role_peer():
+    """The other end of everything: a sink for the target's connections (read and dropped) and
+    --listeners ports whose accepted connections are held, idle. Prints its ports; on `count`,
+    how many crowd connections it holds."""
+    listeners = arg("--listeners", 1, int)
+    raise_nofile(arg("--expect", 0, int) + 256)
+    def listen():
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4096)
+        no_time_wait(listener)
+        listener.setblocking(False)
+        return listener
+    sink, crowd = listen(), [listen() for _ in range(listeners)]
+    print(" ".join(str(l.getsockname()[1]) for l in [sink] + crowd), flush=True)
     selector = selectors.DefaultSelector()
-    selector.register(listener, selectors.EVENT_READ)
+    for listener in [sink] + crowd:
+        selector.register(listener, selectors.EVENT_READ)
     selector.register(sys.stdin, selectors.EVENT_READ)
+    held = []
     while True:
         for key, _ in selector.select():
             if key.fileobj is sys.stdin:
-                return
-            if key.fileobj is listener:
-                connection, _ = listener.accept()
+                if not sys.stdin.readline():
+                    return
+                print(len(held), flush=True)
+            elif key.fileobj in crowd:
+                while True:
+                    try:
+                        connection, _ = key.fileobj.accept()
+                    except BlockingIOError:
+                        break
+                    no_time_wait(connection)
+                    held.append(connection)
+            elif key.fileobj is sink:
+                connection, _ = sink.accept()
                 no_time_wait(connection)
+                connection.setblocking(True)
                 selector.register(connection, selectors.EVENT_READ)
             else:
                 try:
@@ -484,7 +517,7 @@ VARIANTS = [
     ("compat", "one walk for both families (TCPDIAG_GETSOCK), tcp_info"),
     ("bytecode", "tcp_info, filtered in the kernel on the target's local ports"),
     ("exact", "exact look-ups of the target's sockets, tcp_info"),
-    ("readlink", "readlink of every descriptor of the holder of 2N sockets"),
+    ("readlink", "readlink of every descriptor of the crowd's holder (N sockets)"),
 ]
 
 
@@ -518,21 +551,42 @@ def alternatives(pid, holder, short, long, rounds):
 
 def main():
     if "--role" in sys.argv:
-        {"holder": role_holder, "sink": role_sink, "probe": role_probe}[arg("--role", "")]()
+        {"holder": role_holder, "peer": role_peer, "probe": role_probe}[arg("--role", "")]()
         return
     if os.geteuid() != 0:
-        sys.exit("net_cost.py: run as root (the crowd raises RLIMIT_NOFILE; perfhud reads other processes' descriptors)")
+        sys.exit("net_cost.py: run as root (perfhud reads the descriptors of processes it did not start)")
     quick = "--quick" in sys.argv
     perfhud = str(pathlib.Path(arg("--bin", str(ROOT / ".build" / "release"))) / "perfhud")
     n = arg("--connections", 1000 if quick else 10000, int)
     seconds = arg("--seconds", 6 if quick else 20, float)
     send_seconds = max(1, int(seconds) - 5)
     ss_runs = 3 if quick else 5
-    raise_nofile(2 * n + 1024)
-
-    sink = spawn("sink")
-    sink_port = int(sink.stdout.readline())
+    # Each process holds one end of each connection (N descriptors): the hard RLIMIT_NOFILE may not
+    # be raisable (no CAP_SYS_RESOURCE), and 2N + 4 in one target would not fit 20,000.
+    limit = raise_nofile(n + 256)
+    if limit < n + 256:
+        sys.exit(f"net_cost.py: RLIMIT_NOFILE {limit} holds fewer than {n} connections and a few more")
+    listeners = (n + PER_LISTENER - 1) // PER_LISTENER
     results, problems = {}, []
+
+    def start_peer():
+        peer = spawn("peer", "--listeners", listeners, "--expect", n)
+        sink_port, *crowd_ports = peer.stdout.readline().split()
+        return peer, sink_port, ",".join(crowd_ports)
+
+    def start_holder(peer, *extra, crowd=0, ports=""):
+        made = time.monotonic()
+        holder = spawn("holder", "--connect", crowd, "--to", ports, *extra)
+        if holder.stdout.readline().strip() != "ready":
+            sys.exit("net_cost.py: the connections could not be made")
+        while crowd:   # the peer has accepted them all
+            peer.stdin.write("count\n"); peer.stdin.flush()
+            if int(peer.stdout.readline()) >= crowd:
+                break
+            time.sleep(0.05)
+        if crowd:
+            print(f"  {crowd} connections ({2 * crowd} sockets) made in {time.monotonic() - made:.1f} s", flush=True)
+        return holder
 
     def measure(name, target, expected, ticks):
         sockets = host_sockets()
@@ -548,30 +602,33 @@ def main():
                   f"tx {figures['tx']} / sent {figures['sent']}, tcp_connections {figures['connections']}"
                   + ("" if not figures["problems"] else "  WRONG: " + "; ".join(figures["problems"])), flush=True)
 
-    alt = None
+    alt, running = None, []
     try:
         print(f"== perfhud {perfhud}, {n} crowd connections, {seconds:g} s a run, {os.cpu_count()} CPUs", flush=True)
-        target = spawn("holder", "--sink", sink_port)
-        target.stdout.readline()
+        peer, sink_port, crowd_ports = start_peer()
+        running.append(peer)
+        target = start_holder(peer, "--sink", sink_port)
+        running.append(target)
         measure("(a) no crowd", target, CONNS, ["1s", "10ms"])
 
-        made = time.monotonic()
-        crowd = spawn("holder", "--pairs", n)
-        if crowd.stdout.readline().strip() != "ready":
-            sys.exit("net_cost.py: the crowd could not be made")
-        print(f"  crowd of {n} connections ({2 * n} sockets) made in {time.monotonic() - made:.1f} s", flush=True)
+        crowd = start_holder(peer, crowd=n, ports=crowd_ports)
+        running.append(crowd)
         measure("(b) crowd", target, CONNS, ["1s", "10ms"])
         if "--no-alternatives" not in sys.argv:
             alt = alternatives(target.pid, crowd.pid, 2 if quick else 5, 12 if quick else 30, 1 if quick else 3)
-        end(crowd)
-        end(target)
+        for process in reversed(running):
+            end(process)
+        running.clear()
 
-        big = spawn("holder", "--pairs", n, "--sink", sink_port)
-        big.stdout.readline()
-        measure("(c) target holds the crowd", big, 2 * n + CONNS, ["1s"])
-        end(big)
+        # (c): the target itself holds one end of each of the N connections, beside its 4.
+        peer, sink_port, crowd_ports = start_peer()
+        running.append(peer)
+        big = start_holder(peer, "--sink", sink_port, crowd=n, ports=crowd_ports)
+        running.append(big)
+        measure("(c) target holds the crowd", big, n + CONNS, ["1s"])
     finally:
-        end(sink)
+        for process in reversed(running):
+            end(process)
 
     report(results, n, alt)
     if problems:
@@ -605,7 +662,7 @@ def report(results, n, alt):
               f"(against ss's system time alone {b['pass_ms'] / max(b['ss_sys'], 1e-3):.2f}×)")
     if c and c.get("pass_ms") and b and b.get("pass_ms"):
         print(f"target holding the crowd ÷ crowd beside it, a pass: {c['pass_ms'] / b['pass_ms']:.2f}× "
-              f"({c['pass_ms']:.2f} ms: its {2 * n + CONNS} descriptors read and matched too)")
+              f"({c['pass_ms']:.2f} ms: its {n + CONNS} sockets' descriptors read, and the sockets matched and counted)")
     # The budget: issue 20's, at most 10 % more per 10 ms tick (Benchmarks/why.sh).
     tick10 = results.get(("(a) no crowd", "10ms"))
     tick1 = results.get(("(a) no crowd", "1s"))

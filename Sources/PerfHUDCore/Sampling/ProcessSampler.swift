@@ -109,10 +109,8 @@ public final class ProcessSampler {
     /// Whether the "why" figures (`Activity`) are read: a HUD that shows none of them and records
     /// nothing turns this off, and the per-thread files are then not read at all.
     public var collectsActivity = true
-    /// Where the GPU figures come from; nil: not collected.
-    public var gpu: GPUWatch?
-    /// Where the network figures come from; nil: not collected.
-    public var net: NetworkWatch?
+    /// Where the GPU and the network figures come from (threads of their own); nil: not collected.
+    public var gpu: GPUWatch?, net: NetworkWatch?
     /// The once-a-second part of `Activity`, carried by every sample until the next read.
     private var everySecond = Activity.EverySecond()
     private var controlGroupActivity: ControlGroupActivity?
