@@ -8,6 +8,9 @@ final class TargetGroup: SampleSource {
     private let includeChildren: Bool
     private var retired = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
     private var lastCumulative: [Int32: (cpu: UInt64, user: UInt64, system: UInt64)] = [:]
+    /// The network totals of members that left, and each member's last (a group's totals never go back).
+    private var retiredNetwork = (sent: UInt64(0), received: UInt64(0), retransmits: UInt64(0))
+    private var lastNetwork: [Int32: (sent: UInt64, received: UInt64, retransmits: UInt64)] = [:]
     /// The command name of the root (`rootPID`), looked up when the members change.
     var commandName = ""
     /// The member every other one descends from (nginx's master above its workers) where the group
@@ -44,6 +47,9 @@ final class TargetGroup: SampleSource {
             retired.cpu &+= last.cpu; retired.user &+= last.user; retired.system &+= last.system
         }
         lastCumulative[pid] = nil
+        if let last = lastNetwork.removeValue(forKey: pid) {
+            retiredNetwork.sent &+= last.sent; retiredNetwork.received &+= last.received; retiredNetwork.retransmits &+= last.retransmits
+        }
         samplers[pid] = nil
         if rootPID == pid { rootPID = nil }
     }
@@ -60,6 +66,9 @@ final class TargetGroup: SampleSource {
                 continue
             }
             lastCumulative[pid] = (sample.cpuNanoseconds ?? 0, sample.userTicks ?? 0, sample.systemTicks ?? 0)
+            if let net = sample.net?.value, let sent = net.txBytesTotal {
+                lastNetwork[pid] = (sent, net.rxBytesTotal ?? 0, net.tcpRetransmitsTotal ?? 0)
+            }
             combined = combined.map { Self.sum($0, sample) } ?? sample
         }
         guard var group = combined else { return nil }
@@ -67,6 +76,12 @@ final class TargetGroup: SampleSource {
         group.cpuNanoseconds = (group.cpuNanoseconds ?? 0) &+ retired.cpu
         group.userTicks = (group.userTicks ?? 0) &+ retired.user
         group.systemTicks = (group.systemTicks ?? 0) &+ retired.system
+        if retiredNetwork != (0, 0, 0), var net = group.net?.value {
+            net.txBytesTotal = net.txBytesTotal.map { $0 &+ retiredNetwork.sent }
+            net.rxBytesTotal = net.rxBytesTotal.map { $0 &+ retiredNetwork.received }
+            net.tcpRetransmitsTotal = net.tcpRetransmitsTotal.map { $0 &+ retiredNetwork.retransmits }
+            group.net = NetworkFiguresBox(net)
+        }
         if let unitNetwork { group.net = unitNetwork.overlay(group.net, at: group.monotonicNanoseconds) }
         return group
     }

@@ -26,8 +26,8 @@ public final class TargetMetrics {
         guard let metric = figure.metric else { return nil }
         switch metric.kind {
         case .gauge: return (figure, metric)
-        case .kernelTotal: return figure.source == .report ? (figure, metric) : nil
-        case .counter, .labelled: return nil
+        case .kernelTotal, .counter: return figure.source == .report ? (figure, metric) : nil
+        case .labelled: return nil
         }
     }
     /// Each exported figure's gauge (present while known).
@@ -106,7 +106,12 @@ public final class TargetMetrics {
                 case .kernelTotal(let total):
                     guard let value = target.sample.activity.flatMap({ total.value(in: $0) }) else { continue }
                     count(index, metric, to: value)
-                case .counter, .labelled:
+                case .counter:
+                    // A total of the target's own since the daemon watches it (the network's): mirrored
+                    // while it is up; the group keeps a member's share when it leaves (`TargetGroup`).
+                    guard let counter = figureCounters[metric.name], let value = figure.value(in: target.report, events) else { continue }
+                    advance(counter, metric.name, to: value)
+                case .labelled:
                     continue
                 }
             }
@@ -126,6 +131,8 @@ public final class TargetMetrics {
             figureGauges = figureGauges.map { _ in nil }; startTime = nil; busiestRatio = nil
             busiestThread.follow(nil, in: registry)
             kernelLast = kernelLast.map { _ in nil }
+            // Down: a target that comes back counts its totals from its start again.
+            for (figure, metric) in Self.exported where figure.source == .report && metric.kind == .counter { mirrored[metric.name] = nil }
             if let old = info { registry.unregisterGauge(old.gauge); info = nil }
         }
         for figure in Figure.all where figure.source == .events {
