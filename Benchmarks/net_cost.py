@@ -25,11 +25,12 @@ number of bytes, and stops 4 s before perfhud does; net_tx_bytes_total of the la
 that within 2 %, and tcp_connections the target's own count on every row that has one. Exit
 status 1 when they are not (slowness is reported, never a failure).
 
-The alternatives (--no-alternatives skips them): dumps made by a Python prototype over crowd (b),
-CPU per dump a 30-dump run less a 5-dump run (the answers read, not parsed: mostly the kernel's
-time): perfhud's dump, the same without tcp_info, one walk for both families (the old
-TCPDIAG_GETSOCK request), an in-kernel bytecode filter on the target's local ports, exact
-look-ups of the target's sockets; and the readlink of each of the crowd holder's N descriptors.
+The alternatives (--no-alternatives skips them): passes made by a Python prototype, with no crowd
+and with crowd (b), CPU a pass from the probe thread's own schedstat over 30 (200) of them, the
+answers read but not parsed (so mostly the kernel's time): perfhud's dump, the same without
+tcp_info, one walk for both families (the old TCPDIAG_GETSOCK request), an in-kernel bytecode
+filter on the target's local ports, exact look-ups of the target's sockets; and the readlink of
+each of the crowd holder's N descriptors.
 
   Benchmarks/net_cost.py [--bin DIR] [--connections N] [--seconds S] [--quick] [--no-alternatives]
     --bin          the build (default .build/release)
@@ -254,29 +255,32 @@ def find_net_thread(pid, deadline):
 
 
 class Sampler(threading.Thread):
-    """Every 20 ms: the net thread's CPU ns and the whole process's (every thread's schedstat)."""
+    """Every 20 ms: the CPU ns of the threads named perfhud-net (one, found at the start: checked)
+    and the whole process's (every thread's schedstat)."""
     def __init__(self, pid, tid):
         super().__init__(daemon=True)
         self.pid, self.tid, self.samples, self.stop = pid, tid, [], threading.Event()
+        self.net_threads = {tid}
 
     def run(self):
         while not self.stop.is_set():
             now = time.monotonic()
-            net = schedstat_ns(f"/proc/{self.pid}/task/{self.tid}/schedstat")
-            whole = 0
+            net = whole = 0
             try:
                 for task in os.listdir(f"/proc/{self.pid}/task"):
-                    whole += schedstat_ns(f"/proc/{self.pid}/task/{task}/schedstat") or 0
+                    ns = schedstat_ns(f"/proc/{self.pid}/task/{task}/schedstat") or 0
+                    whole += ns
+                    if task == self.tid or open(f"/proc/{self.pid}/task/{task}/comm").read().strip() == "perfhud-net":
+                        net += ns
+                        self.net_threads.add(task)
             except OSError:
-                break
-            if net is None:
                 break
             self.samples.append((now, net, whole, task_ticks(self.pid, self.tid)))
             self.stop.wait(0.02)
 
 
-def passes(samples, gap=0.3):
-    """The net thread's CPU per pass: bursts of CPU time separated by at least `gap` seconds without."""
+def bursts_of(samples, gap=0.3):
+    """Bursts of the net thread's CPU time ([start, ns]), separated by at least `gap` seconds without."""
     bursts, current, last_busy = [], None, None
     for (t0, c0, *_), (t1, c1, *_) in zip(samples, samples[1:]):
         if c1 > c0:
@@ -286,6 +290,28 @@ def passes(samples, gap=0.3):
             current[1] += c1 - c0
             last_busy = t1
     return bursts
+
+
+def per_second(samples):
+    """The net thread's CPU in each whole second from a quarter second before its second pass (the
+    first, at start-up, is two: the thread's own and the target's first): passes are 1 s apart, so
+    each second holds one pass, and whatever else the thread woke for (the kernel's destroy events
+    of sockets closing anywhere in the namespace: ~40 µs wake-ups). Returns ns a second, and where
+    the seconds start."""
+    bursts = bursts_of(samples)
+    if len(bursts) > 1:
+        largest = max(ns for _, ns in bursts[1:4])
+        anchor = next(start for start, ns in bursts[1:] if ns >= 0.5 * largest) - 0.25
+    else:   # no second burst seen: a second from the first
+        anchor = (bursts[0][0] if bursts else samples[0][0]) + 0.75
+    seconds, k = [], 0
+    def at(t):   # the CPU ns of the last sample at or before t
+        return max((s for s in samples if s[0] <= t), key=lambda s: s[0])[1]
+    while anchor + k + 1 <= samples[-1][0]:
+        seconds.append(at(anchor + k + 1) - at(anchor + k))
+        k += 1
+    # The last second may hold the end's pass (perfhud asks for one as it stops): left out.
+    return seconds[:-1] if len(seconds) > 2 else seconds, anchor
 
 
 def run_perfhud(perfhud, target, tick, seconds, expected_connections, send_seconds):
@@ -334,17 +360,20 @@ def run_perfhud(perfhud, target, tick, seconds, expected_connections, send_secon
         problems.append("perfhud-net thread not found or not sampled")
         return figures
     samples = sampler.samples
-    bursts = passes(samples)
-    steady = bursts[1:-1] if len(bursts) > 3 else bursts[1:]
-    # The window: from the first pass's end to the last sample.
-    window = [s for s in samples if s[0] >= (bursts[1][0] if len(bursts) > 1 else samples[0][0]) - 0.05]
+    if len(sampler.net_threads) > 1:
+        problems.append(f"more than one perfhud-net thread: {sorted(sampler.net_threads)}")
+    stall = max(b[0] - a[0] for a, b in zip(samples, samples[1:]))
+    if stall > 0.25:   # the sampler did not run for a while (the machine starved or paused): say so
+        print(f"  note: no sample for {stall:.2f} s in this run", flush=True)
+    seconds_ns, anchor = per_second(samples)
+    # The window: from a quarter second before the second pass to the last sample.
+    window = [s for s in samples if s[0] >= anchor] or samples
     (t0, net0, whole0, ticks0), (t1, net1, whole1, ticks1) = window[0], window[-1]
     span = t1 - t0
     figures.update({
-        "passes": len(steady),
-        "pass_ms": statistics.median(b[1] for b in steady) / 1e6 if steady else None,
-        "pass_ms_spread": (min(b[1] for b in steady) / 1e6, max(b[1] for b in steady) / 1e6) if steady else None,
-        "first_pass_ms": bursts[0][1] / 1e6 if bursts else None,
+        "passes": len(seconds_ns),
+        "pass_ms": statistics.median(seconds_ns) / 1e6 if seconds_ns else None,
+        "pass_ms_spread": (min(seconds_ns) / 1e6, max(seconds_ns) / 1e6) if seconds_ns else None,
         "net_percent": (net1 - net0) / 1e9 / span * 100,
         "whole_percent": (whole1 - whole0) / 1e9 / span * 100,
         # The ticks' own CPU: everything but the net thread, per tick.
@@ -474,41 +503,48 @@ def port_bytecode(ports):
 
 
 def role_probe():
-    """One variant `--repeat` times; prints the answers of one (messages, or sockets among the
-    descriptors read), its bytes, and the target's sockets found."""
+    """One variant: once to count its answers (walked), then `--repeat` times timed by the thread's
+    own schedstat (ns; the probe has one thread). Prints the answers of one, its bytes, the target's
+    sockets found, and the CPU ns of one."""
     variant, repeat, pid, holder = arg("--variant", ""), arg("--repeat", 1, int), arg("--pid", 0, int), arg("--holder", 0, int)
     sock = netlink()
     mine = target_sockets(pid) if variant in ("bytecode", "exact") else []
     code = port_bytecode({s[2] for s in mine}) if variant == "bytecode" else b""
     families = (socket.AF_INET, socket.AF_INET6)
-    answers = size = 0
-    for round_ in range(repeat):
-        walk = round_ == 0   # the answers counted once; the other rounds read without walking them
+    if variant == "info":
+        requests = [request_v2(family, INFO_BIT, NLM_F_REQUEST | NLM_F_DUMP) for family in families]
+    elif variant == "noinfo":
+        requests = [request_v2(family, 0, NLM_F_REQUEST | NLM_F_DUMP) for family in families]
+    elif variant == "compat":
+        requests = [request_compat(INFO_BIT)]
+    elif variant == "bytecode":
+        requests = [request_v2(family, INFO_BIT, NLM_F_REQUEST | NLM_F_DUMP, bytecode=code) for family in families]
+    elif variant == "exact":
+        requests = [request_v2(family, INFO_BIT, NLM_F_REQUEST, sport, dport, src, dst, cookie)
+                    for family, _state, sport, dport, src, dst, cookie in mine]
+    else:
+        requests = []
+    def once(walk):
         if variant == "readlink":
-            held = 0
-            for fd in os.listdir(f"/proc/{holder}/fd"):
-                try:
-                    held += os.readlink(f"/proc/{holder}/fd/{fd}").startswith("socket:[")
+            held, directory = 0, os.open(f"/proc/{holder}/fd", os.O_RDONLY | os.O_DIRECTORY)
+            for fd in os.listdir(directory):
+                try:   # readlinkat on the open directory, as perfhud does
+                    held += os.readlink(fd, dir_fd=directory).startswith("socket:[")
                 except OSError:
                     pass
-            answers = held
-            continue
-        if variant == "info":
-            requests = [request_v2(family, INFO_BIT, NLM_F_REQUEST | NLM_F_DUMP) for family in families]
-        elif variant == "noinfo":
-            requests = [request_v2(family, 0, NLM_F_REQUEST | NLM_F_DUMP) for family in families]
-        elif variant == "compat":
-            requests = [request_compat(INFO_BIT)]
-        elif variant == "bytecode":
-            requests = [request_v2(family, INFO_BIT, NLM_F_REQUEST | NLM_F_DUMP, bytecode=code) for family in families]
-        elif variant == "exact":
-            requests = [request_v2(family, INFO_BIT, NLM_F_REQUEST, sport, dport, src, dst, cookie)
-                        for family, _state, sport, dport, src, dst, cookie in mine]
+            os.close(directory)
+            return held, 0
+        answers = size = 0
         for request in requests:
             messages, got = exchange(sock, request, single=variant == "exact", walk=walk)
-            answers += messages if walk else 0
-            size += got
-    print(answers, size // max(1, repeat), len(mine), flush=True)
+            answers, size = answers + messages, size + got
+        return answers, size
+    answers, size = once(True)
+    before = schedstat_ns("/proc/thread-self/schedstat")
+    for _ in range(repeat):
+        once(False)
+    spent = schedstat_ns("/proc/thread-self/schedstat") - before
+    print(answers, size, len(mine), spent // repeat, flush=True)
 
 
 VARIANTS = [
@@ -516,34 +552,30 @@ VARIANTS = [
     ("noinfo", "the same without tcp_info"),
     ("compat", "one walk for both families (TCPDIAG_GETSOCK), tcp_info"),
     ("bytecode", "tcp_info, filtered in the kernel on the target's local ports"),
-    ("exact", "exact look-ups of the target's sockets, tcp_info"),
+    ("exact", "exact look-ups of the target's 4 sockets, tcp_info"),
     ("readlink", "readlink of every descriptor of the crowd's holder (N sockets)"),
 ]
 
 
 def probe(variant, repeat, pid, holder):
-    user0, sys0 = children_cpu()
     out = subprocess.run([sys.executable, __file__, "--role", "probe", "--variant", variant, "--repeat", str(repeat),
                           "--pid", str(pid), "--holder", str(holder)], capture_output=True, text=True, check=True).stdout.split()
-    user1, sys1 = children_cpu()
-    return user1 - user0, sys1 - sys0, [int(x) for x in out]
+    return [int(x) for x in out]
 
 
-def alternatives(pid, holder, short, long, rounds):
-    print(f"== prototype dumps over the crowd (Python; CPU a {long}-run less a {short}-run, per dump, median of {rounds})")
-    print(f"  {'variant':66} {'CPU ms':>8} {'system':>9} {'answers':>8} {'KiB':>7}")
+def alternatives(where, pid, holder, repeat, rounds, names):
+    print(f"== prototype passes, {where} (Python: the answers read, not parsed, so mostly the kernel's time; "
+          f"CPU ns of the probe's thread over {repeat} passes, schedstat; median of {rounds})")
+    print(f"  {'variant':66} {'CPU ms':>8} {'answers':>8} {'KiB':>7}")
     results = {}
     for name, label in VARIANTS:
-        system, user = [], []
-        for _ in range(rounds):
-            u1, s1, _ = probe(name, short, pid, holder)
-            u2, s2, out = probe(name, long, pid, holder)
-            system.append((s2 - s1) / (long - short) * 1e3)
-            user.append((u2 - u1) / (long - short) * 1e3)
-        results[name] = statistics.median(system) + statistics.median(user), statistics.median(system), out[0], out[1] / 1024
-        print(f"  {label:66} {results[name][0]:8.3f} {results[name][1]:9.3f} {out[0]:8d} {out[1] / 1024:7.0f}")
-    print("  (CPU ms: the probe's, user + system; the answers are read, not parsed, so it is mostly the kernel's.")
-    print("   rusage splits user from system by sampling at the clock tick: the system column is rough)")
+        if name not in names:
+            continue
+        scale = 100 if name == "exact" else 1   # a few microseconds a pass: more of them
+        runs = [probe(name, repeat * scale, pid, holder) for _ in range(rounds)]
+        answers, size = runs[-1][0], runs[-1][1]
+        results[name] = statistics.median(r[3] for r in runs) / 1e6, None, answers, size / 1024
+        print(f"  {label:66} {results[name][0]:8.3f} {answers:8d} {size / 1024:7.0f}", flush=True)
     return results
 
 
@@ -602,7 +634,8 @@ def main():
                   f"tx {figures['tx']} / sent {figures['sent']}, tcp_connections {figures['connections']}"
                   + ("" if not figures["problems"] else "  WRONG: " + "; ".join(figures["problems"])), flush=True)
 
-    alt, running = None, []
+    alt = alt_none = None
+    running = []
     try:
         print(f"== perfhud {perfhud}, {n} crowd connections, {seconds:g} s a run, {os.cpu_count()} CPUs", flush=True)
         peer, sink_port, crowd_ports = start_peer()
@@ -610,12 +643,16 @@ def main():
         target = start_holder(peer, "--sink", sink_port)
         running.append(target)
         measure("(a) no crowd", target, CONNS, ["1s", "10ms"])
+        if "--no-alternatives" not in sys.argv:
+            alt_none = alternatives("no crowd", target.pid, target.pid, 50 if quick else 200, 1 if quick else 3,
+                                    ("info", "noinfo", "compat", "exact"))
 
         crowd = start_holder(peer, crowd=n, ports=crowd_ports)
         running.append(crowd)
         measure("(b) crowd", target, CONNS, ["1s", "10ms"])
         if "--no-alternatives" not in sys.argv:
-            alt = alternatives(target.pid, crowd.pid, 2 if quick else 5, 12 if quick else 30, 1 if quick else 3)
+            alt = alternatives(f"crowd of {n}", target.pid, crowd.pid, 10 if quick else 30, 1 if quick else 3,
+                               [name for name, _ in VARIANTS])
         for process in reversed(running):
             end(process)
         running.clear()
@@ -630,7 +667,7 @@ def main():
         for process in reversed(running):
             end(process)
 
-    report(results, n, alt)
+    report(results, n, alt, alt_none)
     if problems:
         print("figures wrong:\n  " + "\n  ".join(problems))
         sys.exit(1)
@@ -642,7 +679,7 @@ def fmt(value, digits=1):
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def report(results, n, alt):
+def report(results, n, alt, alt_none):
     print()
     print(f"| configuration | tick | TCP sockets on the host | perfhud-net ms a pass (median; min–max) | of it system | "
           f"perfhud CPU % | tick µs (all but perfhud-net) | `ss -tin` ms (system) |")
@@ -660,9 +697,11 @@ def report(results, n, alt):
               f"`ss -tin`: {b['ss_ms'] / max(a['ss_ms'], 1e-3):.1f}×")
         print(f"a pass ÷ one `ss -tin`: no crowd {a['pass_ms'] / max(a['ss_ms'], 1e-3):.2f}×, crowd {b['pass_ms'] / b['ss_ms']:.2f}× "
               f"(against ss's system time alone {b['pass_ms'] / max(b['ss_sys'], 1e-3):.2f}×)")
+        print(f"each socket on the host adds {(b['pass_ms'] - a['pass_ms']) * 1e3 / max(1, b['sockets'] - a['sockets']):.2f} µs to a pass")
     if c and c.get("pass_ms") and b and b.get("pass_ms"):
         print(f"target holding the crowd ÷ crowd beside it, a pass: {c['pass_ms'] / b['pass_ms']:.2f}× "
-              f"({c['pass_ms']:.2f} ms: its {n + CONNS} sockets' descriptors read, and the sockets matched and counted)")
+              f"({c['pass_ms']:.2f} ms: its {n + CONNS} sockets' descriptors read, and the sockets matched and counted: "
+              f"{(c['pass_ms'] - b['pass_ms']) * 1e3 / n:.2f} µs more a socket of the target's)")
     # The budget: issue 20's, at most 10 % more per 10 ms tick (Benchmarks/why.sh).
     tick10 = results.get(("(a) no crowd", "10ms"))
     tick1 = results.get(("(a) no crowd", "1s"))
@@ -674,15 +713,19 @@ def report(results, n, alt):
             if f and f.get("pass_ms"):
                 share10 = f["pass_ms"] * 1000 / 100
                 line = f"  {name}: a pass's share of a 10 ms tick {share10:.1f} µs ({share10 / tick10['tick_us'] * 100:.1f} % of the tick: " \
-                       f"{'fits' if share10 <= budget else 'over'})"
+                       f"{'fits' if share10 <= budget else f'{share10 / budget:.1f}× the budget'})"
                 if tick1 and tick1.get("tick_us"):
                     share1 = f["pass_ms"] * 1000
                     line += f"; of a 1 s tick ({tick1['tick_us']:.0f} µs) {share1:.0f} µs ({share1 / tick1['tick_us'] * 100:.0f} %: " \
                             f"{'fits' if share1 <= 0.1 * tick1['tick_us'] else 'over'})"
                 print(line)
     if alt and b and b.get("pass_ms"):
-        print(f"perfhud-net's pass under the crowd: {b['pass_ms']:.2f} ms; the prototype's kernel time for the same dump "
-              f"{alt['info'][0]:.2f} ms ({alt['info'][3]:.0f} KiB a dump, {alt['info'][2]} answers)")
+        print(f"perfhud-net's pass under the crowd: {b['pass_ms']:.2f} ms; the prototype's CPU for the same dump "
+              f"{alt['info'][0]:.2f} ms ({alt['info'][3]:.0f} KiB a dump, {alt['info'][2]} answers; no crowd: "
+              f"{alt_none['info'][0] if alt_none else float('nan'):.2f} ms)")
+        for name, label in VARIANTS[1:5]:
+            if name in alt:
+                print(f"  {label}: {alt[name][0]:.3f} ms, {alt[name][0] / alt['info'][0]:.2f}× perfhud's dump")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,28 @@ import pytest
 
 from conftest import PERFHUD, ROOT, perfhud, wait_until
 
-SENDER = textwrap.dedent("""
+# A connected loopback TCP pair held by the target (both ends its own), a little sent over it each
+# second: the dashboard's network panels have data for it (the RTT is absent without an
+# established connection).
+LOOPBACK = textwrap.dedent("""
+    import socket, time
+    server = socket.create_server(("127.0.0.1", 0))
+    tcp_out = socket.create_connection(server.getsockname())
+    tcp_in = server.accept()[0]
+    server.close()
+    tcp_in.setblocking(False)
+    tcp_next = 0.0
+    def loopback_tick():
+        global tcp_next
+        if time.monotonic() < tcp_next: return
+        tcp_next = time.monotonic() + 1
+        tcp_out.sendall(b"n" * 1000)
+        try:
+            while tcp_in.recv(65536): pass
+        except BlockingIOError: pass
+""")
+
+SENDER = LOOPBACK + textwrap.dedent("""
     import os, socket, sys, time
     path = sys.argv[1]
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -35,9 +56,12 @@ SENDER = textwrap.dedent("""
         s.sendto(b"\\n".join(lines), path)
         total += len(lines)
         i += 1
+        loopback_tick()
         time.sleep(0.02)
     open(path + ".sent", "w").write(str(total))
-    time.sleep(3600)
+    while True:
+        loopback_tick()
+        time.sleep(0.2)
 """)
 
 
@@ -238,8 +262,8 @@ def dashboard_queries(job, instance_regex, target_regex=".+", rate_interval="10s
 
 
 # A target of a daemon with several: sends frames, actions (one of them high-frequency) and its
-# phase to its own socket, argv[1]; writes a little to a file.
-TARGET_SENDER = textwrap.dedent("""
+# phase to its own socket, argv[1]; writes a little to a file; holds a loopback TCP connection.
+TARGET_SENDER = LOOPBACK + textwrap.dedent("""
     import os, socket, sys, time
     path = sys.argv[1]
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -251,6 +275,7 @@ TARGET_SENDER = textwrap.dedent("""
         try: s.sendto(b"\\n".join(lines), path)
         except OSError: pass
         if i % 25 == 0: out.write(b"x" * 4096); out.flush()
+        loopback_tick()
         i += 1
         time.sleep(0.02)
 """)
@@ -348,6 +373,11 @@ def test_prometheus_scrapes_two_daemons_and_every_panel_has_data_for_each_target
             elif not result:
                 missing.append((title, expr, "no data"))
         assert not missing, f"panels without data for each target: {missing}"
+        # The network panels show each target's loopback connection (both of its ends).
+        connections = {(r["metric"]["instance"], r["metric"]["target"]): float(r["value"][1]) for r in query("perfhud_target_tcp_connections")}
+        assert connections == {key: 2.0 for key in expected}, connections
+        rtts = {(r["metric"]["instance"], r["metric"]["target"]): float(r["value"][1]) for r in query("perfhud_target_tcp_rtt_seconds")}
+        assert set(rtts) == expected and all(0 < rtt < 1 for rtt in rtts.values()), rtts
         # The variable narrows every per-target query to the targets chosen.
         for title, per_target, expr in dashboard_queries("perfhud", ".+", target_regex="web|db"):
             if per_target:

@@ -116,6 +116,11 @@ def port_of(path, timeout=10):
     return read(path)["port"]
 
 
+def port_of_sink(started, tmp_path, prefix=(), host="127.0.0.1"):
+    started("sink", f"host={host}", f"portfile={tmp_path / 'sink'}", prefix=prefix)
+    return port_of(str(tmp_path / "sink"))
+
+
 def go(directory):
     (directory / "go").touch()
 
@@ -151,7 +156,9 @@ TX_RATE, RX_RATE, SECONDS, CONNECTIONS = 3_000_000, 999_999, 4.0, 3
 
 def test_loopback_known_bytes_at_every_sink(tmp_path, started):
     port = port_of_sink(started, tmp_path)
-    pid, result = start_sender(started, tmp_path, port, connections=CONNECTIONS, tx=TX_RATE, rx=RX_RATE, seconds=SECONDS, hold=0)
+    # It closes its connections and lives on for a pass after the transfer (the last pass at the
+    # target's end is test_the_final_row_waits_for_the_last_pass's).
+    pid, result = start_sender(started, tmp_path, port, connections=CONNECTIONS, tx=TX_RATE, rx=RX_RATE, seconds=SECONDS, hold=1.2)
     record = tmp_path / "net.db"
     watch = started.watch(pid, "--record", str(record))
     watch.wait_read()
@@ -183,7 +190,8 @@ def test_loopback_known_bytes_at_every_sink(tmp_path, started):
     for row in sending:
         assert abs(row["net_tx_bytes_per_second"] - TX_RATE) <= 0.10 * TX_RATE, net(row)
         assert row["tcp_connections"] == CONNECTIONS, net(row)
-        assert 0 < row["tcp_rtt_ms"] < 20, net(row)
+        # Loopback: microseconds, but paced writes wait for delayed ACKs (ss -ti says 15-30 ms then).
+        assert 0 < row["tcp_rtt_ms"] < 100, net(row)
         assert row["tcp_retransmits_per_second"] == 0 and row["tcp_retransmit_percent"] == 0, net(row)
     receiving = steady(rows, "net_rx_bytes_total", final["net_rx_bytes_total"])
     assert len(receiving) >= 2, [net(row) for row in rows]
@@ -197,14 +205,20 @@ def test_loopback_known_bytes_at_every_sink(tmp_path, started):
     assert summary["net_tx_bytes_total"] == final["net_tx_bytes_total"], summary
     assert summary["net_rx_bytes_total"] == final["net_rx_bytes_total"], summary
     assert summary["tcp_retransmits_total"] == 0 and summary["tcp_connections_max"] == CONNECTIONS, summary
-    assert summary["net_tx_bytes_per_second_max"] == max(row["net_tx_bytes_per_second"] or 0 for row in rows), summary
-    assert 0 < summary["tcp_rtt_ms_avg"] < 20, summary
+    # (A row gives whole bytes a second; the summary keeps the fraction.)
+    assert abs(summary["net_tx_bytes_per_second_max"] - max(row["net_tx_bytes_per_second"] or 0 for row in rows)) <= 1, summary
+    assert abs(summary["net_rx_bytes_per_second_max"] - max(row["net_rx_bytes_per_second"] or 0 for row in rows)) <= 1, summary
+    assert 0 < summary["tcp_rtt_ms_avg"] < 100, summary
 
     # The recording: report, --fail-on, replay, exports.
     report = perfhud("report", str(record), "--format", "json")
     assert report.returncode == 0, report.stderr
     reported = json.loads(report.stdout)
-    assert {key: reported.get(key) for key in RUN_FIGURES} == {key: summary.get(key) for key in RUN_FIGURES}
+    exact = [key for key in RUN_FIGURES if "bytes_per_second" not in key]
+    assert {key: reported.get(key) for key in exact} == {key: summary.get(key) for key in exact}
+    # The recording keeps whole bytes a second (as the rows give them): the rates within a byte a second.
+    for key in set(RUN_FIGURES) - set(exact):
+        assert abs(reported[key] - summary[key]) <= 1, (key, reported[key], summary[key])
     total = final["net_tx_bytes_total"]
     assert perfhud("report", str(record), "--fail-on", f"net_tx_bytes_total > {total - 1}").returncode == 1
     assert perfhud("report", str(record), "--fail-on", f"net_tx_bytes_total > {total}").returncode == 0
@@ -225,9 +239,39 @@ def test_loopback_known_bytes_at_every_sink(tmp_path, started):
     assert [net(row) for row in json_rows_of(ndjson.stdout)] == [net(row) for row in rows]
 
 
-def port_of_sink(started, tmp_path, prefix=(), host="127.0.0.1"):
-    started("sink", f"host={host}", f"portfile={tmp_path / 'sink'}", prefix=prefix)
-    return port_of(str(tmp_path / "sink"))
+def test_the_final_row_waits_for_the_last_pass(tmp_path, started):
+    # The target ends right after its last bytes, and its parent (this test) reaps it only a second
+    # later, as a supervisor or a script may: the row saying it ended holds every byte all the same.
+    port = port_of_sink(started, tmp_path)
+    pid, result = start_sender(started, tmp_path, port, connections=CONNECTIONS, tx=TX_RATE, rx=RX_RATE, seconds=2, hold=0)
+    watch = started.watch(pid)
+    watch.wait_read()
+    go(tmp_path)
+    out = watch.finish()
+    said, final = read(result), json_rows_of(out)[-1]
+    assert final["alive"] is False
+    assert said["sent"] <= final["net_tx_bytes_total"] <= said["sent"] + CONNECTIONS, (said, net(final))
+    assert said["received"] <= final["net_rx_bytes_total"] <= said["received"] + CONNECTIONS, (said, net(final))
+    assert final["tcp_connections"] == 0, net(final)
+    assert summary_of(out)["net_tx_bytes_total"] == final["net_tx_bytes_total"]
+
+
+def test_connections_shut_down_but_held_open_keep_their_last_bytes(tmp_path, started):
+    # Both ends have sent their FIN, the target still holds its descriptors (TCP_CLOSE, no longer
+    # in the kernel's socket tables) for over a pass, then closes them: every byte counted all the same.
+    port = port_of_sink(started, tmp_path)
+    pid, result = start_sender(started, tmp_path, port, connections=CONNECTIONS, tx=TX_RATE, rx=RX_RATE, seconds=2,
+                               hold=1.5, closeat="end")
+    watch = started.watch(pid)
+    watch.wait_read()
+    go(tmp_path)
+    out = watch.finish()
+    said, rows = read(result), json_rows_of(out)
+    held = [row for row in rows if row["alive"] and row["tcp_connections"] == 0 and (row["net_tx_bytes_total"] or 0) > 0]
+    assert held, [net(row) for row in rows]
+    for row in (held[-1], rows[-1]):
+        assert said["sent"] <= row["net_tx_bytes_total"] <= said["sent"] + CONNECTIONS, (said, net(row))
+        assert said["received"] <= row["net_rx_bytes_total"] <= said["received"] + CONNECTIONS, (said, net(row))
 
 
 @needs_root
@@ -237,13 +281,13 @@ def test_connections_shorter_than_a_pass_are_counted(tmp_path, started):
     target = started("server", f"portfile={portfile}", f"result={result}", f"connections={connections}",
                      f"inbytes={inbytes}", f"outbytes={outbytes}", "hold=2.5")
     port = port_of(portfile)
+    started("client", f"port={port}", f"go={tmp_path / 'go'}", f"result={tmp_path / 'client'}",
+            f"connections={connections}", f"inbytes={inbytes}")
     watch = started.watch(target.pid, tick="100ms")
     seen = watch.wait_read()
     # The pass that published came at most a tick before: the next is about a second after it. The
     # client's burst goes in the middle, so that all ten connections open and close between two passes.
     time.sleep(max(0, seen + 0.3 - time.monotonic()))
-    started("client", f"port={port}", f"go={tmp_path / 'go'}", f"result={tmp_path / 'client'}",
-            f"connections={connections}", f"inbytes={inbytes}")
     go(tmp_path)
     out = watch.finish()
     rows, burst, said = json_rows_of(out), read(str(tmp_path / "client")), read(result)
@@ -269,7 +313,7 @@ def test_connections_shorter_than_a_pass_are_counted(tmp_path, started):
 def test_include_children_counts_the_childs_sockets(tmp_path, started):
     port = port_of_sink(started, tmp_path)
     # The parent holds no socket; its child (started before perfhud) does the talking.
-    child, result = start_sender(started, tmp_path, port, role="parent", connections=1, tx=1_000_000, rx=500_000, seconds=2, hold=0.3)
+    child, result = start_sender(started, tmp_path, port, role="parent", connections=1, tx=1_000_000, rx=500_000, seconds=2, hold=1.2)
     parent = int(open(f"/proc/{child}/stat").read().rsplit(")", 1)[1].split()[1])
     assert parent != child and open(f"/proc/{parent}/cmdline").read().split("\0")[2] == "parent"
     tree = started.watch(parent, "--include-children")
@@ -302,6 +346,9 @@ class Namespaces:
         suffix = os.getpid()
         self.a, self.b = f"perfhud-a-{suffix}", f"perfhud-b-{suffix}"
         self.address_a, self.address_b = "10.213.7.1", "10.213.7.2"
+
+    def make(self):
+        suffix = os.getpid()
         for name in (self.a, self.b):
             subprocess.run(["ip", "netns", "add", name], check=True)
         veth_a, veth_b = f"phA{suffix % 100000}", f"phB{suffix % 100000}"
@@ -337,8 +384,11 @@ class Namespaces:
 @pytest.fixture
 def namespaces():
     made = Namespaces()
-    yield made
-    made.remove()
+    try:
+        made.make()
+        yield made
+    finally:
+        made.remove()
 
 
 @needs_nft
@@ -348,7 +398,7 @@ def test_a_namespace_of_its_own_counts_its_interfaces_and_the_kernels_retransmit
     port = port_of_sink(started, tmp_path, prefix=namespaces.prefix(namespaces.b), host=namespaces.address_b)
     payload_rate, seconds = 2_000_000, 2.5
     pid, result = start_sender(started, tmp_path, port, prefix=namespaces.prefix(namespaces.a), host=namespaces.address_b,
-                               connections=1, tx=payload_rate, rx=0, seconds=seconds, hold=0)
+                               connections=1, tx=payload_rate, rx=0, seconds=seconds, hold=1.2)
     watch = started.watch(pid)
     watch.wait_read()
     go(tmp_path)
@@ -392,7 +442,7 @@ def test_udp_in_a_namespace_of_its_own_is_counted(tmp_path, started, namespaces)
     port = port_of(str(tmp_path / "sink"))
     size, count = 1000, 150
     pid, result = start_sender(started, tmp_path, port, role="udp", prefix=namespaces.prefix(namespaces.a), host=namespaces.address_b,
-                               size=size, count=count, rate=100, hold=0)
+                               size=size, count=count, rate=100, hold=1.2)
     watch = started.watch(pid)
     watch.wait_read()
     go(tmp_path)
@@ -409,7 +459,9 @@ def test_udp_in_a_namespace_of_its_own_is_counted(tmp_path, started, namespaces)
 def test_the_daemon_exports_what_the_rows_say(tmp_path, started):
     port = port_of_sink(started, tmp_path)
     pid, result = start_sender(started, tmp_path, port, connections=CONNECTIONS, tx=1_500_000, rx=600_000, seconds=3, hold=2.5)
-    daemon = targets.Daemon("--pid", f"web={pid}")
+    idle = subprocess.Popen(["sleep", "60"])
+    # Two targets: --events names a directory of sockets (with one, it would name the socket).
+    daemon = targets.Daemon("--pid", f"web={pid}", "--pid", f"idle={idle.pid}")
     try:
         label = '{target="web"}'
         names = {"tx": "perfhud_target_network_transmit_bytes_total", "rx": "perfhud_target_network_receive_bytes_total",
@@ -424,18 +476,22 @@ def test_the_daemon_exports_what_the_rows_say(tmp_path, started):
             scrapes.append((time.monotonic(), {key: daemon.value(name, label) for key, name in names.items()}))
             time.sleep(0.15)
         said = read(result)
-        expected = said["sent"] + CONNECTIONS
-        assert wait_until(lambda: daemon.value(names["tx"], label) == expected, timeout=3), (said, daemon.metrics())
+        # The target has closed its connections: the pass after has all their bytes.
+        assert wait_until(lambda: (daemon.value(names["tx"], label) or 0) >= said["sent"], timeout=2), \
+            (said, {key: daemon.value(name, label) for key, name in names.items()}, [values for _, values in scrapes])
         settled = {key: daemon.value(name, label) for key, name in names.items()}
         out = watch.finish()
+        assert daemon.value(names["tx"], '{target="idle"}') == 0 and daemon.value(names["connections"], '{target="idle"}') == 0
     finally:
         daemon.stop()
+        idle.kill()
+        idle.wait()
     rows = [(at, row) for at, row in watch.rows() if is_read(row)]
     final = json_rows_of(out)[-1]
     # Once the target is done: the same totals as the rows (the same bytes, counted from their first passes).
     assert settled["tx"] == final["net_tx_bytes_total"] and settled["rx"] == final["net_rx_bytes_total"], (settled, net(final))
     assert settled["retransmits"] == final["tcp_retransmits_total"] == 0 and settled["ratio"] == 0, settled
-    # Both ends have shut down: none established any more, though the target still holds them open.
+    # Its connections closed: none established.
     assert settled["connections"] == 0, settled
     # While sending: each scrape within a pass of the rows' figures; counters never go back.
     for key, figure in (("tx", "net_tx_bytes_total"), ("rx", "net_rx_bytes_total")):
@@ -447,5 +503,5 @@ def test_the_daemon_exports_what_the_rows_say(tmp_path, started):
             assert before[-1] <= values[key] <= after[0], (key, values[key], before[-1], after[0])
     assert any(values["connections"] == CONNECTIONS for _, values in scrapes), scrapes
     for _, values in scrapes:
-        assert values["rtt"] is None or 0 < values["rtt"] < 0.02, values
+        assert values["rtt"] is None or 0 < values["rtt"] < 0.1, values
     assert any(values["rtt"] for _, values in scrapes), scrapes

@@ -11,7 +11,8 @@ was moved after perfhud started watching.
             bytes back, paced over SECONDS; closes once both directions are done.
   sender    TCP client, the target: `connections` connections to the sink; at the go, sends
             `tx` bytes a second in all for `seconds`, asks for `rx` a second back; shuts down,
-            reads to EOF, records tcpi_total_retrans at the go and at the end; holds `hold` s.
+            reads to EOF, records tcpi_total_retrans at the go and at the end; closes its sockets
+            (closeat=eof) and holds `hold` s, or holds them open `hold` s, then closes (closeat=end).
   parent    Starts `sender` (the rest of its arguments) as its child and waits for it; holds no socket.
   server    TCP server, the target: accepts `connections` connections; reads `inbytes` from each,
             answers `outbytes`, closes; holds `hold` s after the last.
@@ -141,12 +142,18 @@ def sender(values):
         reader.join()
     # EOF from the peer: it had all our bytes and our FIN, and acknowledged them with its own FIN.
     retrans_end = sum(total_retrans(sock) for sock in sockets)
+    # Closed at once (closeat=eof), or held open, shut down both ways, until the end (closeat=end).
+    held = values.get("closeat", "eof") == "end"
+    if not held:
+        for sock in sockets:
+            sock.close()
     write_json(values["result"], {"sent": sent, "received": sum(received), "back_expected": int(back * seconds) * count,
                                   "retrans_start": retrans_start, "retrans_end": retrans_end,
                                   "began": began, "sent_at": sent_at, "ended": time.time()})
     time.sleep(float(values.get("hold", 0)))
-    for sock in sockets:
-        sock.close()
+    if held:
+        for sock in sockets:
+            sock.close()
 
 
 def parent(values):
