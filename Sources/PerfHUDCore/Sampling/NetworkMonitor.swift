@@ -301,21 +301,23 @@ public final class NetworkMonitor: @unchecked Sendable {
         figures.rxBytesTotal = figures.txBytesTotal == nil ? nil : received
         if tcpRead {
             figures.tcpConnections = Double(connections)
-            figures.tcpRTTms = rtt
+            figures.tcpRTTms = rtt?.atResolution(1000)
             figures.tcpRetransmitsTotal = state.accounting.retransmits
         }
         if let last = state.previous, now > last.at {
             let seconds = Double(now - last.at) / 1e9
-            func rate(_ a: UInt64, _ b: UInt64) -> Double { Double(a &- min(a, b)) / seconds }
+            // At the figures' resolution (whole bytes, hundredths), as the recording keeps them: the
+            // live summary's means are then the report's.
+            func rate(_ a: UInt64, _ b: UInt64, _ resolution: Double = 1) -> Double { (Double(a &- min(a, b)) / seconds).atResolution(resolution) }
             if figures.txBytesTotal != nil {
                 figures.txBytesPerSecond = rate(sent, last.sent)
                 figures.rxBytesPerSecond = rate(received, last.received)
             }
             if tcpRead {
-                figures.tcpRetransmitsPerSecond = rate(state.accounting.retransmits, last.retransmits)
+                figures.tcpRetransmitsPerSecond = rate(state.accounting.retransmits, last.retransmits, 100)
                 let segments = state.accounting.dataSegments &- min(state.accounting.dataSegments, last.dataSegments)
                 let resent = state.accounting.retransmits &- min(state.accounting.retransmits, last.retransmits)
-                figures.tcpRetransmitPercent = segments > 0 ? min(100, Double(resent) / Double(segments) * 100) : 0
+                figures.tcpRetransmitPercent = segments > 0 ? min(100, Double(resent) / Double(segments) * 100).atResolution(100) : 0
             }
         }
         state.previous = (now, sent, received, state.accounting.retransmits, state.accounting.dataSegments)

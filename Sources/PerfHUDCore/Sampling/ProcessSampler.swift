@@ -305,7 +305,8 @@ public final class ProcessSampler {
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.execsSeen = execsSeen
         sample.gpu = gpu?.figures(at: now) { [pid] + descendants.keys }
-        sample.net = net?.figures(at: now) { [pid] + descendants.keys }
+        // A zombie root (ended, not yet reaped) with no descendant left: its end, with one more pass for its last bytes.
+        sample.net = sample.alive || !descendants.isEmpty ? net?.figures(at: now) { [pid] + descendants.keys } : net?.figuresAtEnd(at: now)
         if collectsActivity, var activity {
             if slowDue && !rootGone {
                 if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(pid: pid) }

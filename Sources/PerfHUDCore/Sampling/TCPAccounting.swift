@@ -20,6 +20,11 @@ public struct TCPAccounting {
     private var last: [UInt64: Last] = [:]
     private var next: [UInt64: Last] = [:]
     private var listeningNext = Set<UInt32>()
+    /// Sockets known to be the target's that left the dump, and the pass since when: kept a while,
+    /// so that their end still finds them (a socket shut down both ways leaves the kernel's tables
+    /// at once, while its descriptor stays open until `close`, which sends the destroy event).
+    private var vanishedSince: [UInt64: Int] = [:]
+    static let retainedPasses = 30
     public private(set) var passes = 0
     public private(set) var sentBytes: UInt64 = 0
     public private(set) var receivedBytes: UInt64 = 0
@@ -54,6 +59,7 @@ public struct TCPAccounting {
                        dataSegments: socket.dataSegmentsOut ?? 0)
         add(now, key: socket.cookie, fresh: passes > 0)
         next[socket.cookie] = now
+        vanishedSince[socket.cookie] = nil
         if socket.state == InetDiag.tcpEstablished {
             connections += 1
             if let rtt = socket.rttMicroseconds { rttSum += Double(rtt) / 1000; rttCount += 1 }
@@ -62,6 +68,10 @@ public struct TCPAccounting {
 
     /// Ends a pass. - Returns: the established connections seen and their mean smoothed RTT (ms; nil without one).
     public mutating func endPass() -> (connections: Int, rttMilliseconds: Double?) {
+        for (cookie, value) in last where next[cookie] == nil {
+            let since = vanishedSince[cookie] ?? passes
+            if passes - since < Self.retainedPasses { next[cookie] = value; vanishedSince[cookie] = since } else { vanishedSince[cookie] = nil }
+        }
         swap(&last, &next)
         swap(&listeningPorts, &listeningNext)
         passes += 1
@@ -77,6 +87,7 @@ public struct TCPAccounting {
         if last[socket.cookie] != nil {
             add(now, key: socket.cookie, fresh: true)
             last[socket.cookie] = nil
+            vanishedSince[socket.cookie] = nil
             return true
         }
         guard passes > 0, listeningPorts.contains(Self.portKey(family: socket.family, port: socket.localPort)) else { return false }
