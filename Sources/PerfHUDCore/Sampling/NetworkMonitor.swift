@@ -65,6 +65,7 @@ public final class NetworkMonitor: @unchecked Sendable {
         var unitBytes: (received: UInt64, sent: UInt64)?
         var unitAtStart: (received: UInt64, sent: UInt64)?
         var unitNotAccounted = false
+        var unitNotRead = false
     }
 
     /// The figures published for `owner` if newer than `seen` (nil when unchanged), with their
@@ -202,6 +203,7 @@ public final class NetworkMonitor: @unchecked Sendable {
             let read = perfhud_unit_ip_bytes(unit, &ingress, &egress)
             state.unitBytes = read == 0 ? (ingress, egress) : nil
             state.unitNotAccounted = read == 1
+            state.unitNotRead = read < 0
             if read == 0, state.unitAtStart == nil { state.unitAtStart = (ingress, egress) }
         }
         // One dump a namespace.
@@ -329,6 +331,8 @@ public final class NetworkMonitor: @unchecked Sendable {
             figures.unreportedReason = NetworkUnreported.udpNotCounted
         } else if state.unitNotAccounted {
             figures.unreportedReason = NetworkUnreported.unitNotAccounted
+        } else if state.unitNotRead {
+            figures.unreportedReason = NetworkUnreported.unitNotRead
         }
         return figures
     }

@@ -21,6 +21,10 @@ public enum NetworkUnreported {
     public static let noThread = "network not read: no thread for it"
     public static let unitNotAccounted = "the unit's IP accounting is off (IPAccounting=no): its TCP is counted, not its UDP"
 
+    /// D-Bus refused or absent: dbus-daemon refuses a DynamicUser= service (systemd#22737), as the
+    /// packaged units are; docs/network.md says how to give perfhud.service a user of its own.
+    public static let unitNotRead = "the unit's IP accounting could not be read over D-Bus: its TCP is counted, not its UDP"
+
     static let codes = ReasonCodes([notReadYet, stale, udpNotCounted, noPermission, namespaceNotEntered, sockDiagFailed, noThread,
-                                    unitNotAccounted])
+                                    unitNotAccounted, unitNotRead])
 }

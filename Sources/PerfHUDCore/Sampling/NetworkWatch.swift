@@ -54,9 +54,10 @@ public final class NetworkWatch {
     public func overlay(_ group: NetworkFiguresBox?, at now: UInt64) -> NetworkFiguresBox? {
         let unitFigures = figures(at: now) { [] }.value
         guard unitFigures.source == NetworkSource.unit else {
-            guard unitFigures.unreportedReason == NetworkUnreported.unitNotAccounted, var merged = group?.value, merged.unreportedReason == nil
+            guard let reason = unitFigures.unreportedReason, [NetworkUnreported.unitNotAccounted, NetworkUnreported.unitNotRead].contains(reason),
+                  var merged = group?.value, merged.unreportedReason == nil
             else { return group }
-            merged.unreportedReason = NetworkUnreported.unitNotAccounted
+            merged.unreportedReason = reason
             return NetworkFiguresBox(merged)
         }
         var merged = group?.value ?? NetworkFigures()

@@ -227,7 +227,10 @@ class Container:
             raise
 
     def _boot(self, timeout, cgroup):
-        command = ["systemd-nspawn", "--register=no", "--keep-unit", "--console=read-only", "--quiet",
+        # bpf(2) let through nspawn's system call filter: systemd's IP accounting (IPAccounting=yes,
+        # issue 33) and IP firewall (IPAddressDeny=, which perfhud's own units set) attach cgroup BPF
+        # programs, as on a booted host; without it systemd says "[no data]" and filters nothing.
+        command = ["systemd-nspawn", "--register=no", "--keep-unit", "--console=read-only", "--quiet", "--system-call-filter=bpf",
                    f"--machine={self.name}", "-D", str(self.root), "--boot", "systemd.firstboot=off"]
         if os.path.isdir("/run/systemd/system"):
             # The host runs systemd: give the container a delegated cgroup of its own.
