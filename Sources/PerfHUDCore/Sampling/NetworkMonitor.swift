@@ -49,6 +49,8 @@ public final class NetworkMonitor: @unchecked Sendable {
         var inodes = Set<UInt64>()
         var matched = 0
         var udpSockets = 0
+        /// Whether the target ever held a UDP socket: its totals lack those bytes for good.
+        var hadUDP = false
         var denied = false
         var namespaceFailure: SystemError?
         var dumpFailure: SystemError?
@@ -327,7 +329,8 @@ public final class NetworkMonitor: @unchecked Sendable {
             figures.unreportedReason = NetworkUnreported.namespaceNotEntered
         } else if state.dumpFailure != nil {
             figures.unreportedReason = NetworkUnreported.sockDiagFailed
-        } else if state.udpSockets > 0 && figures.source == NetworkSource.tcp {
+        } else if (state.hadUDP || state.udpSockets > 0) && figures.source == NetworkSource.tcp {
+            state.hadUDP = true
             figures.unreportedReason = NetworkUnreported.udpNotCounted
         } else if state.unitNotAccounted {
             figures.unreportedReason = NetworkUnreported.unitNotAccounted
