@@ -28,7 +28,13 @@ final class TargetGroup: SampleSource {
     /// When the earliest member started, in clock ticks since boot.
     var startTicks: UInt64? { samplers.values.map(\.startTicks).min() }
 
-    func takeNotes() -> [String] { samplers.values.flatMap { $0.takeNotes() } }
+    func takeNotes() -> [String] {
+        defer { notes.removeAll() }
+        return notes + samplers.values.flatMap { $0.takeNotes() }
+    }
+    /// The group's own notes (a unit's IP accounting that cannot be read), each said once.
+    private var notes: [String] = []
+    private var saidUnitReason: String?
 
     func contains(_ pid: Int32) -> Bool { samplers[pid] != nil }
     func add(_ sampler: ProcessSampler) { samplers[sampler.pid] = sampler }
@@ -82,7 +88,14 @@ final class TargetGroup: SampleSource {
             net.tcpRetransmitsTotal = net.tcpRetransmitsTotal.map { $0 &+ retiredNetwork.retransmits }
             group.net = NetworkFiguresBox(net)
         }
-        if let unitNetwork { group.net = unitNetwork.overlay(group.net, at: group.monotonicNanoseconds) }
+        if let unitNetwork {
+            group.net = unitNetwork.overlay(group.net, at: group.monotonicNanoseconds)
+            let reason = group.net?.value.unreportedReason
+            if let reason, reason != saidUnitReason, [NetworkUnreported.unitNotAccounted, NetworkUnreported.unitNotRead].contains(reason) {
+                notes.append(reason + " (docs/network.md)")
+            }
+            if reason != nil { saidUnitReason = reason }
+        }
         return group
     }
 
