@@ -16,6 +16,11 @@ public enum InetDiag {
         public var family: UInt8 = 0
         public var localPort: UInt16 = 0
         public var cookie: UInt64 = 0
+        /// The rest of the kernel's id of the socket (`inet_diag_sockid`), as it gave it: what an exact
+        /// look-up of this one socket sends back (`lookupRequest`).
+        public var remotePort: UInt16 = 0
+        public var localAddress = RawAddress(), remoteAddress = RawAddress()
+        public var interface: UInt32 = 0
         public var bytesAcked: UInt64?
         public var bytesReceived: UInt64?
         public var totalRetransmits: UInt32?
@@ -24,6 +29,11 @@ public enum InetDiag {
         public var dataSegmentsOut: UInt32?
         /// Smoothed round-trip time, microseconds.
         public var rttMicroseconds: UInt32?
+    }
+
+    /// 16 bytes of an address as the kernel wrote them (network order, IPv4 in the first 4).
+    public struct RawAddress: Equatable {
+        var first: UInt64 = 0, second: UInt64 = 0
     }
 
     /// What a batch of netlink messages said: its sockets, and whether the dump is done (NLMSG_DONE,
@@ -70,6 +80,49 @@ public enum InetDiag {
         return bytes
     }
 
+    /// The request for one socket, by its id (ports, addresses, interface, cookie) as a dump gave it:
+    /// answered with that socket and its `tcp_info`, or an error (ENOENT: it is gone). Costs the
+    /// kernel a hash look-up, where a dump walks every socket of the namespace.
+    public static func lookupRequest(_ socket: Socket, sequence: UInt32) -> [UInt8] {
+        var bytes = request(family: socket.family, sequence: sequence, states: allStates)
+        bytes[6] = 0x01; bytes[7] = 0                         // NLM_F_REQUEST alone: not a dump
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: socket.localPort.bigEndian, toByteOffset: 24, as: UInt16.self)
+            raw.storeBytes(of: socket.remotePort.bigEndian, toByteOffset: 26, as: UInt16.self)
+            raw.storeBytes(of: socket.localAddress.first, toByteOffset: 28, as: UInt64.self)
+            raw.storeBytes(of: socket.localAddress.second, toByteOffset: 36, as: UInt64.self)
+            raw.storeBytes(of: socket.remoteAddress.first, toByteOffset: 44, as: UInt64.self)
+            raw.storeBytes(of: socket.remoteAddress.second, toByteOffset: 52, as: UInt64.self)
+            raw.storeBytes(of: socket.interface.littleEndian, toByteOffset: 60, as: UInt32.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: socket.cookie).littleEndian, toByteOffset: 64, as: UInt32.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: socket.cookie >> 32).littleEndian, toByteOffset: 68, as: UInt32.self)
+        }
+        return bytes
+    }
+
+    /// Parses one `recv` of answers to look-ups: each message's sequence number, and its socket, or
+    /// nil for an error (ENOENT: the socket is gone). - Returns: how many answers it held.
+    @discardableResult
+    public static func parseAnswers(_ data: UnsafeRawBufferPointer, _ each: (_ sequence: UInt32, _ socket: Socket?) -> Void) -> Int {
+        var offset = 0, answers = 0
+        while offset + headerSize <= data.count {
+            let length = Int(data.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+            let type = data.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self).littleEndian
+            let sequence = data.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self).littleEndian
+            guard length >= headerSize, offset + length <= data.count else { break }
+            if type == typeError {
+                answers += 1
+                each(sequence, nil)
+            } else if type == sockDiagByFamily {
+                answers += 1
+                // One message parsed as a dump's: the same bounds.
+                each(sequence, parse(UnsafeRawBufferPointer(rebasing: data[offset..<offset + length])).sockets.first)
+            }
+            offset += (length + 3) & ~3
+        }
+        return answers
+    }
+
     /// Parses one `recv` of a dump.
     public static func parse(_ data: UnsafeRawBufferPointer) -> Batch {
         var batch = Batch()
@@ -98,6 +151,12 @@ public enum InetDiag {
                 let low = UInt64(UInt32(littleEndian: data.loadUnaligned(fromByteOffset: body + cookieOffset, as: UInt32.self)))
                 let high = UInt64(UInt32(littleEndian: data.loadUnaligned(fromByteOffset: body + cookieOffset + 4, as: UInt32.self)))
                 socket.cookie = high << 32 | low
+                socket.remotePort = UInt16(bigEndian: data.loadUnaligned(fromByteOffset: body + localPortOffset + 2, as: UInt16.self))
+                socket.localAddress = RawAddress(first: data.loadUnaligned(fromByteOffset: body + 8, as: UInt64.self),
+                                                 second: data.loadUnaligned(fromByteOffset: body + 16, as: UInt64.self))
+                socket.remoteAddress = RawAddress(first: data.loadUnaligned(fromByteOffset: body + 24, as: UInt64.self),
+                                                  second: data.loadUnaligned(fromByteOffset: body + 32, as: UInt64.self))
+                socket.interface = UInt32(littleEndian: data.loadUnaligned(fromByteOffset: body + 40, as: UInt32.self))
                 var attribute = body + messageSize
                 let end = offset + length
                 while attribute + 4 <= end {

@@ -40,15 +40,23 @@ public final class NetworkMonitor: @unchecked Sendable {
     }
 
     /// The monitor thread's own: each target's accounting and the namespaces it has sockets in.
-    private var states: [ObjectIdentifier: TargetState] = [:]
+    var states: [ObjectIdentifier: TargetState] = [:]
     private var namespaces: [UInt64: NetworkNamespace] = [:]
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
 
-    private final class TargetState {
+    final class TargetState {
         var accounting = TCPAccounting()
         var inodes = Set<UInt64>()
         var matched = 0
         var udpSockets = 0
+        /// The target's socket inodes as the last dump sorted them out: TCP (by cookie), UDP, the rest
+        /// (unix, netlink, …). An inode none of them holds (a socket made since) asks for a dump.
+        var tcpInodes: [UInt64: UInt64] = [:]
+        var udpInodes = Set<UInt64>()
+        var otherInodes = Set<UInt64>()
+        /// The target's TCP sockets of the last pass by namespace and cookie, with their ids: looked up
+        /// one by one while no new socket appears.
+        var sockets: [UInt64: [UInt64: InetDiag.Socket]] = [:]
         /// Whether the target ever held a UDP socket: its totals lack those bytes for good.
         var hadUDP = false
         var denied = false
@@ -156,7 +164,7 @@ public final class NetworkMonitor: @unchecked Sendable {
     }
 
     /// A socket of `namespace` closed: its final counters go to the targets it was theirs.
-    private func closed(_ socket: InetDiag.Socket, in namespace: NetworkNamespace) {
+    func closed(_ socket: InetDiag.Socket, in namespace: NetworkNamespace) {
         let owners = namespace.cookieOwners[socket.cookie]
             ?? namespace.portOwners[TCPAccounting.portKey(family: socket.family, port: socket.localPort)] ?? []
         for owner in owners { states[owner]?.accounting.closed(socket) }
@@ -222,30 +230,14 @@ public final class NetworkMonitor: @unchecked Sendable {
                     continue
                 }
             } else { continue }
-            // Catch up on the sockets that closed before this dump, so none is counted twice.
-            namespace.drainDestroyEvents(into: buffer) { closed($0, in: namespace) }
-            var cookieOwners: [UInt64: [ObjectIdentifier]] = [:]
-            for owner in entry.owners {
-                guard let state = states[owner] else { continue }
-                for cookie in state.accounting.knownCookies { cookieOwners[cookie, default: []].append(owner) }
-            }
-            let failure = namespace.dump.dump(states: InetDiag.connectedStates | InetDiag.listeningStates) { socket in
-                if let owners = entry.inodeOwners[socket.inode] {
-                    for owner in owners {
-                        guard let state = states[owner] else { continue }
-                        state.matched += 1
-                        state.accounting.see(socket)
-                    }
-                } else if let owners = cookieOwners[socket.cookie] {
-                    for owner in owners { states[owner]?.accounting.see(socket) }
-                }
-            }
-            if let failure { for owner in entry.owners { states[owner]?.dumpFailure = failure } }
-            // Sockets TCP did not account for (unix, UDP, …): UDP's are said not counted.
-            if entry.owners.contains(where: { (states[$0]?.matched ?? 0) < (states[$0]?.inodes.count ?? 0) }) {
-                _ = namespace.dump.dump(protocol: InetDiag.udpProtocol, states: InetDiag.allStates, info: false) { socket in
-                    for owner in entry.inodeOwners[socket.inode] ?? [] { states[owner]?.udpSockets += 1 }
-                }
+            readSockets(of: namespace, inodeOwners: entry.inodeOwners, owners: entry.owners)
+        }
+        // What was sorted out of sockets the targets no longer hold is let go.
+        for state in states.values {
+            state.otherInodes.formIntersection(state.inodes)
+            state.udpInodes.formIntersection(state.inodes)
+            if state.tcpInodes.count > state.inodes.count || state.tcpInodes.keys.contains(where: { !state.inodes.contains($0) }) {
+                state.tcpInodes = state.tcpInodes.filter { state.inodes.contains($0.key) }
             }
         }
         // Each target's figures; then who the sockets closing before the next pass belong to.

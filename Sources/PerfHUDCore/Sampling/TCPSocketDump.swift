@@ -59,6 +59,44 @@ public final class TCPSocketDump {
         return nil
     }
 
+    /// Asks for each of `sockets` by its id (`InetDiag.lookupRequest`), 64 at a time (their answers
+    /// fit the socket's receive buffer), giving each its answer: the socket now, or nil (gone).
+    public func lookup(_ sockets: [InetDiag.Socket], _ each: (_ index: Int, _ now: InetDiag.Socket?) -> Void) -> SystemError? {
+        var start = 0
+        while start < sockets.count {
+            let end = min(sockets.count, start + 64)
+            let first = sequence &+ 1
+            var requests: [UInt8] = []
+            requests.reserveCapacity((end - start) * 72)
+            for index in start..<end {
+                sequence &+= 1
+                requests += InetDiag.lookupRequest(sockets[index], sequence: sequence)
+            }
+            var kernel: (UInt16, UInt16, UInt32, UInt32) = (16, 0, 0, 0)
+            let sent = requests.withUnsafeBytes { bytes in
+                withUnsafePointer(to: &kernel) { address in
+                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, 12) }
+                }
+            }
+            guard sent == requests.count else { return SystemError(errno) }
+            var answered = 0
+            while answered < end - start {
+                let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return SystemError(errno)
+                }
+                if count == 0 { break }
+                answered += InetDiag.parseAnswers(UnsafeRawBufferPointer(rebasing: buffer[..<count])) { answer, socket in
+                    let index = start + Int(answer &- first)
+                    if index >= start && index < end { each(index, socket) }
+                }
+            }
+            start = end
+        }
+        return nil
+    }
+
     /// Every TCP socket (connected states) of the calling thread's namespace, in one array.
     public static func sockets() -> Result<[InetDiag.Socket], SystemError> {
         do {
