@@ -167,6 +167,35 @@ final class InetDiagTests: XCTestCase {
         XCTAssertTrue((5_000...5_001).contains(totals.sentBytes), "from its start, its SYN-ACK not a byte: \(totals.sentBytes)")
     }
 
+    func testASocketLookedUpByItsIdIsTheDumpsAndAClosedOneIsGone() throws {
+        let (listener, client, server) = loopbackPair()
+        defer { close(listener); close(server) }
+        let dump = try TCPSocketDump()
+        var found: [InetDiag.Socket] = []
+        XCTAssertNil(dump.dump(states: InetDiag.connectedStates | InetDiag.listeningStates) {
+            if [self.inode(client), self.inode(listener)].contains($0.inode) { found.append($0) }
+        })
+        XCTAssertEqual(found.count, 2, "the client and the listener")
+        send(30_000, from: client, to: server)
+        var answers: [Int: InetDiag.Socket?] = [:]
+        XCTAssertNil(dump.lookup(found) { answers[$0] = $1 })
+        XCTAssertEqual(answers.count, 2)
+        for (index, socket) in found.enumerated() {
+            let now = try XCTUnwrap(answers[index] ?? nil, "socket \(index) answers")
+            XCTAssertEqual(now.cookie, socket.cookie)
+            XCTAssertEqual(now.inode, socket.inode)
+            if socket.state == InetDiag.tcpEstablished { XCTAssertEqual(now.bytesAcked, (socket.bytesAcked ?? 0) + 30_000) }
+        }
+        // Closed (and its peer too): gone from the kernel's tables, the look-up says so.
+        close(client)
+        usleep(50_000)
+        let clientIndex = try XCTUnwrap(found.firstIndex { $0.state == InetDiag.tcpEstablished })
+        var after: InetDiag.Socket?? = .none
+        XCTAssertNil(dump.lookup([found[clientIndex]]) { after = .some($1) })
+        let state = after??.state
+        XCTAssertTrue(after == .some(nil) || state != InetDiag.tcpEstablished, "\(String(describing: after))")
+    }
+
     func testTheRequestAsksForTCPInfoOfEveryStateButListenAndTimeWait() {
         let request = InetDiag.request(family: 2, sequence: 9)
         XCTAssertEqual(request.count, 72)
