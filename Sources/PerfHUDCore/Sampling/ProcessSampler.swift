@@ -271,8 +271,7 @@ public final class ProcessSampler {
         guard treeAlive || groupUsage != nil else {
             // Gone: the total stays what was last read, the zombie's final one when `noteEnd`
             // caught it (the carry of a bounded total shown at once).
-            sample.processCount = 0
-            sample.net = net?.figuresAtEnd(at: now)
+            (sample.processCount, sample.net) = (0, net?.figuresAtEnd(at: now))
             if cpuTotal.measured > 0 {
                 sample.cpuNanoseconds = cpuTotal.update(reading: cpuTotal.measured, at: now, ended: true)
                 sample.userTicks = monotonic.user
@@ -305,7 +304,7 @@ public final class ProcessSampler {
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.execsSeen = execsSeen
         sample.gpu = gpu?.figures(at: now) { [pid] + descendants.keys }
-        // A zombie root (ended, not yet reaped) with no descendant left: its end, with one more pass for its last bytes.
+        // A zombie root with no descendant left has ended: one more pass, for its last bytes.
         sample.net = sample.alive || !descendants.isEmpty ? net?.figures(at: now) { [pid] + descendants.keys } : net?.figuresAtEnd(at: now)
         if collectsActivity, var activity {
             if slowDue && !rootGone {

@@ -88,9 +88,9 @@ public enum TopRenderer {
         let hasGPU = rows.contains { $0.gpuPercent != nil || $0.gpuMemoryBytes != nil }
         // The network: bytes each way a second, established TCP connections and retransmits a second.
         let network = [
-            Column(title: "NET ↑", width: 10, right: true) { $0.netTxPerSecond.map(DetailsLine.rate) ?? "-" },
-            Column(title: "NET ↓", width: 10, right: true) { $0.netRxPerSecond.map(DetailsLine.rate) ?? "-" },
-            Column(title: "TCP", width: 5, right: true) { $0.tcpConnections.map(DetailsLine.count) ?? "-" },
+            Column(title: "NET ↑", width: 10, right: true) { $0.netTxPerSecond.map { Units.bytes(max(0, $0)) + "/s" } ?? "-" },
+            Column(title: "NET ↓", width: 10, right: true) { $0.netRxPerSecond.map { Units.bytes(max(0, $0)) + "/s" } ?? "-" },
+            Column(title: "TCP", width: 5, right: true) { $0.tcpConnections.map { String($0.clampedInt) } ?? "-" },
             Column(title: "RETR/s", width: 6, right: true) { $0.tcpRetransmitsPerSecond.map(rate) ?? "-" },
         ]
         let hasNetwork = rows.contains { $0.tcpConnections != nil || $0.netTxPerSecond != nil }
