@@ -1,12 +1,15 @@
-/// A target's GPU figures as a tick carries them (`Sample.gpu`, `Report.gpuBox`): made once a
-/// second (a new reading) and shared by reference. A report is copied several times a tick; the
-/// figures inline (strings, a device) made each copy ~270 bytes and three retains longer
+/// Figures made once a second off the tick (the GPU's, the network's) as a tick carries them
+/// (`Sample`, `Report`): made once, shared by reference. A report is copied several times a tick;
+/// the GPU figures inline (strings, a device) made each copy ~270 bytes and three retains longer
 /// (callgrind: +2,700 instructions an idle tick of memcpy alone).
-public final class GPUFiguresBox: Equatable {
-    public let value: GPUFigures
-    public init(_ value: GPUFigures) { self.value = value }
-    public static func == (a: GPUFiguresBox, b: GPUFiguresBox) -> Bool { a === b || a.value == b.value }
+public final class FiguresBox<Value: Equatable>: Equatable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
+    public static func == (a: FiguresBox, b: FiguresBox) -> Bool { a === b || a.value == b.value }
 }
+
+/// A target's GPU figures as a tick carries them (`Sample.gpu`, `Report.gpuBox`).
+public typealias GPUFiguresBox = FiguresBox<GPUFigures>
 
 /// The GPU figures of one target at one tick (`Report.gpu`): unknown is nil, never 0.
 public struct GPUFigures: Equatable {

@@ -69,19 +69,7 @@ public final class GPUMonitor: @unchecked Sendable {
             publish(none)
             return
         }
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var handle = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&handle, &attributes, { context in
-            let monitor = Unmanaged<GPUMonitor>.fromOpaque(context!).takeRetainedValue()
-            monitor.run()
-            return nil
-        }, context)
-        pthread_attr_destroy(&attributes)
-        if created != 0 {
-            Unmanaged<GPUMonitor>.fromOpaque(context).release()
+        if !startDetachedThread({ self.run() }) {
             publish({ var none = GPUReading(); none.unreported = GPUUnreported.noThread; return none }())
         }
     }

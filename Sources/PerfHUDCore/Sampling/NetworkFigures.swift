@@ -1,10 +1,6 @@
 /// A target's network figures as a tick carries them (`Sample.net`, `Report.netBox`): made once a
-/// second (a pass of the network monitor) and shared by reference, as `GPUFiguresBox` is.
-public final class NetworkFiguresBox: Equatable {
-    public let value: NetworkFigures
-    public init(_ value: NetworkFigures) { self.value = value }
-    public static func == (a: NetworkFiguresBox, b: NetworkFiguresBox) -> Bool { a === b || a.value == b.value }
-}
+/// second (a pass of the network monitor) and shared by reference (`FiguresBox`).
+public typealias NetworkFiguresBox = FiguresBox<NetworkFigures>
 
 /// The network figures of one target at one tick (`Report.net`; docs/network.md): unknown is nil,
 /// never 0; a target with no sockets reads a measured 0.

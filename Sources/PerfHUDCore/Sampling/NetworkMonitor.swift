@@ -114,18 +114,7 @@ public final class NetworkMonitor: @unchecked Sendable {
             started = true
             wake = perfhud_wake_descriptor()
             guard wake >= 0 else { return false }
-            var attributes = pthread_attr_t()
-            pthread_attr_init(&attributes)
-            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-            var handle = pthread_t()
-            let context = Unmanaged.passRetained(self).toOpaque()
-            let created = pthread_create(&handle, &attributes, { context in
-                Unmanaged<NetworkMonitor>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            }, context)
-            pthread_attr_destroy(&attributes)
-            if created != 0 {
-                Unmanaged<NetworkMonitor>.fromOpaque(context).release()
+            if !startDetachedThread({ self.run() }) {
                 close(wake); wake = -1
                 return false
             }
