@@ -24,6 +24,7 @@ final class FiguresTests: XCTestCase {
     func testTheJSONRowHasEveryFigureInTheTablesOrder() {
         var report = Report(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
         report.gpu.unreportedReason = GPUUnreported.noDriver               // the key is there only with a reason
+        report.net.unreportedReason = NetworkUnreported.notReadYet        // the key is there only with a reason
         var events = EventSnapshot()
         events.framesUnreportedReason = FramesUnreported.nothingDrawn     // the key is there only with a reason
         let withEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
@@ -39,6 +40,9 @@ final class FiguresTests: XCTestCase {
         XCTAssertFalse(counted.contains("frames_unreported_reason"), "no reason, no key")
         report.gpu.unreportedReason = nil
         XCTAssertFalse(keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("gpu_unreported_reason"),
+                       "no reason, no key")
+        report.net.unreportedReason = nil
+        XCTAssertFalse(keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("net_unreported_reason"),
                        "no reason, no key")
     }
 
@@ -95,6 +99,8 @@ final class FiguresTests: XCTestCase {
             case (.boolean, _): value = 1
             case (.special(.framesUnreportedReason), _): value = 2
             case (.special(.gpuUnreportedReason), _): value = 4
+            case (.special(.netSource), _): value = 3
+            case (.special(.netUnreportedReason), _): value = 5
             case (_, .fixed(let scale)): value = (Double(index + 1) * 1.23456).atResolution(scale)
             default: value = Double(index + 1) * 7
             }

@@ -130,6 +130,10 @@ final class DaemonUnitTests: XCTestCase {
         report.leakSuspected = false
         report.cpuPercent = 50                           // the first sample has no interval
         report.gpu.busyPercent = 17; report.gpu.memoryBytes = 1 << 30   // read on the GPU thread
+        var net = NetworkFigures()                       // read on the network thread
+        net.txBytesTotal = 5_000; net.rxBytesTotal = 700; net.tcpConnections = 2; net.tcpRetransmitsTotal = 3
+        net.tcpRetransmitPercent = 1.5; net.tcpRTTms = 0.25
+        report.net = net
         var events = EventSnapshot()                     // a frame seen: the FPS gauge exists
         events.framesTotal = 3; events.fps = 3; events.actionsPerSecond = 1
         metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,
@@ -143,6 +147,13 @@ final class DaemonUnitTests: XCTestCase {
             XCTAssertTrue(text.contains("\n" + metric.name + "{target=\"x\"" + labels + (metric.kind == .labelled ? "" : "}")), metric.series)
         }
         XCTAssertEqual(value(text, "perfhud_target_oom_score{target=\"x\"}"), 667, "the once-a-second figures reach the daemon as read")
+        // The network's: its totals mirrored into counters, the rest gauges in base units.
+        XCTAssertEqual(value(text, "perfhud_target_network_transmit_bytes_total{target=\"x\"}"), 5_000)
+        XCTAssertEqual(value(text, "perfhud_target_network_receive_bytes_total{target=\"x\"}"), 700)
+        XCTAssertEqual(value(text, "perfhud_target_tcp_retransmits_total{target=\"x\"}"), 3)
+        XCTAssertEqual(value(text, "perfhud_target_tcp_connections{target=\"x\"}"), 2)
+        XCTAssertEqual(value(text, "perfhud_target_tcp_retransmit_ratio{target=\"x\"}"), 0.015)
+        XCTAssertEqual(value(text, "perfhud_target_tcp_rtt_seconds{target=\"x\"}"), 0.00025)
     }
 
     func testMetricsFollowTheTargetAndCountersNeverGoBack() {
