@@ -28,13 +28,7 @@ final class TargetGroup: SampleSource {
     /// When the earliest member started, in clock ticks since boot.
     var startTicks: UInt64? { samplers.values.map(\.startTicks).min() }
 
-    func takeNotes() -> [String] {
-        defer { notes.removeAll() }
-        return notes + samplers.values.flatMap { $0.takeNotes() }
-    }
-    /// The group's own notes (a unit's IP accounting that cannot be read), each said once.
-    private var notes: [String] = []
-    private var saidUnitReason: String?
+    func takeNotes() -> [String] { samplers.values.flatMap { $0.takeNotes() } }
 
     func contains(_ pid: Int32) -> Bool { samplers[pid] != nil }
     func add(_ sampler: ProcessSampler) { samplers[sampler.pid] = sampler }
@@ -88,14 +82,9 @@ final class TargetGroup: SampleSource {
             net.tcpRetransmitsTotal = net.tcpRetransmitsTotal.map { $0 &+ retiredNetwork.retransmits }
             group.net = NetworkFiguresBox(net)
         }
-        if let unitNetwork {
-            group.net = unitNetwork.overlay(group.net, at: group.monotonicNanoseconds)
-            let reason = group.net?.value.unreportedReason
-            if let reason, reason != saidUnitReason, [NetworkUnreported.unitNotAccounted, NetworkUnreported.unitNotRead].contains(reason) {
-                notes.append(reason + " (docs/network.md)")
-            }
-            if reason != nil { saidUnitReason = reason }
-        }
+        // Not logged when it is not there: IP accounting off, or D-Bus refused to the packaged units'
+        // dynamic user, is how most hosts run; the rows and recordings say why (net_unreported_reason).
+        if let unitNetwork { group.net = unitNetwork.overlay(group.net, at: group.monotonicNanoseconds) }
         return group
     }
 

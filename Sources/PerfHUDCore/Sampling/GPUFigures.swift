@@ -2,9 +2,9 @@
 /// (`Sample`, `Report`): made once, shared by reference. A report is copied several times a tick;
 /// the GPU figures inline (strings, a device) made each copy ~270 bytes and three retains longer
 /// (callgrind: +2,700 instructions an idle tick of memcpy alone).
-public final class FiguresBox<Value: Equatable>: Equatable {
-    public let value: Value
-    public init(_ value: Value) { self.value = value }
+public final class FiguresBox<Boxed: Equatable>: Equatable {
+    public let value: Boxed
+    public init(_ value: Boxed) { self.value = value }
     public static func == (a: FiguresBox, b: FiguresBox) -> Bool { a === b || a.value == b.value }
 }
 

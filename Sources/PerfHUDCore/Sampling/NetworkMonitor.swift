@@ -76,6 +76,8 @@ public final class NetworkMonitor: @unchecked Sendable {
         var unitAtStart: (received: UInt64, sent: UInt64)?
         var unitNotAccounted = false
         var unitNotRead = false
+        /// When D-Bus is asked again after it refused (a dynamic user is refused at every try).
+        var unitRetryAt: UInt64 = 0
     }
 
     /// The figures published for `owner` if newer than `seen` (nil when unchanged), with their
@@ -197,9 +199,10 @@ public final class NetworkMonitor: @unchecked Sendable {
         }
         // systemd's IP accounting of the units asked about (over D-Bus: milliseconds, on this thread only).
         for (owner, unit) in units {
-            guard let state = states[owner] else { continue }
+            guard let state = states[owner], now >= state.unitRetryAt else { continue }
             var ingress: UInt64 = 0, egress: UInt64 = 0
             let read = perfhud_unit_ip_bytes(unit, &ingress, &egress)
+            if read < 0 { state.unitRetryAt = now &+ 10_000_000_000 }
             state.unitBytes = read == 0 ? (ingress, egress) : nil
             state.unitNotAccounted = read == 1
             state.unitNotRead = read < 0
