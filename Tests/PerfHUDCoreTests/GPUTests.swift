@@ -161,7 +161,8 @@ final class GPUTests: XCTestCase {
             XCTAssertEqual(GPUUnreported.codes.reason(code: GPUUnreported.codes.code(reason)), reason)
         }
         XCTAssertNil(GPUUnreported.codes.reason(code: 999))
-        // The `samples` view gives the text; a quote in it is written twice in SQL.
-        XCTAssertTrue(GPUUnreported.codes.sqlText(of: "c").contains("WHEN 13 THEN 'perfhud runs in a PID namespace: NVML''s host PIDs cannot be matched'"))
+        // The `samples` view gives the text, from the recording's `reasons` table, whose rows write a quote twice in SQL.
+        XCTAssertEqual(GPUUnreported.codes.sqlText(of: "c"), "(SELECT text FROM reasons WHERE kind = 'gpu' AND code = c)")
+        XCTAssertTrue(GPUUnreported.codes.sqlRows.contains("('gpu', 13, 'perfhud runs in a PID namespace: NVML''s host PIDs cannot be matched')"))
     }
 }

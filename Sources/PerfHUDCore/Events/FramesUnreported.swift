@@ -15,7 +15,7 @@ public enum FramesUnreported {
     public static let noTerminalDrawing = "no terminal drawing"
 
     /// Every reason, as a recording keeps them (append only).
-    static let codes = ReasonCodes([glWithoutPresent, vulkanWithoutPresent, terminalIdle, nothingDrawn, noTerminalDrawing])
+    static let codes = ReasonCodes("frames", [glWithoutPresent, vulkanWithoutPresent, terminalIdle, nothingDrawn, noTerminalDrawing])
 
     /// - Parameters:
     ///   - presentHooks: the GL/SDL hook or the Vulkan layer was given to the program.

@@ -19,6 +19,9 @@ public final class Recorder: TickSink {
         + "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER, busiest_threads TEXT, gpu_name_id INTEGER"
     static let leadingColumnCount = 10
 
+    /// Every list of reasons a recording keeps codes of (the `reasons` table).
+    static let reasonLists = [FramesUnreported.codes, GPUUnreported.codes, NetworkSource.codes, NetworkUnreported.codes]
+
     static var schema: String {
         let figureColumns = Figure.recorded.map { "\($0.column!) \($0.storage == .real ? "REAL" : "INTEGER")" }
         let sources = FrameSource.allCases.enumerated().map { "WHEN \($0.offset) THEN '\($0.element.rawValue)'" }.joined(separator: " ")
@@ -31,6 +34,8 @@ public final class Recorder: TickSink {
         CREATE TABLE action_log(t_ms INTEGER NOT NULL, label_id INTEGER NOT NULL, count REAL NOT NULL);
         CREATE TABLE high_frequency_log(t_ms INTEGER NOT NULL, label_id INTEGER, rate REAL, peak REAL);
         CREATE TABLE phases(t REAL NOT NULL, name TEXT NOT NULL, rss_entry_bytes INTEGER, t_exit REAL, rss_exit_bytes INTEGER);
+        CREATE TABLE reasons(kind TEXT NOT NULL, code INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY(kind, code));
+        INSERT INTO reasons VALUES \(reasonLists.flatMap(\.sqlRows).joined(separator: ", "));
         CREATE VIEW samples AS SELECT t_ms / 1000.0 AS t, \(figureViews.joined(separator: ", ")),
             (SELECT name FROM names WHERE id = phase_id) AS phase, alive, CASE frame_source \(sources) END AS frame_source,
             events AS has_events, wall_skew_ms, (SELECT name FROM names WHERE id = command_id) AS command_from_here, rejected_reasons,

@@ -15,6 +15,6 @@ public enum GPUUnreported {
     public static let noThread = "GPU not read: no thread for it"
     public static let pidNamespace = "perfhud runs in a PID namespace: NVML's host PIDs cannot be matched"
 
-    static let codes = ReasonCodes([noDriver, noDevice, notReadYet, stale, mig, noPermission, noPermissionForProcesses, driverNotLoaded,
+    static let codes = ReasonCodes("gpu", [noDriver, noDevice, notReadYet, stale, mig, noPermission, noPermissionForProcesses, driverNotLoaded,
                                     versionMismatch, lost, otherError, noThread, pidNamespace])
 }

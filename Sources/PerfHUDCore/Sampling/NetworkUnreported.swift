@@ -6,7 +6,7 @@ public enum NetworkSource {
     public static let netns = "netns"
     /// systemd's IP accounting of the target's unit (`IPAccounting=yes`, the daemon's `--unit`): every protocol.
     public static let unit = "unit"
-    static let codes = ReasonCodes([tcp, netns, unit])
+    static let codes = ReasonCodes("net_source", [tcp, netns, unit])
 }
 
 /// Why a target's network figures are unknown or incomplete (`net_unreported_reason`): a fixed list
@@ -25,6 +25,6 @@ public enum NetworkUnreported {
     /// packaged units are; docs/network.md says how to give perfhud.service a user of its own.
     public static let unitNotRead = "the unit's IP accounting could not be read over D-Bus: its TCP is counted, not its UDP"
 
-    static let codes = ReasonCodes([notReadYet, stale, udpNotCounted, noPermission, namespaceNotEntered, sockDiagFailed, noThread,
+    static let codes = ReasonCodes("net", [notReadYet, stale, udpNotCounted, noPermission, namespaceNotEntered, sockDiagFailed, noThread,
                                     unitNotAccounted, unitNotRead])
 }
