@@ -22,17 +22,13 @@ extension NetworkMonitor {
     }
 
     private func dump(_ namespace: NetworkNamespace, inodeOwners: [UInt64: [ObjectIdentifier]], owners: [ObjectIdentifier]) {
-        var cookieOwners: [UInt64: [ObjectIdentifier]] = [:]
-        for owner in owners {
-            guard let state = states[owner] else { continue }
-            for cookie in state.accounting.knownCookies { cookieOwners[cookie, default: []].append(owner) }
-            state.sockets[namespace.identity] = [:]
-        }
+        // Who a socket known by its cookie belongs to: the map the last pass made for destroy events.
+        let cookieOwners = namespace.cookieOwners
+        for owner in owners { states[owner]?.sockets[namespace.identity] = [:] }
         let failure = namespace.dump.dump(states: InetDiag.connectedStates | InetDiag.listeningStates) { socket in
             if let holders = inodeOwners[socket.inode] {
                 for owner in holders {
                     guard let state = states[owner] else { continue }
-                    state.matched += 1
                     state.tcpInodes[socket.inode] = socket.cookie
                     state.sockets[namespace.identity, default: [:]][socket.cookie] = socket
                     state.accounting.see(socket)

@@ -47,7 +47,6 @@ public final class NetworkMonitor: @unchecked Sendable {
     final class TargetState {
         var accounting = TCPAccounting()
         var inodes = Set<UInt64>()
-        var matched = 0
         var udpSockets = 0
         /// The target's socket inodes as the last dump sorted them out: TCP (by cookie), UDP, the rest
         /// (unix, netlink, …). An inode none of them holds (a socket made since) asks for a dump.
@@ -172,7 +171,7 @@ public final class NetworkMonitor: @unchecked Sendable {
         for (owner, pids) in wanted {
             let state = states[owner] ?? { let made = TargetState(); states[owner] = made; return made }()
             state.inodes.removeAll(keepingCapacity: true)
-            state.matched = 0; state.udpSockets = 0; state.denied = false
+            state.udpSockets = 0; state.denied = false
             state.namespaceFailure = nil; state.dumpFailure = nil
             state.rootNamespace = nil; state.rootPID = pids.first ?? 0
             state.accounting.beginPass()
@@ -208,7 +207,7 @@ public final class NetworkMonitor: @unchecked Sendable {
             state.unitNotRead = read < 0
             if read == 0, state.unitAtStart == nil { state.unitAtStart = (ingress, egress) }
         }
-        // One dump a namespace.
+        // Each namespace's TCP sockets, for every target in it: a dump, or look-ups (`readSockets`).
         for (identity, entry) in work {
             let namespace: NetworkNamespace
             if let known = namespaces[identity] {
@@ -228,7 +227,7 @@ public final class NetworkMonitor: @unchecked Sendable {
         for state in states.values {
             state.otherInodes.formIntersection(state.inodes)
             state.udpInodes.formIntersection(state.inodes)
-            if state.tcpInodes.count > state.inodes.count || state.tcpInodes.keys.contains(where: { !state.inodes.contains($0) }) {
+            if state.tcpInodes.keys.contains(where: { !state.inodes.contains($0) }) {
                 state.tcpInodes = state.tcpInodes.filter { state.inodes.contains($0.key) }
             }
         }
