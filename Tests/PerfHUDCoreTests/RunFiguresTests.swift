@@ -204,6 +204,43 @@ final class RunFiguresTests: XCTestCase {
         XCTAssertEqual(rows.row(2).phases.current?.name, "Home")
     }
 
+    func testAPhasesFramesAreTheSameLiveAndInTheRecordingWhenOneEndsWithinAMillisecondOfItsStart() throws {
+        let path = NSTemporaryDirectory() + "perfhud-phase-frames-\(getpid()).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let start: UInt64 = 5_000_000_000
+        let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 5, command: "x", commandLine: nil,
+                                                                 tickNanoseconds: 100_000_000, events: EventConfiguration()),
+                                    startNanoseconds: start, warn: { XCTFail($0) })
+        let live = RunSummary(budget: budget, tickSeconds: 0.1, keepsEvents: true, startNanoseconds: start)
+        var phases = PhaseHistory()
+        for tick in 0...20 {
+            let time = start + UInt64(tick) * 100_000_000
+            // Gallery begins 0.3 ms into second 1, between two frames 0.1 ms and 0.6 ms into it;
+            // each phase has frames of its own length (16 ms at Home, 33 ms in the Gallery).
+            if tick == 0 { phases.enter("Home", at: 0, residentBytes: nil) }
+            if tick == 10 { phases.enter("Gallery", at: 1.0003, residentBytes: nil) }
+            let frames = tick == 0 ? [] : [100_000, 600_000, 50_000_000].map { offset -> RecordedFrame in
+                let end = time - 100_000_000 + UInt64(offset)
+                let inGallery = Double(end - start) / 1e9 >= 1.0003
+                return RecordedFrame(time: end, milliseconds: inGallery ? 33.3337 : 16.6664, source: .events)
+            }
+            var events = EventSnapshot()
+            events.phase = phases.current?.name
+            var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
+                                         at: time, commandName: "x", events: events, phases: phases)
+            value.frames = frames
+            recorder.record(value)
+            live.consume(value)
+        }
+        recorder.close()
+        let liveFigures = RecordingSummary(live, budget: budget, actionThreshold: 20)
+        let recorded = RecordingSummary(try Recording(path: path))
+        XCTAssertEqual(liveFigures.phases.map(\.name), ["Home", "Gallery"])
+        XCTAssertEqual(liveFigures.phases.map(\.fpsAvg), recorded.phases.map(\.fpsAvg), "each phase counts the same frames")
+        XCTAssertEqual(liveFigures.fpsAvg, recorded.fpsAvg)
+        XCTAssertEqual(liveFigures.frameP99, recorded.frameP99, "the same durations")
+    }
+
     // MARK: I/O and CPU totals
 
     func testStorageIOIsEachRowsRateTimesItsIntervalInTheSummaryAndTheReport() {

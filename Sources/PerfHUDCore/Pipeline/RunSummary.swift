@@ -53,16 +53,16 @@ public final class RunSummary: TickSink {
     }
 
     public func consume(_ tick: Tick) {
-        for frame in tick.frames {
+        for live in tick.frames {
+            // At the recording's resolution: live and replayed, the same durations are counted and a
+            // phase picks the same frames.
+            let frame = Recording.Frame(live, since: startNanoseconds)
             frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
-            if keepsEvents {
-                let t = Double(frame.time &- min(frame.time, startNanoseconds)) / 1e9
-                frameList.append(Recording.Frame(t: t, milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source))
-            }
+            if keepsEvents { frameList.append(frame) }
         }
         let t = tick.report.elapsedSeconds
         if keepsEvents {
-            for action in tick.actions { actionList.append(Recording.Action(t: t, label: action.label, count: action.count)) }
+            for action in tick.actions { actionList.append(Recording.Action(label: action.label, count: action.count, elapsed: t)) }
             followPhases(tick.phases)
         }
         guard tick.isRow else { return }

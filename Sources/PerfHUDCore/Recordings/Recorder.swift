@@ -142,9 +142,6 @@ public final class Recorder: TickSink {
                 ("action_threshold", String(events.actionThreshold))]
     }
 
-    private func milliseconds(_ time: UInt64) -> Int64 { Int64(time >= startNanoseconds ? (time - startNanoseconds) / 1_000_000 : 0) }
-    /// Elapsed milliseconds as `--output json` rounds `elapsed_seconds`, so a replayed row prints the same.
-    private static func milliseconds(elapsed seconds: Double) -> Int64 { (seconds * 1000).nearestInteger }
 
     /// The current phase's id: the same phase tick after tick, looked up once (hashing its name each
     /// tick cost more (measured: docs/benchmarks.md, "What the code's shape saves")).
@@ -170,7 +167,7 @@ public final class Recorder: TickSink {
 
     public func record(_ tick: Tick) {
         guard !failed else { return }
-        let time = Self.milliseconds(elapsed: tick.report.elapsedSeconds)
+        let time = Recording.milliseconds(elapsed: tick.report.elapsedSeconds)
         do {
             try recordPhases(tick.phases)
             if tick.isRow { try recordRow(tick, time: time, into: &samples) }
@@ -192,7 +189,8 @@ public final class Recorder: TickSink {
     // The rows are appended through one `inout` access each (`BatchedInsert`: not an exclusivity check per value).
     private func recordFrames(_ tick: [RecordedFrame], into frames: inout BatchedInsert) {
         for frame in tick {
-            frames.appendInteger(milliseconds(frame.time)); frames.appendInteger((frame.milliseconds * 1000).nearestInteger)
+            frames.appendInteger(Recording.milliseconds(at: frame.time, since: startNanoseconds))
+            frames.appendInteger(Recording.microseconds(frame: frame.milliseconds))
             frames.appendInteger(FrameSource.allCases.firstIndex(of: frame.source).map { Int64($0) })
             // A sampled frame (`|@0.1`) stands for 1 / rate frames: kept, so `report` counts what the
             // live figures counted. NULL (no bytes) for the common weight of 1.

@@ -87,6 +87,15 @@ final class ProcessActivity {
     /// What may not be read, once each (for the caller to say once).
     private var denials: [String] = []
     var hasDenials: Bool { !denials.isEmpty }
+
+    /// Notes a file that could not be opened, unless the process has ended meanwhile (a child
+    /// gone between its `stat` and this read: its directory is gone too): an end is no refusal,
+    /// and says nothing to the user. A file a kernel lacks (`io` without task I/O accounting) is said.
+    private func refused(_ error: SystemError, _ file: String, _ consequence: String) {
+        let ended = (error == .noSuchFile || error == .noSuchProcess) && access(processFilesPath, F_OK) != 0
+        guard !ended else { return }
+        denials.append("\(file) (\(error)): \(consequence)")
+    }
     func takeDenials() -> [String] { defer { denials.removeAll() }; return denials }
 
     /// The every-tick figures: run-queue delay over the threads, faults (from the `stat` already
@@ -98,7 +107,7 @@ final class ProcessActivity {
         if io == nil && !ioDenied {
             switch KeptOpenFile.open("/proc/\(pid)/io") {
             case .success(let file): io = file
-            case .failure(let error): ioDenied = true; denials.append("/proc/\(pid)/io (\(error)): the I/O figures are null")
+            case .failure(let error): ioDenied = true; refused(error, "/proc/\(pid)/io", "the I/O figures are null")
             }
         }
         if let io, case .success(let count) = io.read(into: buffer) {
@@ -107,7 +116,7 @@ final class ProcessActivity {
         if status == nil && !statusDenied {
             switch KeptOpenFile.open(processFilesPath + "/status") {
             case .success(let file): status = file
-            case .failure(let error): statusDenied = true; denials.append("/proc/\(pid)/status (\(error)): memory by kind is null")
+            case .failure(let error): statusDenied = true; refused(error, "/proc/\(pid)/status", "memory by kind is null")
             }
         }
         // Memory by kind every tick from `statm`, already read (RssAnon = resident - shared, RssFile =
@@ -188,7 +197,7 @@ final class ProcessActivity {
         if oomScore == nil && !oomScoreDenied {
             switch KeptOpenFile.open("/proc/\(pid)/oom_score") {
             case .success(let file): oomScore = file
-            case .failure(let error): oomScoreDenied = true; denials.append("/proc/\(pid)/oom_score (\(error)): oom_score is null")
+            case .failure(let error): oomScoreDenied = true; refused(error, "/proc/\(pid)/oom_score", "oom_score is null")
             }
         }
         guard let oomScore, case .success(let count) = oomScore.read(into: buffer) else { return nil }
@@ -236,7 +245,7 @@ final class ProcessActivity {
             let opened = SystemCall.open(processFilesPath + "/fd", O_RDONLY | O_DIRECTORY)
             switch opened {
             case .success(let descriptor): fdDirectory = descriptor
-            case .failure(let error): fdsDenied = true; denials.append("/proc/\(pid)/fd (\(error)): fds_open is null")
+            case .failure(let error): fdsDenied = true; refused(error, "/proc/\(pid)/fd", "fds_open is null")
             }
         }
         guard fdDirectory >= 0 else { return nil }

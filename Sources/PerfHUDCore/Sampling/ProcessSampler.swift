@@ -15,52 +15,6 @@ import Glibc
 /// Memory, threads and the process count are per-process sums in both cases (a group's memory
 /// would need the memory controller).
 public final class ProcessSampler {
-    /// One process whose files are kept open.
-    final class TrackedProcess {
-        let pid: Int32
-        let startTicks: UInt64
-        let isKernelThread: Bool
-        var commandNameHash: UInt64
-        var addressSpaceHash: UInt64
-        let stat: KeptOpenFile
-        let statm: KeptOpenFile
-        var smapsRollup: KeptOpenFile?
-        let cpuClock: clockid_t?
-        /// The "why" files, opened once the figures are first wanted.
-        var activity: ProcessActivity?
-        /// The discovery pass that last saw it (descendants only).
-        var seen: UInt32 = 0
-        /// While its main thread has ended and others run on: the thread its memory and
-        /// descriptors are read through. The files that read them are opened again through it.
-        var standIn: StandInThread? {
-            didSet {
-                guard oldValue?.tid != standIn?.tid else { return }
-                smapsRollup?.close(); smapsRollup = nil
-                activity?.readProcessFiles(through: standIn?.path)
-            }
-        }
-        /// Where the process's memory files are read: its own directory, or its stand-in thread's.
-        var memoryPath: String { standIn?.path ?? "/proc/\(pid)" }
-
-        init(pid: Int32, fields: ProcStat, stat: KeptOpenFile, statm: KeptOpenFile) {
-            self.pid = pid
-            startTicks = fields.startTicks
-            isKernelThread = fields.isKernelThread
-            commandNameHash = fields.commandNameHash
-            addressSpaceHash = fields.addressSpaceHash
-            self.stat = stat
-            self.statm = statm
-            var clock = clockid_t()
-            cpuClock = clock_getcpuclockid(pid, &clock) == 0 ? clock : nil
-        }
-
-        deinit {
-            stat.close()
-            statm.close()
-            smapsRollup?.close()
-        }
-    }
-
     public let pid: Int32
     public let startTicks: UInt64
     public let includeChildren: Bool
@@ -84,6 +38,12 @@ public final class ProcessSampler {
 
     private var root: TrackedProcess
     private var descendants: [Int32: TrackedProcess] = [:]
+    /// The descendants in the order a sample reads them: by start time, then PID, so a parent is
+    /// read before its children. A child reaped in the middle of a sample is then caught missing
+    /// (its read fails after its parent's reaped-children times were read without it), and the CPU
+    /// is summed again (`treeCPU`); read the other way round, it would be counted twice (in its
+    /// own read and in its parent's), which no later tick can take back. Rebuilt when the tree changes.
+    private var readOrder: [TrackedProcess] = []
     /// Descendants found gone during a sample (reused: no allocation per tick).
     private var vanished: [Int32] = []
     private let directory: ProcessDirectory
@@ -130,7 +90,7 @@ public final class ProcessSampler {
         self.controlGroup = includeChildren ? controlGroup : nil
         cpuTotal = MachineBoundedCPUTotal(onlineCPUs: onlineCPUs)
         buffer = .allocate(byteCount: 4096, alignment: 16)
-        let opened = Self.open(pid: pid, buffer: buffer)
+        let opened = TrackedProcess.open(pid: pid, buffer: buffer)
         switch opened {
         case .success(let process):
             root = process
@@ -165,33 +125,6 @@ public final class ProcessSampler {
     deinit {
         buffer.deallocate()
         if exitDescriptor >= 0 { close(exitDescriptor) }
-    }
-
-    private static func open(pid: Int32, buffer: UnsafeMutableRawBufferPointer) -> Result<TrackedProcess, SystemError> {
-        let base = "/proc/\(pid)/"
-        let stat: KeptOpenFile
-        switch KeptOpenFile.open(base + "stat") {
-        case .success(let file): stat = file
-        case .failure(let error): return .failure(error)
-        }
-        let statm: KeptOpenFile
-        switch KeptOpenFile.open(base + "statm") {
-        case .success(let file): statm = file
-        case .failure(let error): stat.close(); return .failure(error)
-        }
-        let parsed = stat.read(into: buffer).flatMap { count -> Result<ProcStat, SystemError> in
-            guard let fields = ProcParser.stat(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) else {
-                return .failure(.noSuchProcess)
-            }
-            return .success(fields)
-        }
-        switch parsed {
-        case .success(let fields):
-            return .success(TrackedProcess(pid: pid, fields: fields, stat: stat, statm: statm))
-        case .failure(let error):
-            stat.close(); statm.close()
-            return .failure(error)
-        }
     }
 
     /// Takes one sample. Cheap enough for every tick: per process the CPU clock and a `pread` of each
@@ -264,9 +197,17 @@ public final class ProcessSampler {
         if !rootGone { accumulate(root) }
         // Descendants that vanished are let go after the loop (not while iterating the dictionary),
         // in a list kept for the purpose: no copy of the dictionary's values per tick.
-        for process in descendants.values { accumulate(process) }
-        for gone in vanished { descendants[gone] = nil }
-        vanished.removeAll(keepingCapacity: true)
+        for process in readOrder { accumulate(process) }
+        if !vanished.isEmpty {
+            // A descendant ended in the middle of this sample: its time may have moved into its
+            // parent's cutime after the parent was read, and is then in neither reading (a tick
+            // of 0 %, then the time in a lump: seen on a loaded 2-core machine). Its parent has
+            // it now (the kernel adds it before the PID goes away): the CPU is summed again.
+            if usesClocks && includeChildren, let again = treeCPU() { (cpu, user, system) = again }
+            for gone in vanished { descendants[gone] = nil }
+            vanished.removeAll(keepingCapacity: true)
+            orderDescendants()
+        }
         let treeAlive = rootReading || (includeChildren && sample.processCount > 0)
         guard treeAlive || groupUsage != nil else {
             // Gone: the total stays what was last read, the zombie's final one when `noteEnd`
@@ -427,7 +368,7 @@ public final class ProcessSampler {
         if let controlGroup, controlGroup.members(into: &members) {
             for member in members where member != pid {
                 if let known = descendants[member] { known.seen = discoveryPass; continue }
-                if case .success(let process) = Self.open(pid: member, buffer: buffer) {
+                if case .success(let process) = TrackedProcess.open(pid: member, buffer: buffer) {
                     process.seen = discoveryPass
                     descendants[member] = process
                 }
@@ -437,7 +378,7 @@ public final class ProcessSampler {
             for (childPID, childStart) in found {
                 if let known = descendants[childPID], known.startTicks == childStart { known.seen = discoveryPass; continue }
                 // Open, then check the start time: a PID reused between the scan and the open is skipped.
-                if case .success(let process) = Self.open(pid: childPID, buffer: buffer), process.startTicks == childStart {
+                if case .success(let process) = TrackedProcess.open(pid: childPID, buffer: buffer), process.startTicks == childStart {
                     process.seen = discoveryPass
                     descendants[childPID] = process
                 }
@@ -446,5 +387,23 @@ public final class ProcessSampler {
         if descendants.values.contains(where: { $0.seen != discoveryPass }) {
             descendants = descendants.filter { $0.value.seen == discoveryPass }
         }
+        if descendants.count != readOrder.count || readOrder.contains(where: { descendants[$0.pid] !== $0 }) { orderDescendants() }
+    }
+
+    private func orderDescendants() {
+        readOrder = descendants.values.sorted { ($0.startTicks, $0.pid) < ($1.startTicks, $1.pid) }
+    }
+
+    /// The tree's CPU (clock, user, system) from its files alone, parents first; nil when another
+    /// process went away meanwhile (the sum as first read stands: a tick later it is whole again).
+    private func treeCPU() -> (UInt64, UInt64, UInt64)? {
+        var cpu: UInt64 = 0, user: UInt64 = 0, system: UInt64 = 0
+        for process in (rootGone ? [] : [root]) + readOrder where !vanished.contains(process.pid) {
+            guard let reading = read(process, usingClock: true) else { return nil }
+            cpu &+= reading.cpuNanoseconds &+ reading.stat.childrenTicks &* nanosecondsPerTick
+            user &+= reading.stat.userTicks &+ reading.stat.childrenUserTicks
+            system &+= reading.stat.systemTicks &+ reading.stat.childrenSystemTicks
+        }
+        return (cpu, user, system)
     }
 }
