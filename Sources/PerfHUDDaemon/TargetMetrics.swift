@@ -26,10 +26,25 @@ public final class TargetMetrics {
         guard let metric = figure.metric else { return nil }
         switch metric.kind {
         case .gauge: return (figure, metric)
-        case .kernelTotal, .counter: return figure.source == .report ? (figure, metric) : nil
-        case .labelled: return nil
+        case .kernelTotal: return figure.source == .report ? (figure, metric) : nil
+        case .counter, .labelled: return nil
         }
     }
+    /// What a tick reads of each of `exported`, as plain values: walking `exported` itself copies
+    /// each figure's `Metric` (its name, help and labels, retained and released), ~50 a target a
+    /// tick, which cost more than reading the figures (callgrind). The metric is read when its
+    /// series is made.
+    private static let exportedReads: [(figure: Figure, kind: Figure.Metric.Kind, scale: Double)] = exported.map {
+        ($0.figure, $0.metric.kind, $0.metric.scale)
+    }
+    /// The figures exported as counters of their own (`Metric.Kind.counter`: the report's network
+    /// totals, the events' frames and events), each with its slot in `counters` and `counted`.
+    private static let counterFigures: [(figure: Figure, metric: Figure.Metric)] = Figure.all.compactMap { figure in
+        guard let metric = figure.metric, metric.kind == .counter else { return nil }
+        return (figure, metric)
+    }
+    /// Their figures alone, for the walk of every tick (as `exportedReads`).
+    private static let counterReads: [Figure] = counterFigures.map(\.figure)
     /// Each exported figure's gauge (present while known).
     private var figureGauges = [Gauge?](repeating: nil, count: exported.count)
     /// Each kernel total's counter (`Metric.Kind.kernelTotal`): made when the total is first known
@@ -41,8 +56,11 @@ public final class TargetMetrics {
     /// `perfhud_target_busiest_thread_cpu_ratio` and `…_busiest_thread_info{thread}`: the busiest thread of the last second.
     private var busiestRatio: Gauge?
     private var busiestThread: InfoGauge
-    /// The counters of `Figure.all`'s cumulative figures, by metric name.
-    private var figureCounters: [String: Counter] = [:]
+    /// The counters of `counterFigures`, and the value each was last advanced to (a slot each:
+    /// looking them up by name cost more than the rest of a target's tick, measured with callgrind).
+    private var counters: [Counter] = []
+    private var counted = [Double](repeating: 0, count: counterFigures.count)
+    private var cpuCounted = (user: 0.0, system: 0.0)
     private var startTime: Gauge?
     private var info: (gauge: Gauge, key: String)?
     private var phase: InfoGauge
@@ -50,11 +68,12 @@ public final class TargetMetrics {
     /// label on the frame counters, which a change of source would split.
     private var frameSource: InfoGauge
     let frameDuration: WeightedHistogram
-    private var rejected: [String: Counter] = [:]
+    /// `perfhud_events_rejected_total{reason}`, in `rejectionReasons`' order, and each one's last value.
+    private var rejected: [(counter: Counter, last: Double)] = []
     private var actions: [String: Counter] = [:]
     private var highFrequency: [String: Gauge] = [:]
-    /// The cumulative values last mirrored into counters, by metric (sampling thread only).
-    private var mirrored: [String: Double] = [:]
+    /// The totals last mirrored into `actions`, by label (sampling thread only).
+    private var actionsCounted: [String: Double] = [:]
 
     /// Why the event socket refuses a datagram (`perfhud_events_rejected_total{reason}`).
     public static let rejectionReasons = ["peer", "no_credentials", "truncated", "other_target"]
@@ -68,13 +87,11 @@ public final class TargetMetrics {
                                        help: "CPU time of the target (and its descendants with --include-children), by mode.")
         cpuSystem = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: labels + [("mode", "system")],
                                          help: "CPU time of the target (and its descendants with --include-children), by mode.")
-        for figure in Figure.all {
-            guard let metric = figure.metric, metric.kind == .counter else { continue }
-            figureCounters[metric.name] = registry.makeCounter(name: metric.name, labels: labels, help: metric.help)
-        }
-        for reason in Self.rejectionReasons {
-            rejected[reason] = registry.makeCounter(name: "perfhud_events_rejected_total", labels: labels + [("reason", reason)],
-                                                    help: "Datagrams rejected, by reason.")
+        let labels = labels
+        counters = Self.counterFigures.map { registry.makeCounter(name: $0.metric.name, labels: labels, help: $0.metric.help) }
+        rejected = Self.rejectionReasons.map { reason in
+            (registry.makeCounter(name: "perfhud_events_rejected_total", labels: labels + [("reason", reason)],
+                                  help: "Datagrams rejected, by reason."), 0)
         }
         phase = InfoGauge(name: "perfhud_phase_info", labels: labels, label: "phase", help: "The last phase the program reported.")
         frameSource = InfoGauge(name: "perfhud_frame_source_info", labels: labels, label: "source",
@@ -96,24 +113,27 @@ public final class TargetMetrics {
         up.set(to: target == nil ? 0 : 1)
         if let target {
             // The row's `cpu_seconds_total` (the CPU clock) split by mode, as `export` splits a recording's.
-            cpuModes.add(target.report)
-            advance(cpuUser, "cpu_user", to: cpuModes.user)
-            advance(cpuSystem, "cpu_system", to: cpuModes.system)
-            for (index, (figure, metric)) in Self.exported.enumerated() {
-                switch metric.kind {
+            let report = target.report
+            cpuModes.add(report)
+            advance(cpuUser, &cpuCounted.user, to: cpuModes.user)
+            advance(cpuSystem, &cpuCounted.system, to: cpuModes.system)
+            let activity = target.sample.activity
+            for (index, (figure, kind, scale)) in Self.exportedReads.enumerated() {
+                switch kind {
                 case .gauge:
-                    set(&figureGauges[index], metric, figure.value(in: target.report, events).map { $0 * metric.scale })
+                    set(index, figure.value(reading: report, events).map { $0 * scale })
                 case .kernelTotal(let total):
-                    guard let value = target.sample.activity.flatMap({ total.value(in: $0) }) else { continue }
-                    count(index, metric, to: value)
-                case .counter:
-                    // A total of the target's own since the daemon watches it (the network's): mirrored
-                    // while it is up; the group keeps a member's share when it leaves (`TargetGroup`).
-                    guard let counter = figureCounters[metric.name], let value = figure.value(in: target.report, events) else { continue }
-                    advance(counter, metric.name, to: value)
-                case .labelled:
+                    guard let activity, let value = total.value(in: activity) else { continue }
+                    count(index, to: value)
+                case .counter, .labelled:
                     continue
                 }
+            }
+            // A total of the target's own since the daemon watches it (the network's): mirrored
+            // while it is up; the group keeps a member's share when it leaves (`TargetGroup`).
+            for (index, figure) in Self.counterReads.enumerated() where figure.source == .report {
+                guard let value = figure.value(reading: report, events) else { continue }
+                advance(counters[index], &counted[index], to: value)
             }
             followBusiestThread(target.report.busiestThreads)
             set(&startTime, "perfhud_target_start_time_seconds", "When the target started, seconds since the epoch.", target.startTimeSeconds)
@@ -132,15 +152,17 @@ public final class TargetMetrics {
             busiestThread.follow(nil, in: registry)
             kernelLast = kernelLast.map { _ in nil }
             // Down: a target that comes back counts its totals from its start again.
-            for (figure, metric) in Self.exported where figure.source == .report && metric.kind == .counter { mirrored[metric.name] = nil }
+            for (index, figure) in Self.counterReads.enumerated() where figure.source == .report { counted[index] = 0 }
             if let old = info { registry.unregisterGauge(old.gauge); info = nil }
         }
-        for figure in Figure.all where figure.source == .events {
-            guard let metric = figure.metric, metric.kind == .counter, let counter = figureCounters[metric.name],
-                  let value = figure.value(in: target?.report, events) else { continue }
-            advance(counter, metric.name, to: value)
+        let report = target?.report
+        for (index, figure) in Self.counterReads.enumerated() where figure.source == .events {
+            guard let value = figure.value(in: report, events) else { continue }
+            advance(counters[index], &counted[index], to: value)
         }
-        for (reason, counter) in rejected { advance(counter, "rejected:" + reason, to: Double(events.rejected[reason] ?? 0)) }
+        for (index, reason) in Self.rejectionReasons.enumerated() {
+            advance(rejected[index].counter, &rejected[index].last, to: Double(events.rejected[reason] ?? 0))
+        }
         for (label, total) in actionTotals {
             let counter = actions[label] ?? {
                 let made = registry.makeCounter(name: "perfhud_actions_total", labels: labels + [("action", label)],
@@ -148,7 +170,7 @@ public final class TargetMetrics {
                 actions[label] = made
                 return made
             }()
-            advance(counter, "action:" + label, to: total)
+            advance(counter, &actionsCounted[label, default: 0], to: total)
         }
         var listed = Set<String>()
         for action in events.highFrequencyActions {
@@ -174,28 +196,27 @@ public final class TargetMetrics {
         for gauge in figureGauges.compactMap({ $0 }) + Array(highFrequency.values) + [up] + [startTime, info?.gauge, busiestRatio].compactMap({ $0 }) {
             registry.unregisterGauge(gauge)
         }
-        for counter in Array(figureCounters.values) + kernelCounters.compactMap({ $0 }) + Array(rejected.values) + Array(actions.values)
-            + [cpuUser, cpuSystem] {
+        for counter in counters + kernelCounters.compactMap({ $0 }) + rejected.map(\.counter) + Array(actions.values) + [cpuUser, cpuSystem] {
             registry.unregisterCounter(counter)
         }
         figureGauges = figureGauges.map { _ in nil }; highFrequency = [:]; startTime = nil; info = nil; busiestRatio = nil
-        figureCounters = [:]; kernelCounters = kernelCounters.map { _ in nil }; kernelLast = kernelLast.map { _ in nil }
-        rejected = [:]; actions = [:]
+        counters = []; kernelCounters = kernelCounters.map { _ in nil }; kernelLast = kernelLast.map { _ in nil }
+        rejected = []; actions = [:]
         phase.follow(nil, in: registry)
         busiestThread.follow(nil, in: registry)
         frameSource.follow(nil, in: registry)
     }
 
-    private func advance(_ counter: Counter, _ key: String, to value: Double) {
-        let previous = mirrored[key] ?? 0
-        if value > previous { counter.increment(by: value - previous) }
-        mirrored[key] = max(previous, value)
+    /// Advances `counter` to `value` from `last`, the value it was advanced to before: only up.
+    private func advance(_ counter: Counter, _ last: inout Double, to value: Double) {
+        if value > last { counter.increment(by: value - last); last = value }
     }
 
     /// A kernel total's counter advanced to `value` (made on its first value: the kernel's count
     /// then). A value lower than the last (a member left the group) is the new starting point.
-    private func count(_ index: Int, _ metric: Figure.Metric, to value: Double) {
+    private func count(_ index: Int, to value: Double) {
         let counter = kernelCounters[index] ?? {
+            let metric = Self.exported[index].metric
             let made = registry.makeCounter(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
             kernelCounters[index] = made
             return made
@@ -231,14 +252,17 @@ public final class TargetMetrics {
         gauge!.set(to: value)
     }
 
-    /// The gauge of a figure's metric (its labels after `target`), present while known.
-    private func set(_ gauge: inout Gauge?, _ metric: Figure.Metric, _ value: Double?) {
+    /// The gauge of `exported[index]`'s metric (its labels after `target`), present while known.
+    private func set(_ index: Int, _ value: Double?) {
         guard let value else {
-            if let existing = gauge { registry.unregisterGauge(existing); gauge = nil }
+            if let existing = figureGauges[index] { registry.unregisterGauge(existing); figureGauges[index] = nil }
             return
         }
-        if gauge == nil { gauge = registry.makeGauge(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help) }
-        gauge!.set(to: value)
+        if let gauge = figureGauges[index] { return gauge.set(to: value) }
+        let metric = Self.exported[index].metric
+        let gauge = registry.makeGauge(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
+        gauge.set(to: value)
+        figureGauges[index] = gauge
     }
 }
 

@@ -179,6 +179,10 @@ public final class Figure {
     /// The figure's value in a tick's report and event figures.
     func read(_ r: Report, _ e: EventSnapshot) -> Double? { Self.read(field, r, e) }
 
+    /// The figure's value in a report and event figures that are both there (the daemon's mirror
+    /// of every target's tick): neither is copied into an Optional per figure, as the two above do.
+    public func value(reading report: Report, _ events: EventSnapshot) -> Double? { Self.read(field, report, events) }
+
     /// The value of the figure `field`: the JSON row (`Figure.Plain`) and the recorder walk their
     /// fields as plain values, not figures — no reference counted per figure per tick.
     static func read(_ field: Field, _ r: Report, _ e: EventSnapshot) -> Double? {

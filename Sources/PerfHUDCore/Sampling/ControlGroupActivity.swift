@@ -105,19 +105,9 @@ final class ControlGroupActivity {
             if group.has(controller: "cpu") { cpuGroup = String(group.path) }
         }
         var unified: String?, cpu: String?
-        for line in mountInfo.split(separator: "\n") {
-            let halves = line.split(separator: " - ", maxSplits: 1)
-            guard halves.count == 2 else { continue }
-            let before = halves[0].split(separator: " "), after = halves[1].split(separator: " ")
-            guard before.count >= 5, after.count >= 3 else { continue }
-            let root = String(before[3]), mountPoint = String(before[4])
-            func inside(_ group: String) -> String? {
-                guard !group.contains("/.."), group == root || root == "/" || group.hasPrefix(root + "/") else { return nil }
-                let rest = root == "/" ? group : String(group.dropFirst(root.count))
-                return mountPoint + (rest == "/" ? "" : rest)
-            }
-            if after[0] == "cgroup2", unified == nil, let group = unifiedGroup { unified = inside(group) }
-            if after[0] == "cgroup", cpu == nil, after[2].split(separator: ",").contains("cpu"), let group = cpuGroup { cpu = inside(group) }
+        for mount in ControlGroupMount.parse(mountInfo) {
+            if mount.isUnified, unified == nil, let group = unifiedGroup { unified = mount.directory(of: group) }
+            if mount.has(controller: "cpu"), cpu == nil, let group = cpuGroup { cpu = mount.directory(of: group) }
         }
         return (unified, cpu)
     }

@@ -111,32 +111,21 @@ public final class ControlGroupCPU {
         let mounts = mountInfo ?? text(of: "/proc/self/mountinfo")
         let groups = ownGroups ?? text(of: "/proc/self/cgroup")
         var unifiedOwn: String?, cpuacctOwn: String?
-        for line in groups.split(separator: "\n") {
-            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3 else { continue }
-            if fields[0] == "0" && fields[1].isEmpty { unifiedOwn = String(fields[2]) }
-            if fields[1].split(separator: ",").contains("cpuacct") { cpuacctOwn = String(fields[2]) }
+        for group in ProcessControlGroup.parse(groups) {
+            if group.isUnified { unifiedOwn = String(group.path) }
+            if group.has(controller: "cpuacct") { cpuacctOwn = String(group.path) }
         }
         var unified: [Place] = [], cpuacct: [Place] = []
-        for line in mounts.split(separator: "\n") {
-            // ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL…] - FSTYPE SOURCE SUPEROPTIONS
-            let halves = line.split(separator: " - ", maxSplits: 1)
-            guard halves.count == 2 else { continue }
-            let before = halves[0].split(separator: " "), after = halves[1].split(separator: " ")
-            guard before.count >= 5, after.count >= 3 else { continue }
-            let root = unescaped(before[3]), mountPoint = unescaped(before[4])
-            let isUnified = after[0] == "cgroup2"
-            let isCpuacct = after[0] == "cgroup" && after[2].split(separator: ",").contains("cpuacct")
-            guard isUnified || isCpuacct, let own = isUnified ? unifiedOwn : cpuacctOwn else { continue }
+        for mount in ControlGroupMount.parse(mounts) {
+            let isUnified = mount.isUnified
+            guard isUnified || mount.has(controller: "cpuacct"), let own = isUnified ? unifiedOwn : cpuacctOwn else { continue }
             let hierarchy: Hierarchy = isUnified ? .unified : .cpuacct
             var places: [Place] = []
-            // perfhud's own group, seen through this mount (whose root may be a sub-group). Outside
-            // our cgroup namespace (entered with nsenter) it reads `/../…`: not reachable here.
-            if !own.contains("/.."), own == root || own.hasPrefix(root == "/" ? "/" : root + "/") {
-                let inside = root == "/" ? own : String(own.dropFirst(root.count))
-                places.append(Place(hierarchy: hierarchy, directory: mountPoint + (inside == "/" ? "" : inside), hierarchyPath: own))
+            // perfhud's own group, seen through this mount (whose root may be a sub-group).
+            if let directory = mount.directory(of: own) {
+                places.append(Place(hierarchy: hierarchy, directory: directory, hierarchyPath: own))
             }
-            let top = Place(hierarchy: hierarchy, directory: mountPoint, hierarchyPath: root)
+            let top = Place(hierarchy: hierarchy, directory: mount.mountPoint, hierarchyPath: mount.root)
             if !places.contains(top) { places.append(top) }
             if isUnified { unified += places } else { cpuacct += places }
         }
@@ -254,21 +243,6 @@ public final class ControlGroupCPU {
     private static func text(of path: String) -> String {
         guard case .success(let data) = KeptOpenFile.contents(of: path, limit: 1 << 16) else { return "" }
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// mountinfo escapes spaces and the like as `\040`.
-    private static func unescaped(_ field: Substring) -> String {
-        guard field.contains("\\") else { return String(field) }
-        var bytes: [UInt8] = [], utf8 = Array(field.utf8), index = 0
-        while index < utf8.count {
-            if utf8[index] == UInt8(ascii: "\\"), index + 3 < utf8.count,
-               let code = UInt8(String(decoding: utf8[(index + 1)...(index + 3)], as: UTF8.self), radix: 8) {
-                bytes.append(code); index += 4
-            } else {
-                bytes.append(utf8[index]); index += 1
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The number after `key ` at the start of a line of `text` (`cpu.stat`, `cpuacct.stat`).

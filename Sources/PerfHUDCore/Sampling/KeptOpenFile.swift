@@ -37,17 +37,20 @@ public struct KeptOpenFile {
     public static func contents(of path: String, limit: Int = 1 << 20) -> Result<[UInt8], SystemError> {
         open(path).flatMap { file in
             defer { file.close() }
-            var data: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while data.count < limit {
-                let count = chunk.withUnsafeMutableBytes { raw in retryingInterrupts { Glibc.read(file.descriptor, raw.baseAddress, raw.count) } }
-                switch count {
-                case .success(0): return .success(data)
-                case .success(let n): data += chunk[0..<n]
-                case .failure(let error): return .failure(error)
+            // Through a 4 KiB buffer that is not zeroed first (a 64 KiB chunk zeroed per call was
+            // most of a resolve of a process's control groups, every ten seconds for every target
+            // of the daemon).
+            return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { chunk -> Result<[UInt8], SystemError> in
+                var data: [UInt8] = []
+                while data.count < limit {
+                    switch retryingInterrupts({ Glibc.read(file.descriptor, chunk.baseAddress, min(chunk.count, limit - data.count)) }) {
+                    case .success(0): return .success(data)
+                    case .success(let n): data.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+                    case .failure(let error): return .failure(error)
+                    }
                 }
+                return .success(data)
             }
-            return .success(data)
         }
     }
 }
