@@ -3,7 +3,7 @@ import os
 import signal
 import time
 
-from conftest import Terminal
+from conftest import PERFHUD, Terminal
 
 
 def status_line(term):
@@ -88,6 +88,29 @@ def test_signals_are_forwarded_and_the_terminal_restored(terminal):
         os.kill(term.process.pid, sig)
         assert term.finish() == code, f"the child's death by signal {sig} is our status"
         assert_restored(term)
+
+
+def test_only_the_loop_can_take_the_signals_it_reads():
+    """`run` reads SIGCHLD, SIGTERM, SIGINT, SIGHUP… from a signalfd on its loop. A process-directed
+    signal goes to any thread that does not block it: one taken by the network, GPU or event thread
+    (where SIGCHLD is ignored) never reaches the loop, and `run` went on drawing a program that had
+    ended (seen once under load). Every other thread blocks them all."""
+    import subprocess
+    import time
+    loop_reads = [signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH]
+    process = subprocess.Popen([PERFHUD, "run", "--output", "json", "--", "sleep", "2"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        masks = {}
+        for task in os.listdir(f"/proc/{process.pid}/task"):
+            status = open(f"/proc/{process.pid}/task/{task}/status").read()
+            masks[int(task)] = int(status.split("SigBlk:", 1)[1].split()[0], 16)
+        assert len(masks) >= 2, "the event and network threads run beside the loop"
+        for task, mask in masks.items():
+            blocked = [sig for sig in loop_reads if mask & (1 << (sig - 1))]
+            assert blocked == loop_reads, (task, "main" if task == process.pid else "other", hex(mask))
+    finally:
+        assert process.wait(timeout=10) == 0
 
 
 def test_ctrl_c_and_q_in_demo_restore_the_terminal(terminal):

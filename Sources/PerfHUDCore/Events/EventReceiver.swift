@@ -182,7 +182,7 @@ public final class EventReceiver {
         wakeWrite = pipeEnds[1]
         var handle = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&handle, nil, { context in
+        let created = createThreadBlockingSignals(&handle, nil, { context in
             let receiver = Unmanaged<EventReceiver>.fromOpaque(context!).takeRetainedValue()
             receiver.receiveLoop()
             return nil

@@ -49,7 +49,7 @@ public final class EventReceiverPool: @unchecked Sendable {
         wake = (ends[0], ends[1])
         var handle = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&handle, nil, { context in
+        let created = createThreadBlockingSignals(&handle, nil, { context in
             let pool = Unmanaged<EventReceiverPool>.fromOpaque(context!).takeRetainedValue()
             pool.loop()
             return nil
