@@ -7,7 +7,8 @@ real process (`sleep`, one distinct command line each), started fresh for every 
 - process-exporter: a config file with one group per target, matched by its command line
   (`cmdline: ['^sleep 7000N$']`): it has no PID mode; it reads every process of the host at each scrape.
 
-Per exporter and count: CPU per scrape (`curl`-like GETs of /metrics, SCRAPES of them in a row, the CPU
+Per exporter and count: CPU per scrape interval (the goal's figure: a real 15 s interval begun by one
+scrape, INTERVALS of them), CPU per scrape (`curl`-like GETs of /metrics, SCRAPES of them in a row, the CPU
 time of the exporter's threads before and after, from /proc/PID/task/*/schedstat, in ns, less what it
 spends idle over the same time), CPU per second idle (no scrapes, IDLE seconds: perfhud samples every
 tick, process-exporter reads /proc only when scraped), both together over a 15 s scrape interval, RSS
@@ -67,8 +68,11 @@ def wait_for(url, deadline=20):
     raise RuntimeError(f"nothing answers at {url}")
 
 
-def measure(command, url, idle_seconds, scrapes):
-    """(cpu ns per scrape, cpu ns per idle second, rss KiB, series) of the exporter `command` starts."""
+def measure(command, url, idle_seconds, scrapes, intervals, interval_seconds):
+    """(cpu ns per scrape, cpu ns per idle second, rss KiB, series, cpu ns per scrape interval) of the
+    exporter `command` starts. The last: INTERVALS real intervals of INTERVAL seconds, each begun by
+    one scrape, as Prometheus scrapes (perfhud reads every figure at a scrape and RSS alone between
+    two, so one scrape and 15 idle seconds measured apart would count its full read twice)."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         body = wait_for(url)
@@ -82,7 +86,14 @@ def measure(command, url, idle_seconds, scrapes):
         elapsed = time.monotonic() - start
         per_scrape = max(0.0, (cpu_ns(process.pid) - before - idle * elapsed) / scrapes)
         series = sum(1 for line in body.decode("utf-8", "replace").splitlines() if line and not line.startswith("#"))
-        return per_scrape, idle, rss_kib(process.pid), series
+        rss = rss_kib(process.pid)
+        before = cpu_ns(process.pid)
+        for _ in range(intervals):
+            began = time.monotonic()
+            get(url)
+            time.sleep(max(0.0, interval_seconds - (time.monotonic() - began)))
+        per_interval = (cpu_ns(process.pid) - before) / max(1, intervals)
+        return per_scrape, idle, rss, series, per_interval
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -99,6 +110,8 @@ def main():
     parser.add_argument("--counts", default="1,10,50,200")
     parser.add_argument("--scrapes", type=int, default=50)
     parser.add_argument("--idle", type=float, default=10)
+    parser.add_argument("--intervals", type=int, default=2, help="real scrape intervals measured (CPU per interval)")
+    parser.add_argument("--interval", type=float, default=15, help="seconds between two scrapes (Prometheus' usual 15)")
     arguments = parser.parse_args()
     perfhud = os.path.join(arguments.bin, "perfhud")
     exporter = "/usr/bin/prometheus-process-exporter"
@@ -115,7 +128,8 @@ def main():
                 daemon = [perfhud, "daemon", "--metrics-listen", f"127.0.0.1:{port}", "--events", events]
                 for index, target in enumerate(targets):
                     daemon += ["--pid", f"t{index}={target.pid}"]
-                results["perfhud"].append(measure(daemon, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes))
+                results["perfhud"].append(measure(daemon, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes,
+                                                  arguments.intervals, arguments.interval))
                 config = os.path.join(directory, "process-exporter.yml")
                 with open(config, "w") as f:
                     f.write("process_names:\n")
@@ -123,7 +137,8 @@ def main():
                         f.write(f"  - name: t{index}\n    cmdline:\n      - '^sleep {700000 + index}$'\n")
                 port = free_port()
                 command = [exporter, "-config.path", config, "-web.listen-address", f"127.0.0.1:{port}"]
-                results["process-exporter"].append(measure(command, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes))
+                results["process-exporter"].append(measure(command, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes,
+                                                  arguments.intervals, arguments.interval))
             finally:
                 for target in targets:
                     target.kill()
@@ -136,16 +151,11 @@ def main():
               f" | idle CPU ms/s: {p[1] / 1e6:6.2f} vs {e[1] / 1e6:6.2f}"
               f" | RSS KiB: {p[2]:7.0f} vs {e[2]:7.0f}  ratio {ratio(p[2], e[2])}"
               f" | series: {p[3]:.0f} vs {e[3]:.0f}"
-              f" | CPU per 15 s scrape interval ms: {cycle(p) / 1e6:.1f} vs {cycle(e) / 1e6:.1f}  ratio {ratio(cycle(p), cycle(e))}", flush=True)
+              f" | CPU per {arguments.interval:.0f} s scrape interval ms: {p[4] / 1e6:.1f} vs {e[4] / 1e6:.1f}  ratio {ratio(p[4], e[4])}", flush=True)
     if len(rows) > 1:
         (n0, first), (n1, last) = rows[0], rows[-1]
         for name in ("perfhud", "process-exporter"):
             print(f"{name}: RSS {(last[name][2] - first[name][2]) / (n1 - n0):.0f} KiB per extra target ({n0} → {n1})")
-
-
-def cycle(figures):
-    """CPU of one scrape and the sampling between two, at Prometheus' common 15 s interval."""
-    return figures[0] + 15 * figures[1]
 
 
 def ratio(a, b):

@@ -48,6 +48,9 @@ public struct DaemonConfiguration {
         listenHost.contains(":") ? "[\(listenHost)]:\(listenPort)" : "\(listenHost):\(listenPort)"
     }
     public var logIntervalNanoseconds: UInt64 = 60_000_000_000
+    /// `--full-every`: how often a target's every figure is read when nothing scrapes the daemon.
+    /// Between two such reads a tick reads its RSS alone; a scrape reads every figure first.
+    public var fullEveryNanoseconds: UInt64 = 15_000_000_000
     /// How often a missing target is looked for (and a `--match` scan repeated).
     public var discoveryNanoseconds: UInt64 = 2_000_000_000
 

@@ -18,6 +18,9 @@ public final class DaemonMetrics: @unchecked Sendable {
 
     /// The targets' frame histograms (written by hand, outside the registry: `WeightedHistogram`).
     private var histograms: [ObjectIdentifier: WeightedHistogram] = [:]
+    /// Asks the sampling loop to read every figure of every target, and calls back (on the sampling
+    /// thread) once it has: a scrape sees the figures of its moment. Set once, before serving.
+    public var readEveryFigure: ((@escaping @Sendable () -> Void) -> Void)?
     private let histogramsLock = Mutex()
     private let refused: Counter
     private let sampleDuration: Gauge

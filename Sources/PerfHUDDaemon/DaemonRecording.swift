@@ -9,6 +9,9 @@ final class DaemonRecording {
     /// The PID the metadata names (0: none yet).
     private var recordedPID: Int32 = 0
 
+    /// Whether a recording is being written: its rows are full rows, every tick.
+    var isRecording: Bool { recorder != nil }
+
     /// Opens the recording when `--record` asks for one: before READY=1, so a path that cannot
     /// be written stops the start.
     func open(configuration: DaemonConfiguration, target: DaemonTarget?, log: DaemonLog) throws {

@@ -34,6 +34,11 @@ public final class DaemonService: @unchecked Sendable {
     private let wake: WakePipe
     /// When systemd's watchdog last got a ping (CLOCK_MONOTONIC).
     private var lastWatchdog = UInt64(0)
+    /// Scrapes waiting for the next full read (`DaemonMetrics.readEveryFigure`), and whether the loop
+    /// has ended (a scrape then is answered with what was last read).
+    private let scrapes = Mutex()
+    private var scrapesWaiting: [@Sendable () -> Void] = []
+    private var loopEnded = false
 
     /// Plans the targets: reads `--config`, gives each its label.
     /// - Throws: `PerfHUDError` `.config` (78) for the file, `.usage` (64) for labels two
@@ -61,6 +66,23 @@ public final class DaemonService: @unchecked Sendable {
         roster.unitPatterns = TargetPlanner.patterns(specs)
         for (spec, label) in try planner.plan(specs.filter { !$0.isPattern }, keeping: []) { roster.admit(spec, label: label, discovered: false) }
         if configuration.isSingleTarget, let only = roster.targets.first { log.setContext(only.journalFields) }
+        metrics.readEveryFigure = { [weak self] done in self?.readBeforeScrape(done) ?? done() }
+    }
+
+    /// A scrape's request: answered after the loop's next full read of every target (woken for it).
+    private func readBeforeScrape(_ done: @escaping @Sendable () -> Void) {
+        let ended = scrapes.withLock { () -> Bool in
+            if !loopEnded { scrapesWaiting.append(done) }
+            return loopEnded
+        }
+        if ended { done() } else { wake.send(3) }
+    }
+
+    private func takeScrapes(ending: Bool = false) -> [@Sendable () -> Void] {
+        scrapes.withLock {
+            defer { scrapesWaiting = []; if ending { loopEnded = true } }
+            return scrapesWaiting
+        }
     }
 
     // MARK: before the loop
@@ -116,6 +138,11 @@ public final class DaemonService: @unchecked Sendable {
                     break loop
                 }
                 if requests.reload { reloader.reload() }
+                if requests.scrape {
+                    let waiting = takeScrapes()
+                    tick(everyFigure: true)
+                    for done in waiting { done() }
+                }
             }
             if descriptors[2].revents != 0 { units.unitsChanged(now: monotonicNanoseconds()) }
             if descriptors[1].revents != 0, timer.expirations() > 0 { tick() }
@@ -127,6 +154,7 @@ public final class DaemonService: @unchecked Sendable {
         }
         // The last interval is not lost: one more tick, with what the event sockets still held, then the final line.
         tick(final: true)
+        for done in takeScrapes(ending: true) { done() }
         sockets.stopReceiving()
         fanOut.recording.close()
         status.logStopping()
@@ -144,15 +172,35 @@ public final class DaemonService: @unchecked Sendable {
 
     /// Every target's tick, in this order: units and processes looked for when due, each target
     /// sampled, the sockets told who is who, the long-gone forgotten, the daemon's own figures.
-    private func tick(final: Bool = false) {
+    ///
+    /// A target's tick reads its RSS alone, unless its every figure is due: at a scrape
+    /// (`everyFigure`), every `--full-every`, every tick while it sends events or is recorded, at
+    /// the last tick, and when a process of it ended. Cumulative figures (CPU time, I/O, faults,
+    /// waiting) lose nothing read less often, and rates are over the time since the last full
+    /// read; every file a target has costs the host each second otherwise (issue 34:
+    /// `Benchmarks/daemon_vs_process_exporter.py`).
+    private func tick(final: Bool = false, everyFigure: Bool = false) {
         let started = monotonicNanoseconds()
         units.scanIfDue(now: started)
         var changed = discovery.discoverDue(roster.targets, now: started)
-        for target in roster.targets { changed = fanOut.tick(target, now: started, final: final) || changed }
+        for target in roster.targets {
+            if !(final || everyFigure || fullReadDue(target, now: started)) && fanOut.readResident(target, now: started) { continue }
+            target.lastFull = started
+            target.linesAtFull = target.events.aggregator.linesReceived
+            changed = fanOut.tick(target, now: started, final: final) || changed
+        }
         if changed { sockets.shareTargets() }
         forgetting.forgetTargets(now: started)
         metrics.update(sampleSeconds: Double(monotonicNanoseconds() &- started) / 1e9,
                        droppedWrites: (log: status.log.dropped, notify: status.notifier.dropped))
         status.logSummariesIfDue(now: started)
+    }
+
+    /// Whether `target`'s every figure is read at this tick, scrape or not: never read yet, read
+    /// `--full-every` ago (within half a tick: ticks are not exactly on time), sending events
+    /// (its frames and actions are per tick), or recorded (a recording's rows are full rows).
+    private func fullReadDue(_ target: DaemonTarget, now: UInt64) -> Bool {
+        target.lastFull == 0 || now &- target.lastFull &+ configuration.watch.tickNanoseconds / 2 >= configuration.fullEveryNanoseconds
+            || fanOut.recording.isRecording || target.events.aggregator.linesReceived != target.linesAtFull
     }
 }

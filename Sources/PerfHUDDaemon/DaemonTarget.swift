@@ -30,6 +30,10 @@ final class DaemonTarget {
     var downSince: UInt64?
     var lastDiscovery = UInt64(0)
     var latest: Tick?
+    /// When its every figure was last read (CLOCK_MONOTONIC; 0: never), and how many event lines
+    /// it had sent by then: between two full reads a tick reads its RSS alone (`DaemonService.tick`).
+    var lastFull = UInt64(0)
+    var linesAtFull = UInt64(0)
     /// Where the socket is also linked as `PID.sock` (the default directory only).
     var linkDirectory: String?
     /// Names of the socket that stay (`/run/perfhud/UNIT.sock` for a unit labelled otherwise).

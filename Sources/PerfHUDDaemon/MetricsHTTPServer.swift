@@ -43,8 +43,20 @@ final class MetricsHandler: ChannelInboundHandler, RemovableChannelHandler {
             break
         case .end:
             guard let head else { return }
-            respond(to: head, context: context)
             self.head = nil
+            guard head.uri.split(separator: "?").first == "/metrics", head.method == .GET || head.method == .HEAD,
+                  let readEveryFigure = metrics.readEveryFigure else { return respond(to: head, context: context) }
+            // The figures of this moment: the sampling loop reads every figure of every target
+            // first (between scrapes it reads RSS alone). Answered when it has, or after 2 s with
+            // what was last read (a loop held up must not hold the scraper too).
+            let loop = context.eventLoop, answer = NIOLoopBound(Answer(), eventLoop: loop)
+            let reply = { [self] in
+                guard !answer.value.sent else { return }
+                answer.value.sent = true
+                respond(to: head, context: context)
+            }
+            loop.scheduleTask(in: .seconds(2)) { reply() }
+            readEveryFigure { loop.execute { reply() } }
         }
     }
 
@@ -53,6 +65,9 @@ final class MetricsHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
+
+    /// Whether a scrape waiting for its figures was answered (by them, or by the 2 s limit).
+    private final class Answer { var sent = false }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""

@@ -54,6 +54,18 @@ final class TargetGroup: SampleSource {
         if rootPID == pid { rootPID = nil }
     }
 
+    /// The members' RSS summed, from their `statm` alone (`ProcessSampler.residentBytes`); nil when
+    /// the group is empty or a member needs a full sample (one ended).
+    func residentBytes() -> UInt64? {
+        guard !samplers.isEmpty else { return nil }
+        var total: UInt64 = 0
+        for sampler in samplers.values {
+            guard let bytes = sampler.residentBytes() else { return nil }
+            total &+= bytes
+        }
+        return total
+    }
+
     /// The members summed; members that ended are retired. Nil while the group is empty.
     func takeSample() -> Sample? {
         var combined: Sample?

@@ -191,6 +191,13 @@ public final class TargetMetrics {
         frameSource.follow(events.frameSource?.rawValue, in: registry)
     }
 
+    /// The RSS read between two full ticks, into the figure's gauge (the rest stays as last read).
+    func updateResident(_ bytes: UInt64) {
+        guard let slot = Self.residentSlot else { return }
+        set(slot, Double(bytes) * Self.exportedReads[slot].scale)
+    }
+    private static let residentSlot = exportedReads.firstIndex { $0.figure.name == "rss_bytes" }
+
     /// Takes every series of the target out of the registry (the histogram: see `DaemonMetrics`).
     func remove() {
         for gauge in figureGauges.compactMap({ $0 }) + Array(highFrequency.values) + [up] + [startTime, info?.gauge, busiestRatio].compactMap({ $0 }) {

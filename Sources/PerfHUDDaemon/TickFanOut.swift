@@ -20,6 +20,15 @@ final class TickFanOut {
         self.status = status
     }
 
+    /// A tick that reads the target's RSS alone (between two full reads), into its RSS gauge and
+    /// its leak trend. - Returns: false when it needs a full tick instead (down, or a process ended).
+    func readResident(_ target: DaemonTarget, now: UInt64) -> Bool {
+        guard target.isUp, let bytes = target.group.residentBytes() else { return false }
+        target.watcher.noteResident(bytes, at: now)
+        target.metrics?.updateResident(bytes)
+        return true
+    }
+
     /// One target's tick. - Returns: whether it went away.
     func tick(_ target: DaemonTarget, now: UInt64, final: Bool) -> Bool {
         target.latest = target.watcher.tick(final: final, endedByPerfhud: final)

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// The sampling loop's wake-up pipe: `stop()` and the signal handlers (`StopSignals`) write a
-/// byte to it, the loop polls its other end. 1 asks to stop, 2 (SIGHUP) to reload.
+/// byte to it, the loop polls its other end. 1 asks to stop, 2 (SIGHUP) to reload, 3 (a scrape)
+/// to read every figure of every target now.
 ///
 /// A pipe rather than a flag because the loop sleeps in poll(2): only a descriptor wakes it at once.
 /// Both ends are non-blocking: a signal handler writes to it and must never block there.
@@ -13,6 +14,7 @@ final class WakePipe {
     struct Requests {
         var stop = false
         var reload = false
+        var scrape = false
         /// Every writer has gone (end of file): the loop cannot be woken any more.
         var closed = false
     }
@@ -54,6 +56,7 @@ final class WakePipe {
         case .success(let count):
             requests.stop = bytes.prefix(count).contains(1)
             requests.reload = bytes.prefix(count).contains(2)
+            requests.scrape = bytes.prefix(count).contains(3)
         case .failure: break   // EAGAIN: woken for nothing
         }
         return requests

@@ -28,6 +28,8 @@ extension Perfhud {
                 help: ArgumentHelp("Where to serve /metrics: HOST:PORT (loopback unless you say otherwise).", valueName: "HOST:PORT"))
         var listen = HostAndPort(argument: "127.0.0.1:9469")!
         @Option(help: "A summary line every this often.") var logInterval = DurationArgument(nanoseconds: 60_000_000_000)
+        @Option(help: ArgumentHelp("Read every figure of a target this often when nothing scrapes; RSS is read every tick, every figure at each scrape.",
+                                   valueName: "DURATION")) var fullEvery = DurationArgument(nanoseconds: 15_000_000_000)
 
         @Option(help: "Record what is watched to this file (SQLite; see perfhud report and export).") var record: String?
         @Option(help: ArgumentHelp("With --record: past this size, the oldest data is dropped first (e.g. 500MiB).", valueName: "SIZE"))
@@ -57,6 +59,7 @@ extension Perfhud {
             guard maxTargets >= 1 else { throw ValidationError(Accepted.complaint("--max-targets", got: String(maxTargets))) }
             if forgetAfter.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--forget-after", got: forgetAfter.text)) }
             if logInterval.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--log-interval", got: logInterval.text)) }
+            if fullEvery.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--full-every", got: fullEvery.text)) }
             let oneTarget = named.count == 1 && config == nil && units.isEmpty
             if record != nil && !oneTarget { throw ValidationError("--record records one target: name exactly one") }
             if watch.statsdUdp != nil && !oneTarget { throw ValidationError("--statsd-udp feeds one target: name exactly one") }
@@ -77,6 +80,7 @@ extension Perfhud {
             configuration.listenHost = listen.host
             configuration.listenPort = listen.port
             configuration.logIntervalNanoseconds = logInterval.nanoseconds
+            configuration.fullEveryNanoseconds = fullEvery.nanoseconds
             configuration.recordPath = record
             configuration.recordMaxBytes = recordMaxSize.flatMap(FailCondition.bytes).map { UInt64($0) }
             configuration.version = perfhudVersion

@@ -64,6 +64,10 @@ public final class EventAggregator: @unchecked Sendable {
 
     deinit { pthread_mutex_destroy(&mutex) }
 
+    /// Lines taken from the event socket so far (under the lock): the daemon reads every figure of
+    /// a target that sends events every tick.
+    public var linesReceived: UInt64 { withLock { $0.received } }
+
     /// Reads the target's RSS on the receiving thread when a phase change arrives, so the phase's
     /// entry and exit memory are those of that moment, not of the next tick. Set under the lock:
     /// the daemon's target changes while the receiver runs.

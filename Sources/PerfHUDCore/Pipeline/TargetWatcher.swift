@@ -41,6 +41,10 @@ public final class TargetWatcher {
 
     public var commandName: String { source.currentCommandName ?? fallbackName }
 
+    /// An RSS read between two ticks (the daemon's every second, between full reads): the leak
+    /// trend is fitted to every reading, as it is when each tick reads everything.
+    public func noteResident(_ bytes: UInt64, at now: UInt64) { store.noteResident(bytes, at: now) }
+
     /// Takes one tick: a sample, the events since the tick before, the figures derived from both.
     /// - Parameters:
     ///   - status: how the target stands (`.exited` on the last tick of a target that ended).

@@ -258,6 +258,25 @@ public final class ProcessSampler {
         return sample
     }
 
+    /// The RSS of the processes tracked, from their kept-open `statm` alone: what the daemon reads
+    /// between two full samples. Nil when a full sample is needed instead: one of them is gone or
+    /// exiting (no memory), or reads its memory through a thread (its main thread ended).
+    public func residentBytes() -> UInt64? {
+        guard !rootGone, !root.isKernelThread else { return nil }
+        guard var total = resident(of: root) else { return nil }
+        for process in readOrder {
+            guard let bytes = resident(of: process) else { return nil }
+            total &+= bytes
+        }
+        return total
+    }
+
+    private func resident(of process: TrackedProcess) -> UInt64? {
+        guard process.standIn == nil, case .success(let count) = process.statm.read(into: buffer),
+              let statm = ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<count])), statm.sizePages > 0 else { return nil }
+        return statm.residentPages &* pageSize
+    }
+
     /// Reads the total of a target that has just ended, before it is reaped: the zombie's CPU clock
     /// and `stat` hold its whole life's CPU time, which is gone with it. The final tick, taken when
     /// the session learns how it ended, shows that total (`run` holds the program unreaped until

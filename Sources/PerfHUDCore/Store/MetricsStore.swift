@@ -91,6 +91,12 @@ public struct MetricsStore {
         return report
     }
 
+    /// An RSS reading between two samples (the daemon's, every tick between full reads): the leak
+    /// trend takes it as it takes each sample's; the rest waits for the next sample.
+    public mutating func noteResident(_ bytes: UInt64, at now: UInt64) {
+        _ = leak.add(time: Double(now &- startNanoseconds) / 1e9, bytes: Double(bytes))
+    }
+
     /// The "why" rates: per tick from the sample before; the once-a-second ones between two reads.
     private mutating func derive(_ activity: Activity, _ sample: Sample, into report: inout Report) {
         report.residentAnonBytes = activity.memory?.anonBytes
