@@ -160,6 +160,25 @@ public final class NetworkMonitor: @unchecked Sendable {
         for owner in owners { states[owner]?.accounting.closed(socket) }
     }
 
+    /// The socket inodes of one process, reused from pass to pass.
+    private var pidInodes = Set<UInt64>()
+    /// Each watched process's `/proc/PID/fd`, kept open from pass to pass (`TCPAccounting.socketInodes(listing:)`).
+    private var descriptorListings: [Int32: OpaquePointer] = [:]
+
+    /// The sockets `pid` holds, through its kept-open listing (opened on first use, let go when it
+    /// fails: the process is gone). - Returns: false where they may not be read.
+    private func socketInodes(of pid: Int32, into inodes: inout Set<UInt64>) -> Bool {
+        if let listing = descriptorListings[pid] {
+            if TCPAccounting.socketInodes(listing: listing, into: &inodes) { return true }
+            closedir(listing)
+            descriptorListings[pid] = nil
+            return false
+        }
+        guard let listing = opendir("/proc/\(pid)/fd") else { return false }
+        descriptorListings[pid] = listing
+        return TCPAccounting.socketInodes(listing: listing, into: &inodes)
+    }
+
     /// One pass over every target.
     private func pass(now: UInt64) {
         let wanted = mutex.withLock { requests.mapValues(\.pids) }
@@ -181,12 +200,14 @@ public final class NetworkMonitor: @unchecked Sendable {
                     continue
                 }
                 if index == 0 { state.rootNamespace = namespace }
-                var inodes = Set<UInt64>()
-                if !TCPAccounting.socketInodes(of: pid, into: &inodes), errno == EACCES || errno == EPERM { state.denied = true }
-                var entry = work[namespace] ?? Work(via: pid)
-                for inode in inodes where state.inodes.insert(inode).inserted { entry.inodeOwners[inode, default: []].append(owner) }
-                if !entry.owners.contains(owner) { entry.owners.append(owner) }
-                work[namespace] = entry
+                pidInodes.removeAll(keepingCapacity: true)
+                if !socketInodes(of: pid, into: &pidInodes), errno == EACCES || errno == EPERM { state.denied = true }
+                // In place (`work[namespace]!`): an entry taken out, changed and put back copied its
+                // inodes' table for every target of a namespace shared by all (quadratic in targets).
+                if work[namespace] == nil { work[namespace] = Work(via: pid) }
+                for inode in pidInodes where state.inodes.insert(inode).inserted { work[namespace]!.inodeOwners[inode, default: []].append(owner) }
+                // A target's processes come one after another: it is the last owner if it is one.
+                if work[namespace]!.owners.last != owner { work[namespace]!.owners.append(owner) }
             }
             if let namespace = state.rootNamespace { state.lastNamespace = namespace }
             // A target whose processes are gone: its sockets, known by their cookies, still close where they were.
@@ -194,6 +215,14 @@ public final class NetworkMonitor: @unchecked Sendable {
                 var entry = work[last] ?? Work(via: 0)
                 if !entry.owners.contains(owner) { entry.owners.append(owner) }
                 work[last] = entry
+            }
+        }
+        // The listings of processes no target has any more.
+        if descriptorListings.count > 0 {
+            let watched = Set(wanted.values.joined())
+            for (pid, listing) in descriptorListings where !watched.contains(pid) {
+                closedir(listing)
+                descriptorListings[pid] = nil
             }
         }
         // systemd's IP accounting of the units asked about (over D-Bus: milliseconds, on this thread only).
