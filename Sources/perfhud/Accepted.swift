@@ -51,6 +51,7 @@ enum Accepted {
         "--forget-after": "a duration such as 10m, longer than 0",
         "--metrics-listen": "HOST:PORT, such as 127.0.0.1:9469 or [::1]:9469 (an IPv6 address in brackets)",
         "--log-interval": "a duration such as 1m, longer than 0",
+        "--full-every": "a duration such as 15s, longer than 0",
         "--record-max-size": "a size of at least 1MiB, such as 500MiB",
         // top
         "--from": "the http URL of a daemon's metrics, such as http://127.0.0.1:9469",
