@@ -39,10 +39,11 @@ def cpu_ns(pid):
     return total
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS"):
+    """VmRSS, or its parts RssAnon (heap, stacks) and RssFile (the executable's and libraries' pages)."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -69,8 +70,8 @@ def wait_for(url, deadline=20):
 
 
 def measure(command, url, idle_seconds, scrapes, intervals, interval_seconds):
-    """(cpu ns per scrape, cpu ns per idle second, rss KiB, series, cpu ns per scrape interval) of the
-    exporter `command` starts. The last: INTERVALS real intervals of INTERVAL seconds, each begun by
+    """(cpu ns per scrape, cpu ns per idle second, rss KiB, series, cpu ns per scrape interval, anonymous
+    and file-backed RSS KiB) of the exporter `command` starts. CPU per interval: INTERVALS real intervals of INTERVAL seconds, each begun by
     one scrape, as Prometheus scrapes (perfhud reads every figure at a scrape and RSS alone between
     two, so one scrape and 15 idle seconds measured apart would count its full read twice)."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -93,7 +94,9 @@ def measure(command, url, idle_seconds, scrapes, intervals, interval_seconds):
             get(url)
             time.sleep(max(0.0, interval_seconds - (time.monotonic() - began)))
         per_interval = (cpu_ns(process.pid) - before) / max(1, intervals)
-        return per_scrape, idle, rss, series, per_interval
+        # RSS once more after the intervals: what it holds after scrapes and full reads, not at the peak of one.
+        rss = max(rss, rss_kib(process.pid))
+        return per_scrape, idle, rss, series, per_interval, rss_kib(process.pid, "RssAnon"), rss_kib(process.pid, "RssFile")
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -101,6 +104,38 @@ def measure(command, url, idle_seconds, scrapes, intervals, interval_seconds):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def compare(perfhud, count, rounds, idle, scrapes, intervals, interval):
+    """Medians over ROUNDS of `measure`'s figures for perfhud's daemon and process-exporter watching
+    COUNT fresh `sleep` processes: {"perfhud": [...], "process-exporter": [...]}."""
+    exporter = "/usr/bin/prometheus-process-exporter"
+    results = {"perfhud": [], "process-exporter": []}
+    for _ in range(rounds):
+        targets = [subprocess.Popen(["sleep", str(700000 + index)]) for index in range(count)]
+        directory = tempfile.mkdtemp()
+        try:
+            port = free_port()
+            # One target: --events is its socket; several: the directory of theirs.
+            events = os.path.join(directory, "events.sock") if count == 1 else directory
+            daemon = [perfhud, "daemon", "--metrics-listen", f"127.0.0.1:{port}", "--events", events]
+            for index, target in enumerate(targets):
+                daemon += ["--pid", f"t{index}={target.pid}"]
+            results["perfhud"].append(measure(daemon, f"http://127.0.0.1:{port}/metrics", idle, scrapes, intervals, interval))
+            config = os.path.join(directory, "process-exporter.yml")
+            with open(config, "w") as f:
+                f.write("process_names:\n")
+                for index in range(count):
+                    f.write(f"  - name: t{index}\n    cmdline:\n      - '^sleep {700000 + index}$'\n")
+            port = free_port()
+            command = [exporter, "-config.path", config, "-web.listen-address", f"127.0.0.1:{port}"]
+            results["process-exporter"].append(measure(command, f"http://127.0.0.1:{port}/metrics", idle, scrapes, intervals, interval))
+        finally:
+            for target in targets:
+                target.kill()
+                target.wait()
+            subprocess.run(["rm", "-rf", directory])
+    return {name: [statistics.median(values) for values in zip(*runs)] for name, runs in results.items()}
 
 
 def main():
@@ -114,42 +149,14 @@ def main():
     parser.add_argument("--interval", type=float, default=15, help="seconds between two scrapes (Prometheus' usual 15)")
     arguments = parser.parse_args()
     perfhud = os.path.join(arguments.bin, "perfhud")
-    exporter = "/usr/bin/prometheus-process-exporter"
     rows = []
     for count in [int(n) for n in arguments.counts.split(",")]:
-        results = {"perfhud": [], "process-exporter": []}
-        for _ in range(arguments.rounds):
-            targets = [subprocess.Popen(["sleep", str(700000 + index)]) for index in range(count)]
-            directory = tempfile.mkdtemp()
-            try:
-                port = free_port()
-                # One target: --events is its socket; several: the directory of theirs.
-                events = os.path.join(directory, "events.sock") if count == 1 else directory
-                daemon = [perfhud, "daemon", "--metrics-listen", f"127.0.0.1:{port}", "--events", events]
-                for index, target in enumerate(targets):
-                    daemon += ["--pid", f"t{index}={target.pid}"]
-                results["perfhud"].append(measure(daemon, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes,
-                                                  arguments.intervals, arguments.interval))
-                config = os.path.join(directory, "process-exporter.yml")
-                with open(config, "w") as f:
-                    f.write("process_names:\n")
-                    for index in range(count):
-                        f.write(f"  - name: t{index}\n    cmdline:\n      - '^sleep {700000 + index}$'\n")
-                port = free_port()
-                command = [exporter, "-config.path", config, "-web.listen-address", f"127.0.0.1:{port}"]
-                results["process-exporter"].append(measure(command, f"http://127.0.0.1:{port}/metrics", arguments.idle, arguments.scrapes,
-                                                  arguments.intervals, arguments.interval))
-            finally:
-                for target in targets:
-                    target.kill()
-                    target.wait()
-                subprocess.run(["rm", "-rf", directory])
-        medians = {name: [statistics.median(values) for values in zip(*runs)] for name, runs in results.items()}
+        medians = compare(perfhud, count, arguments.rounds, arguments.idle, arguments.scrapes, arguments.intervals, arguments.interval)
         rows.append((count, medians))
         p, e = medians["perfhud"], medians["process-exporter"]
         print(f"{count:>4} targets | CPU/scrape µs: perfhud {p[0] / 1e3:8.0f}  process-exporter {e[0] / 1e3:8.0f}  ratio {ratio(p[0], e[0])}"
               f" | idle CPU ms/s: {p[1] / 1e6:6.2f} vs {e[1] / 1e6:6.2f}"
-              f" | RSS KiB: {p[2]:7.0f} vs {e[2]:7.0f}  ratio {ratio(p[2], e[2])}"
+              f" | RSS KiB: {p[2]:7.0f} vs {e[2]:7.0f}  ratio {ratio(p[2], e[2])} (anon {p[5]:.0f} vs {e[5]:.0f}, file {p[6]:.0f} vs {e[6]:.0f})"
               f" | series: {p[3]:.0f} vs {e[3]:.0f}"
               f" | CPU per {arguments.interval:.0f} s scrape interval ms: {p[4] / 1e6:.1f} vs {e[4] / 1e6:.1f}  ratio {ratio(p[4], e[4])}", flush=True)
     if len(rows) > 1:

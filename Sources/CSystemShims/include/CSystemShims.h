@@ -38,6 +38,17 @@ static inline int perfhud_pidfd_open(int pid) {
 #endif
 }
 
+/// The corresponding C call is `syscall(SYS_getdents64, fd, buffer, size)`: a directory's entries
+/// as `struct linux_dirent64` records into the caller's buffer. opendir's DIR holds a 32 KiB buffer
+/// of its own, which a directory kept open per watched process (the daemon's) cannot afford.
+static inline long perfhud_getdents(int fd, void *buffer, unsigned long size) {
+    return syscall(SYS_getdents64, fd, buffer, size);
+}
+
+/// The corresponding C call is `malloc_trim(0)`: free memory of every malloc arena back to the
+/// kernel (glibc; <malloc.h> is not in the Swift Glibc module).
+int perfhud_release_free_memory(void);
+
 /// The pseudo-terminal calls glibc declares only under _GNU_SOURCE / _XOPEN_SOURCE, which the
 /// Swift Glibc module is not built with: `posix_openpt`, `grantpt`, `unlockpt`, `ptsname_r`.
 /// Returns the master descriptor (close-on-exec) and writes the slave's path, or -1 with errno.

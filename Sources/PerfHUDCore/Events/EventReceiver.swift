@@ -165,9 +165,10 @@ public final class EventReceiver {
     public func setTarget(pid: Int32) { filter.setTarget(pid: pid) }
     /// Several targets (a daemon's `--match` or `--unit` group).
     public func setTargets(_ pids: [Int32]) { filter.setTargets(pids) }
-    /// The processes of the daemon's other targets: their datagrams are refused here whatever
-    /// `--accept-from` says (`other_target`), so one target cannot speak for another.
-    public func setOtherTargets(_ pids: [Int32]) { filter.setOtherTargets(pids) }
+    /// The processes of the daemon's targets, this one's among them (they are its own first): the
+    /// others' datagrams are refused here whatever `--accept-from` says (`other_target`), so one
+    /// target cannot speak for another.
+    public func setOtherTargets(_ pids: Set<Int32>) { filter.setOtherTargets(pids) }
     /// A unit target's control group (`/system.slice/web.service`) and the other targets' units:
     /// a sender in one of them is that unit's even before the daemon has seen it (a unit that
     /// has just started sends at once), whoever its parent is.

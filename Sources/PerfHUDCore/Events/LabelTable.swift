@@ -6,7 +6,10 @@ import Glibc
 /// no allocation. Written by hand: Dictionary would need a String (an allocation) per line.
 /// Keys live in one byte arena, so a lookup touches no reference-counted storage.
 struct LabelTable {
-    private var slots: [Int32]
+    /// Made at the first label (`size` of them): the daemon has a table per target, and most
+    /// targets never send an action.
+    private var slots: [Int32] = []
+    private let size: Int
     private var hashes: [UInt64] = []
     private var offsets: [Int] = []
     private var lengths: [Int] = []
@@ -16,7 +19,7 @@ struct LabelTable {
     init(capacity: Int) {
         var size = 16
         while size < capacity * 2 { size *= 2 }
-        slots = [Int32](repeating: -1, count: size)
+        self.size = size
         // The arena grows with the labels (a new label is rare): reserved up front, its 12 KiB
         // were a resident page or more for each of a daemon's targets, most of which send none.
     }
@@ -39,6 +42,7 @@ struct LabelTable {
     }
 
     func find(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        if hashes.isEmpty { return nil }
         let hash = Self.hash(bytes)
         return slots.withUnsafeBufferPointer { slots in
             hashes.withUnsafeBufferPointer { hashes in
@@ -61,6 +65,7 @@ struct LabelTable {
 
     /// Adds `bytes` (not present); returns its index.
     mutating func insert(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if slots.isEmpty { slots = [Int32](repeating: -1, count: size) }
         let hash = Self.hash(bytes)
         var slot = Int(truncatingIfNeeded: hash) & (slots.count - 1)
         while slots[slot] >= 0 { slot = (slot + 1) & (slots.count - 1) }

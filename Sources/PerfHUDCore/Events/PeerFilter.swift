@@ -35,6 +35,8 @@ final class PeerFilter {
     private let policy: AcceptPolicy?
     private var mutex = pthread_mutex_t()
     private var targetPIDs: Set<Int32>
+    /// The daemon's targets' processes (the target's own among them: `family(of:)` asks of those
+    /// first). One set shared by every target's filter.
     private var otherPIDs: Set<Int32> = []
     /// Units' control groups (paths as /proc/PID/cgroup shows them): the target's, the others'.
     private var targetGroup: String?
@@ -59,9 +61,10 @@ final class PeerFilter {
         pthread_mutex_unlock(&mutex)
     }
 
-    func setOtherTargets(_ pids: [Int32]) {
+    /// `pids` may hold the target's own: `family(of:)` asks whether a process is the target's first.
+    func setOtherTargets(_ pids: Set<Int32>) {
         pthread_mutex_lock(&mutex)
-        otherPIDs = Set(pids)
+        otherPIDs = pids
         cache.removeAll()
         pthread_mutex_unlock(&mutex)
     }

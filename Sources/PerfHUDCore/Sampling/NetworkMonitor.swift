@@ -162,7 +162,7 @@ public final class NetworkMonitor: @unchecked Sendable {
 
     /// The socket inodes of one process, reused from pass to pass.
     private var pidInodes = Set<UInt64>()
-    /// What a pass knows of each watched process: its `/proc/PID/fd` kept open (`TCPAccounting.socketInodes(listing:)`),
+    /// What a pass knows of each watched process: its `/proc/PID/fd` kept open (`TCPAccounting.socketInodes(directory:…)`),
     /// and, from the pass that last listed it, its CPU time, network namespace and socket inodes.
     /// A process whose CPU clock has not moved since has not run: it cannot have opened, closed or
     /// received a descriptor, nor entered another namespace, so its sockets are those of then and
@@ -170,13 +170,15 @@ public final class NetworkMonitor: @unchecked Sendable {
     /// readlink per descriptor), where most watched processes sleep most seconds. Their sockets'
     /// counters are read every pass all the same (a sleeping process's data is still acked).
     private final class Watched {
-        var listing: OpaquePointer?
+        var listing: Int32 = -1
         var cpu = UInt64.max
         var namespace: UInt64 = 0
         var inodes = Set<UInt64>()
-        deinit { if let listing { closedir(listing) } }
+        deinit { if listing >= 0 { close(listing) } }
     }
     private var watched: [Int32: Watched] = [:]
+    /// Where every listing's entries are read (`TCPAccounting.listingBufferBytes`): one for the thread.
+    private let listingBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: TCPAccounting.listingBufferBytes, alignment: 8)
 
     /// The namespace and sockets of `pid` into `inodes`; nil where it is gone or may not be read
     /// (`denied`: because it may not).
@@ -193,10 +195,12 @@ public final class NetworkMonitor: @unchecked Sendable {
             if errno == EACCES || errno == EPERM { denied = true }
             return nil
         }
-        if process.listing == nil { process.listing = opendir("/proc/\(pid)/fd") }
-        guard let listing = process.listing, TCPAccounting.socketInodes(listing: listing, into: &inodes) else {
+        if process.listing < 0, case .success(let opened) = SystemCall.open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY) {
+            process.listing = opened
+        }
+        guard process.listing >= 0, TCPAccounting.socketInodes(directory: process.listing, buffer: listingBuffer, into: &inodes) else {
             if errno == EACCES || errno == EPERM { denied = true }
-            if let listing = process.listing { closedir(listing); process.listing = nil }   // gone: whoever has the PID next is opened anew
+            if process.listing >= 0 { close(process.listing); process.listing = -1 }   // gone: whoever has the PID next is opened anew
             return namespace
         }
         (process.cpu, process.namespace, process.inodes) = (cpu ?? .max, namespace, inodes)

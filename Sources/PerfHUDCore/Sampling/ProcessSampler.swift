@@ -57,7 +57,8 @@ public final class ProcessSampler {
     private var discoveryInterval: UInt64 = 0
     private let pageSize = ProcessDirectory.pageSize
     private let nanosecondsPerTick = 1_000_000_000 / ProcessDirectory.ticksPerSecond
-    private var buffer: UnsafeMutableRawBufferPointer
+    /// The directory's (`ProcessDirectory.readBuffer`), shared with the samplers on its thread.
+    private let buffer: UnsafeMutableRawBufferPointer
     /// When the sample before was taken: the tick that once-a-second reads are scheduled by.
     private var lastSampleAt: UInt64 = 0
     private var lastPSSRead: UInt64 = 0
@@ -89,13 +90,12 @@ public final class ProcessSampler {
         self.directory = directory
         self.controlGroup = includeChildren ? controlGroup : nil
         cpuTotal = MachineBoundedCPUTotal(onlineCPUs: onlineCPUs)
-        buffer = .allocate(byteCount: 4096, alignment: 16)
+        buffer = directory.readBuffer
         let opened = TrackedProcess.open(pid: pid, buffer: buffer)
         switch opened {
         case .success(let process):
             root = process
         case .failure(let error):
-            buffer.deallocate()
             if error == .noSuchFile || error == .noSuchProcess { throw PerfHUDError(.noInput, "no process with PID \(pid)") }
             throw PerfHUDError(.noPermission, "may not read process \(pid): \(error)")
         }
@@ -123,7 +123,6 @@ public final class ProcessSampler {
     }
 
     deinit {
-        buffer.deallocate()
         if exitDescriptor >= 0 { close(exitDescriptor) }
     }
 
