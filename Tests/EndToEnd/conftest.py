@@ -77,9 +77,19 @@ class Terminal:
         environment.update({"TERM": "xterm-256color", "LANG": "C.UTF-8", **(env or {})})
         self.process = subprocess.Popen(
             [PERFHUD, *args], stdin=slave, stdout=slave, stderr=slave, env=environment,
-            start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+            start_new_session=True, preexec_fn=Terminal.as_a_foreground_job)
         os.close(slave)
         self.master = master
+
+    @staticmethod
+    def as_a_foreground_job():
+        """In the child: what a terminal's shell gives the job it starts in the foreground — the
+        terminal as its controlling one, SIGINT and SIGQUIT at their default. A suite run as a
+        script's background job (`.ci/run &`) inherits them ignored (POSIX, for asynchronous
+        lists), a signal ignored at exec stays ignored, and perfhud, as any program, keeps what its
+        parent ignored (`nohup`): its Ctrl-C test then waited for a SIGINT that never came."""
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        default_interrupts()
 
     def pump(self, seconds=0.1):
         """Reads what perfhud wrote for `seconds` and feeds it to the emulator."""
@@ -128,10 +138,40 @@ class Terminal:
             self.pump(0.1)
         self.pump(0.3)
         if self.process.poll() is None:
+            below = processes_below(self.process.pid)   # before the kill, which ends them all
             self.process.kill()
-            raise AssertionError("perfhud did not exit; screen:\n" + self.text())
+            raise AssertionError("perfhud did not exit; screen:\n" + self.text() + "\n" + below)
         os.close(self.master)
         return self.process.returncode
+
+
+def default_interrupts():
+    """For a child about to exec perfhud: SIGINT and SIGQUIT at their default, as an interactive
+    shell's job has them (see `Terminal.as_a_foreground_job`)."""
+    for number in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
+def processes_below(pid):
+    """What /proc says of `pid` and the processes below it: state, and signals pending (its own and
+    its process's), blocked and ignored."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                table[int(entry)] = dict(line.split(":", 1) for line in open(f"/proc/{entry}/status") if ":" in line)
+            except OSError:
+                pass
+    lines, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        if current not in table:
+            continue
+        status = table[current]
+        lines.append(f"{current} {status['Name'].strip()} {status['State'].strip()} pending {status['SigPnd'].strip()}/"
+                     f"{status['ShdPnd'].strip()} blocked {status['SigBlk'].strip()} ignored {status['SigIgn'].strip()}")
+        todo += [child for child, fields in table.items() if int(fields["PPid"]) == current]
+    return "\n".join(lines)
 
 
 @pytest.fixture

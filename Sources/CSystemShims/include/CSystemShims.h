@@ -49,6 +49,13 @@ static inline long perfhud_getdents(int fd, void *buffer, unsigned long size) {
 /// kernel (glibc; <malloc.h> is not in the Swift Glibc module).
 int perfhud_release_free_memory(void);
 
+/// Whether signal `number` is ignored (SIG_IGN) now: `sigaction(number, NULL, &old)`, whose
+/// handler Swift cannot compare with SIG_IGN.
+static inline int perfhud_signal_is_ignored(int number) {
+    struct sigaction old;
+    return sigaction(number, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
+}
+
 /// The pseudo-terminal calls glibc declares only under _GNU_SOURCE / _XOPEN_SOURCE, which the
 /// Swift Glibc module is not built with: `posix_openpt`, `grantpt`, `unlockpt`, `ptsname_r`.
 /// Returns the master descriptor (close-on-exec) and writes the slave's path, or -1 with errno.

@@ -178,15 +178,10 @@ public final class ProcessSampler {
                 }
                 sample.alive = reading.stat.threadGroupLives
             }
-            cpu &+= reading.cpuNanoseconds
-            user &+= reading.stat.userTicks
-            system &+= reading.stat.systemTicks
-            if includeChildren {
-                // Reaped descendants: their whole CPU time lands in their parent's cutime/cstime.
-                cpu &+= reading.stat.childrenTicks &* nanosecondsPerTick
-                user &+= reading.stat.childrenUserTicks
-                system &+= reading.stat.childrenSystemTicks
-            }
+            let parts = cpuParts(of: reading, withReaped: includeChildren)
+            cpu &+= parts.cpu
+            user &+= parts.user
+            system &+= parts.system
             resident &+= reading.statm.residentPages &* pageSize
             virtual &+= reading.statm.sizePages &* pageSize
             threads += reading.stat.threads
@@ -271,9 +266,14 @@ public final class ProcessSampler {
     }
 
     private func resident(of process: TrackedProcess) -> UInt64? {
-        guard process.standIn == nil, case .success(let count) = process.statm.read(into: buffer),
-              let statm = ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<count])), statm.sizePages > 0 else { return nil }
+        guard process.standIn == nil, let statm = readStatm(of: process), statm.sizePages > 0 else { return nil }
         return statm.residentPages &* pageSize
+    }
+
+    /// `statm` of `process`, read into the buffer and parsed; nil where it cannot be read.
+    private func readStatm(of process: TrackedProcess) -> ProcStatm? {
+        guard case .success(let count) = process.statm.read(into: buffer) else { return nil }
+        return ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     /// Reads the total of a target that has just ended, before it is reaped: the zombie's CPU clock
@@ -346,8 +346,7 @@ public final class ProcessSampler {
         } else if process.standIn != nil {
             process.standIn = nil
         }
-        guard case .success(let count) = process.statm.read(into: buffer) else { return nil }
-        return ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        return readStatm(of: process)
     }
 
     /// Pss of all tracked processes, re-read at most once a second, and less often when the read
@@ -418,10 +417,19 @@ public final class ProcessSampler {
         var cpu: UInt64 = 0, user: UInt64 = 0, system: UInt64 = 0
         for process in (rootGone ? [] : [root]) + readOrder where !vanished.contains(process.pid) {
             guard let reading = read(process, usingClock: true) else { return nil }
-            cpu &+= reading.cpuNanoseconds &+ reading.stat.childrenTicks &* nanosecondsPerTick
-            user &+= reading.stat.userTicks &+ reading.stat.childrenUserTicks
-            system &+= reading.stat.systemTicks &+ reading.stat.childrenSystemTicks
+            let parts = cpuParts(of: reading, withReaped: true)
+            cpu &+= parts.cpu
+            user &+= parts.user
+            system &+= parts.system
         }
         return (cpu, user, system)
+    }
+
+    /// One process's CPU time: its clock (nanoseconds) and its user and system ticks, with
+    /// `withReaped` its reaped descendants' too (their whole time lands in its cutime/cstime).
+    private func cpuParts(of reading: Reading, withReaped: Bool) -> (cpu: UInt64, user: UInt64, system: UInt64) {
+        guard withReaped else { return (reading.cpuNanoseconds, reading.stat.userTicks, reading.stat.systemTicks) }
+        return (reading.cpuNanoseconds &+ reading.stat.childrenTicks &* nanosecondsPerTick,
+                reading.stat.userTicks &+ reading.stat.childrenUserTicks, reading.stat.systemTicks &+ reading.stat.childrenSystemTicks)
     }
 }

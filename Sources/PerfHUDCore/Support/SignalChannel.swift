@@ -8,13 +8,22 @@ import Glibc
 public final class SignalChannel {
     public let descriptor: Int32
     public static let handled: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGCHLD, SIGTSTP, SIGCONT]
+    /// Those perfhud leaves alone when its parent started it ignoring them (`nohup`'s SIGHUP, the
+    /// SIGINT and SIGQUIT of a script's background job): as any program, it neither acts on them
+    /// nor forwards them to the program it runs. Blocked, they would be read all the same: the
+    /// kernel queues a blocked signal even when it is ignored.
+    public static let keptIgnored: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
 
     /// Blocks the handled signals and opens a signalfd for them. SIGPIPE is ignored: a closed
-    /// terminal or pipe shows up as a failed write instead.
+    /// terminal or pipe shows up as a failed write instead. A SIGCHLD ignored at start is set back
+    /// to its default: ignored, the kernel would reap perfhud's children before it could wait.
     public init() {
         var set = sigset_t()
         sigemptyset(&set)
-        for signal in Self.handled { sigaddset(&set, signal) }
+        if perfhud_signal_is_ignored(SIGCHLD) != 0 { Glibc.signal(SIGCHLD, SIG_DFL) }
+        for signal in Self.handled where !(Self.keptIgnored.contains(signal) && perfhud_signal_is_ignored(signal) != 0) {
+            sigaddset(&set, signal)
+        }
         pthread_sigmask(SIG_BLOCK, &set, nil)
         Glibc.signal(SIGPIPE, SIG_IGN)
         descriptor = signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
