@@ -78,6 +78,21 @@ final class RunFiguresTests: XCTestCase {
         XCTAssertEqual(steady.pace(), 16.7)
     }
 
+    func testThePaceIsTheMedianOfTheLast30FramesWhateverTheirOrder() {
+        // Kept in order as frames come (not sorted per frame): the same median as a sort of the last 30.
+        var judge = FrameJudge(budget: FrameBudget(refreshHz: 60, jankFactor: 1.5, paced: true))
+        var generator = SystemRandomNumberGenerator()
+        var times: [Double] = []
+        for index in 0..<2_000 {
+            // Repeats, ties and a wide spread: at 1 µs, as the judge keeps them.
+            let time = index % 7 == 0 ? 16.667 : (Double.random(in: 0...120, using: &generator) * 1000).rounded() / 1000
+            _ = judge.judge(time)
+            times.append(time)
+            let last = times.suffix(30).sorted()
+            XCTAssertEqual(judge.pace(), times.count >= 5 ? last[last.count / 2] : nil, "after frame \(index)")
+        }
+    }
+
     func testWithPhasesEveryFrameSetsThePaceAndOnlyThoseInsideCount() {
         // A stutter inside the phase window is judged against the pace the frames before it set,
         // although those are outside the window: as live, where every frame is judged in order.

@@ -71,9 +71,9 @@ final class DurationHistogram {
             lowestTop = min(lowestTop, top)
             highestTop = max(highestTop, top)
         } else if milliseconds < 0 {
-            below.insert(milliseconds, at: Self.insertionPoint(of: milliseconds, in: below))
+            below.insert(milliseconds, at: below.firstIndex(notBelow: milliseconds))
         } else {
-            above.insert(milliseconds, at: Self.insertionPoint(of: milliseconds, in: above))
+            above.insert(milliseconds, at: above.firstIndex(notBelow: milliseconds))
         }
     }
 
@@ -87,25 +87,15 @@ final class DurationHistogram {
             }
             fineCount -= 1
         } else if milliseconds < 0 {
-            let index = Self.insertionPoint(of: milliseconds, in: below)
+            let index = below.firstIndex(notBelow: milliseconds)
             guard index < below.count, below[index] == milliseconds else { return }
             below.remove(at: index)
         } else {
-            let index = Self.insertionPoint(of: milliseconds, in: above)
+            let index = above.firstIndex(notBelow: milliseconds)
             guard index < above.count, above[index] == milliseconds else { return }
             above.remove(at: index)
         }
         count -= 1
-    }
-
-    /// The first index of `values` (sorted) whose value is not below `value`.
-    private static func insertionPoint(of value: Double, in values: [Double]) -> Int {
-        var low = 0, high = values.count
-        while low < high {
-            let middle = (low + high) / 2
-            if values[middle] < value { low = middle + 1 } else { high = middle }
-        }
-        return low
     }
 
     /// The `rank`-th smallest duration (0 = the smallest) at 1 µs, or nil past the last.

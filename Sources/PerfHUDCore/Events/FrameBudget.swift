@@ -57,7 +57,9 @@ public struct FrameJudge {
     /// The newest frame times, a ring of `paceFrames`.
     private var recent: [Double] = []
     private var next = 0
-    /// Where the median is found (kept: no allocation per frame).
+    /// The same times in order, kept so as each frame comes: the one it pushes out of the ring
+    /// leaves, it goes in where it belongs. Sorting a copy of the ring for each frame's median was
+    /// 5,300 instructions of the demo's tick at 60 FPS, more than all its other frame figures.
     private var sorted: [Double] = []
 
     public init(budget: FrameBudget) {
@@ -76,17 +78,32 @@ public struct FrameJudge {
     }
 
     /// The median of the recent frame times (the upper one of an even count); nil before enough frames.
-    public mutating func pace() -> Double? {
+    public func pace() -> Double? {
         guard recent.count >= Self.minimumPaceFrames else { return nil }
-        sorted.removeAll(keepingCapacity: true)
-        sorted.append(contentsOf: recent)
-        sorted.sort()
         return sorted[sorted.count / 2]
     }
 
     private mutating func remember(_ milliseconds: Double) {
         guard milliseconds.isFinite, milliseconds >= 0 else { return }
-        if recent.count < Self.paceFrames { recent.append(milliseconds) } else { recent[next] = milliseconds }
+        if recent.count < Self.paceFrames {
+            recent.append(milliseconds)
+            sorted.insert(milliseconds, at: sorted.firstIndex(notBelow: milliseconds))
+        } else {
+            // The old time's slot is found (the same value went in) and the times between it and
+            // the new one's place move over by one: no element is added or removed.
+            let leaving = sorted.firstIndex(notBelow: recent[next])
+            var place = sorted.firstIndex(notBelow: milliseconds)
+            sorted.withUnsafeMutableBufferPointer { times in
+                if place > leaving {
+                    place -= 1
+                    for index in leaving..<place { times[index] = times[index + 1] }
+                } else {
+                    for index in stride(from: leaving, to: place, by: -1) { times[index] = times[index - 1] }
+                }
+                times[place] = milliseconds
+            }
+            recent[next] = milliseconds
+        }
         next = (next + 1) % Self.paceFrames
     }
 }
