@@ -303,6 +303,18 @@ def report_against_kept(figures):
     return worse
 
 
+def write_kept(figures):
+    """Benchmarks/tick_instructions.txt from the counts measured (`--update`)."""
+    lines = ["# Instructions per tick of perfhud at --tick 10ms (Benchmarks/tick_cost.py; callgrind,",
+             "# a 600-row run less a 200-row run, strip --strip-debug build, the smallest of the rounds).",
+             "# Stages are inclusive counts (the functions: STAGES in tick_cost.py).",
+             "# per_frame_received: the event receiver's instructions per frame taken in (demo).",
+             "# floor.recording_row: SQLite alone keeping a tick of the demo's recording (recording_floor.c)."]
+    lines += [f"{key} {value:.0f}" if value >= 100 else f"{key} {value:.3f}" for key, value in figures.items()]
+    KEPT.write_text("\n".join(lines) + "\n")
+    print(f"written: {KEPT}")
+
+
 def main():
     idle = subprocess.Popen(["sleep", "100000"])
     work = tempfile.mkdtemp(prefix="perfhud-tick-cost.")
@@ -321,14 +333,7 @@ def main():
         figures["floor.recording_row"] = recording_floor(work)
         worse = report_against_kept(figures)
         if "--update" in sys.argv:
-            lines = ["# Instructions per tick of perfhud at --tick 10ms (Benchmarks/tick_cost.py; callgrind,",
-                     "# a 600-row run less a 200-row run, strip --strip-debug build, the smallest of the rounds).",
-                     "# Stages are inclusive counts (the functions: STAGES in tick_cost.py).",
-                     "# per_frame_received: the event receiver's instructions per frame taken in (demo).",
-                     "# floor.recording_row: SQLite alone keeping a tick of the demo's recording (recording_floor.c)."]
-            lines += [f"{key} {value:.0f}" if value >= 100 else f"{key} {value:.3f}" for key, value in figures.items()]
-            KEPT.write_text("\n".join(lines) + "\n")
-            print(f"written: {KEPT}")
+            write_kept(figures)
         if "--cpu" in sys.argv:
             cpu_table(work, idle.pid)
     finally:

@@ -168,6 +168,3 @@ int perfhud_enter_network_namespace(int fd) {
 int perfhud_wake_descriptor(void) {
     return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
-
-#include <malloc.h>
-int perfhud_release_free_memory(void) { return malloc_trim(0); }

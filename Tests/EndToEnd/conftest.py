@@ -84,12 +84,13 @@ class Terminal:
     @staticmethod
     def as_a_foreground_job():
         """In the child: what a terminal's shell gives the job it starts in the foreground — the
-        terminal as its controlling one, SIGINT and SIGQUIT at their default. A suite run as a
-        script's background job (`.ci/run &`) inherits them ignored (POSIX, for asynchronous
-        lists), a signal ignored at exec stays ignored, and perfhud, as any program, keeps what its
-        parent ignored (`nohup`): its Ctrl-C test then waited for a SIGINT that never came."""
+        terminal as its controlling one, the signals at their default. A suite run as a script's
+        background job (`.ci/run &`) inherits SIGINT and SIGQUIT ignored (POSIX, for asynchronous
+        lists), under `nohup` SIGHUP too; a signal ignored at exec stays ignored, and perfhud, as
+        any program, keeps what its parent ignored: its Ctrl-C test then waited for a SIGINT that
+        never came."""
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-        default_interrupts()
+        default_dispositions()
 
     def pump(self, seconds=0.1):
         """Reads what perfhud wrote for `seconds` and feeds it to the emulator."""
@@ -145,10 +146,11 @@ class Terminal:
         return self.process.returncode
 
 
-def default_interrupts():
-    """For a child about to exec perfhud: SIGINT and SIGQUIT at their default, as an interactive
-    shell's job has them (see `Terminal.as_a_foreground_job`)."""
-    for number in (signal.SIGINT, signal.SIGQUIT):
+def default_dispositions():
+    """For a child about to exec perfhud: the signals perfhud leaves alone when they were ignored
+    at start (SignalChannel.keptIgnored) at their default, as an interactive shell's job has them
+    (see `Terminal.as_a_foreground_job`)."""
+    for number in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM, signal.SIGTSTP):
         signal.signal(number, signal.SIG_DFL)
 
 

@@ -45,10 +45,6 @@ static inline long perfhud_getdents(int fd, void *buffer, unsigned long size) {
     return syscall(SYS_getdents64, fd, buffer, size);
 }
 
-/// The corresponding C call is `malloc_trim(0)`: free memory of every malloc arena back to the
-/// kernel (glibc; <malloc.h> is not in the Swift Glibc module).
-int perfhud_release_free_memory(void);
-
 /// Whether signal `number` is ignored (SIG_IGN) now: `sigaction(number, NULL, &old)`, whose
 /// handler Swift cannot compare with SIG_IGN.
 static inline int perfhud_signal_is_ignored(int number) {

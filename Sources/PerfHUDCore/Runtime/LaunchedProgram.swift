@@ -127,14 +127,17 @@ public final class LaunchedProgram {
         if endDescriptor >= 0 { close(endDescriptor); endDescriptor = -1 }
     }
 
-    /// When the program has ended (waiting for it when `waiting`): `onEnd`, then the leader may reap it.
-    private func releaseIfEnded(waiting: Bool) {
+    /// When the program has ended (waiting for it when `waiting`): `onEnd`, then the leader may reap
+    /// it. - Returns: whether it released the leader now.
+    @discardableResult
+    private func releaseIfEnded(waiting: Bool) -> Bool {
         // A poll that fails releases too: the leader must not wait for an end never seen.
-        guard endHeld, endReady(waiting: waiting) != 0 else { return }
+        guard endHeld, endReady(waiting: waiting) != 0 else { return false }
         onEnd?()
         onEnd = nil
         release()
         kill(leader, SIGCONT)   // a leader stopped with its program (Ctrl-Z) reaps only once continued
+        return true
     }
 
     /// `name` as the shell finds it: itself when it holds a slash, else the first executable file
@@ -185,8 +188,11 @@ public final class LaunchedProgram {
     /// The program's state now, without waiting (unless `blocking`), as its session leader
     /// mirrors it. An ended program is reaped.
     public func poll(blocking: Bool = false) -> State {
-        releaseIfEnded(waiting: blocking)
-        guard case .success(let (reaped, status)) = SystemCall.waitpid(leader, options: (blocking ? 0 : WNOHANG) | WUNTRACED),
+        // Released now, the leader reaps the program and ends as it did in a moment: waited for.
+        // Not waited for, the session took it for running, and sampled a program already reaped
+        // (a dead row before the exit row, when its terminal's close was seen first).
+        let released = releaseIfEnded(waiting: blocking)
+        guard case .success(let (reaped, status)) = SystemCall.waitpid(leader, options: (blocking || released ? 0 : WNOHANG) | WUNTRACED),
               reaped == leader else { return .running }
         // WIFEXITED and friends are function-like macros Swift cannot import.
         let low = status & 0x7F

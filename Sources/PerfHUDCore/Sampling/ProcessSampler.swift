@@ -342,9 +342,12 @@ public final class ProcessSampler {
         if stat.leaderEnded {
             if let statm = process.standIn?.readStatm(buffer: buffer) { return statm }
             process.standIn = StandInThread.find(in: process.pid, buffer: buffer)
+            // Its memory by kind and its descriptors too, from now on (the leader's read as empty).
+            process.activity?.readProcessFiles(through: process.standIn?.path)
             if let statm = process.standIn?.readStatm(buffer: buffer) { return statm }
         } else if process.standIn != nil {
             process.standIn = nil
+            process.activity?.readProcessFiles(through: nil)
         }
         return readStatm(of: process)
     }

@@ -3,8 +3,9 @@
 //   burn two             two threads busy all the time
 //   burn rest MIB        allocate and touch MIB mebibytes, then sleep
 //   burn busy SECONDS    one thread busy until it has used SECONDS of CPU time, then exit
-//   burn orphan SECONDS  main thread ends (pthread_exit) at once; a worker thread burns SECONDS
-//                        of CPU time, prints the process's CPU time, then the process exits
+//   burn orphan SECONDS [AFTER]  main thread ends (pthread_exit) at once, or AFTER seconds; a worker
+//                        thread burns SECONDS of CPU time, prints the process's CPU time, then
+//                        the process exits
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
         budget = atof(argc > 2 ? argv[2] : "1");
         pthread_t thread;
         pthread_create(&thread, NULL, burn_then_exit, &budget);
+        if (argc > 3) usleep((useconds_t)(atof(argv[3]) * 1e6));
         printf("main thread ends\n");
         pthread_exit(NULL);
     }
