@@ -66,11 +66,11 @@ public final class GPUMonitor: @unchecked Sendable {
         if access("/dev/dri", F_OK) != 0 && access("/dev/nvidiactl", F_OK) != 0 && !NVMLReader.libraryExists {
             var none = GPUReading()
             none.unreported = GPUUnreported.noDriver
-            publish(none)
+            publish(none, last: true)
             return
         }
         if !startDetachedThread({ self.run() }) {
-            publish({ var none = GPUReading(); none.unreported = GPUUnreported.noThread; return none }())
+            publish({ var none = GPUReading(); none.unreported = GPUUnreported.noThread; return none }(), last: true)
         }
     }
 
@@ -96,23 +96,28 @@ public final class GPUMonitor: @unchecked Sendable {
                 drm?.read(pids: pids, into: &next, now: began)
                 if next.devices.isEmpty { next.unreported = nvml?.unreported ?? GPUUnreported.noDevice }
             }
-            publish(next)
+            publish(next, last: nvml == nil && drm == nil)
             if nvml == nil && drm == nil { return }
             let spent = monotonicNanoseconds() &- began
             if spent < 1_000_000_000 { usleep(UInt32((1_000_000_000 - spent) / 1000)) }
         }
     }
 
-    private func publish(_ next: GPUReading) {
+    /// `last`: no reading will follow (no GPU driver at all, no thread): it stays true, never stale
+    /// (a host without a GPU said `stale` after 3 s, while its rows had said `no GPU driver`).
+    private func publish(_ next: GPUReading, last: Bool = false) {
         var next = next
         next.readAt = monotonicNanoseconds()
         mutex.withLock {
             passes += 1
             next.sequence = passes
-            lastReadAt = next.readAt
+            lastReadAt = last ? Self.neverStale : next.readAt
             reading = next
         }
     }
+
+    /// The time of a reading no later one replaces: `isStale` is never true of it.
+    static let neverStale = UInt64.max
 }
 
 /// One target's view of the GPU monitor (`ProcessSampler.gpu`): its figures, attributed again when a
