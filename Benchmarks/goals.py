@@ -49,7 +49,7 @@ spec.loader.exec_module(exporter_comparison)
 
 
 def instructions(work, idle_pid):
-    print("1/4 instructions per tick (callgrind) ...", flush=True)
+    print("1/5 instructions per tick (callgrind) ...", flush=True)
     figures = tick_cost.measure(work, idle_pid)
     figures["floor.recording_row"] = tick_cost.recording_floor(work)
     # Beside the kept counts, as tick_cost.py prints them: the guard, without a second callgrind run.
@@ -76,7 +76,7 @@ def cpu(work, idle_pid):
     }
     runs = {name: [] for name in tools}
     for round_ in range(ROUNDS):
-        print(f"2/4 CPU per tick, round {round_ + 1} of {ROUNDS} (~2.5 minutes) ...", flush=True)
+        print(f"2/5 CPU per tick, round {round_ + 1} of {ROUNDS} (~2.5 minutes) ...", flush=True)
         for name, measure in tools.items():
             for stale in pathlib.Path(work).glob("r*.db*"):
                 stale.unlink()
@@ -85,7 +85,7 @@ def cpu(work, idle_pid):
 
 
 def memory_and_start(work):
-    print("3/4 resident memory and start-up (memory.sh, callgrind of start-up) ...", flush=True)
+    print("3/5 resident memory and start-up (memory.sh, callgrind of start-up) ...", flush=True)
     out = subprocess.run(["bash", str(ROOT / "Benchmarks" / "memory.sh"), str(BIN), "3", "10", "3"],
                          capture_output=True, text=True, check=True).stdout
     rss = {label: float(m.group(1)) for label in ("idle daemon", "attach HUD (tmux)")
@@ -107,7 +107,7 @@ def memory_and_start(work):
 
 
 def ingest():
-    print("4/4 ingest, lines per receiver CPU-second (ingest_cost.py --cpu-only) ...", flush=True)
+    print("4/5 ingest, lines per receiver CPU-second (ingest_cost.py --cpu-only) ...", flush=True)
     out = subprocess.run([sys.executable, str(ROOT / "Benchmarks" / "ingest_cost.py"), "--cpu-only", "--bin", str(BIN)],
                          capture_output=True, text=True).stdout
     one_line = out.split("1-line datagrams:")[1].split("32-line datagrams:")[0] if "1-line datagrams:" in out else ""

@@ -55,7 +55,7 @@ STAGES = {
     "sampling": r"14ProcessSamplerC6sampleAA6SampleVyF$",
     "store": r"12MetricsStoreV6record_",
     "events": r"13SessionEventsC4tick3now",
-    "rows": r"12ReportWriterC7consumeySbAA4TickVF$",
+    "rows": r"12ReportWriterC7consumey(Sb|y)AA4TickVF$",   # consume(_:) -> Bool before, -> Void now
     "recording": r"8RecorderC6recordyyAA4TickVF$",
 }
 RECEIVER = r"13EventReceiverC11receiveLoop"
