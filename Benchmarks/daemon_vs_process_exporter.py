@@ -39,13 +39,16 @@ def cpu_ns(pid):
     return total
 
 
-def rss_kib(pid, field="VmRSS"):
-    """VmRSS, or its parts RssAnon (heap, stacks) and RssFile (the executable's and libraries' pages)."""
+def resident_kib(pid):
+    """(VmRSS, RssAnon, RssFile) in KiB, read at one moment: the whole, its anonymous part (heap,
+    stacks) and its file-backed part (the executable's and libraries' pages)."""
+    fields = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "RssAnon", "RssFile"):
+                fields[name] = int(value.split()[0])
+    return tuple(fields.get(name, 0) for name in ("VmRSS", "RssAnon", "RssFile"))
 
 
 def free_port():
@@ -87,16 +90,17 @@ def measure(command, url, idle_seconds, scrapes, intervals, interval_seconds):
         elapsed = time.monotonic() - start
         per_scrape = max(0.0, (cpu_ns(process.pid) - before - idle * elapsed) / scrapes)
         series = sum(1 for line in body.decode("utf-8", "replace").splitlines() if line and not line.startswith("#"))
-        rss = rss_kib(process.pid)
+        resident = resident_kib(process.pid)
         before = cpu_ns(process.pid)
         for _ in range(intervals):
             began = time.monotonic()
             get(url)
             time.sleep(max(0.0, interval_seconds - (time.monotonic() - began)))
         per_interval = (cpu_ns(process.pid) - before) / max(1, intervals)
-        # RSS once more after the intervals: what it holds after scrapes and full reads, not at the peak of one.
-        rss = max(rss, rss_kib(process.pid))
-        return per_scrape, idle, rss, series, per_interval, rss_kib(process.pid, "RssAnon"), rss_kib(process.pid, "RssFile")
+        # RSS once more after the intervals (what it holds after scrapes and full reads): the larger of
+        # the two readings, with its own parts.
+        rss, anonymous, file_backed = max(resident, resident_kib(process.pid))
+        return per_scrape, idle, rss, series, per_interval, anonymous, file_backed
     finally:
         process.send_signal(signal.SIGTERM)
         try:

@@ -126,6 +126,6 @@ final class EventSockets {
         // One set for every socket (its storage shared, not copied): a list of the others per
         // target was n² PIDs (423 KiB of a daemon watching 200, measured with heaptrack).
         let every = Set(targets.lazy.flatMap { $0.group.pids })
-        for target in targets { target.events.receiver?.setOtherTargets(every) }
+        for target in targets { target.events.receiver?.setDaemonTargets(every) }
     }
 }

@@ -168,7 +168,7 @@ public final class EventReceiver {
     /// The processes of the daemon's targets, this one's among them (they are its own first): the
     /// others' datagrams are refused here whatever `--accept-from` says (`other_target`), so one
     /// target cannot speak for another.
-    public func setOtherTargets(_ pids: Set<Int32>) { filter.setOtherTargets(pids) }
+    public func setDaemonTargets(_ pids: Set<Int32>) { filter.setDaemonTargets(pids) }
     /// A unit target's control group (`/system.slice/web.service`) and the other targets' units:
     /// a sender in one of them is that unit's even before the daemon has seen it (a unit that
     /// has just started sends at once), whoever its parent is.

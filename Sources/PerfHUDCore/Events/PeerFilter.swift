@@ -35,9 +35,9 @@ final class PeerFilter {
     private let policy: AcceptPolicy?
     private var mutex = pthread_mutex_t()
     private var targetPIDs: Set<Int32>
-    /// The daemon's targets' processes (the target's own among them: `family(of:)` asks of those
-    /// first). One set shared by every target's filter.
-    private var otherPIDs: Set<Int32> = []
+    /// Every one of the daemon's targets' processes, this target's among them (`family(of:)` asks
+    /// whether a process is this target's first): one set shared by every target's filter.
+    private var daemonTargetPIDs: Set<Int32> = []
     /// Units' control groups (paths as /proc/PID/cgroup shows them): the target's, the others'.
     private var targetGroup: String?
     private var otherGroups: [String] = []
@@ -61,10 +61,9 @@ final class PeerFilter {
         pthread_mutex_unlock(&mutex)
     }
 
-    /// `pids` may hold the target's own: `family(of:)` asks whether a process is the target's first.
-    func setOtherTargets(_ pids: Set<Int32>) {
+    func setDaemonTargets(_ pids: Set<Int32>) {
         pthread_mutex_lock(&mutex)
-        otherPIDs = pids
+        daemonTargetPIDs = pids
         cache.removeAll()
         pthread_mutex_unlock(&mutex)
     }
@@ -102,7 +101,7 @@ final class PeerFilter {
         var family = Family.none
         for _ in 0..<64 {
             if targetPIDs.contains(current) { family = .target; break }
-            if otherPIDs.contains(current) { family = .otherTarget; break }
+            if daemonTargetPIDs.contains(current) { family = .otherTarget; break }   // not this target's: another's
             guard current > 1, let parent = Self.parent(of: current) else { break }
             current = parent
         }

@@ -88,7 +88,8 @@ public final class GPUMonitor: @unchecked Sendable {
                 lastInit = began
             }
             var next = GPUReading()
-            if nvml == nil && drm == nil {
+            let noReader = nvml == nil && drm == nil   // nothing to ask: this reading is the last
+            if noReader {
                 next.unreported = GPUUnreported.noDriver
             } else {
                 nvml?.read(into: &next, now: began)
@@ -96,8 +97,8 @@ public final class GPUMonitor: @unchecked Sendable {
                 drm?.read(pids: pids, into: &next, now: began)
                 if next.devices.isEmpty { next.unreported = nvml?.unreported ?? GPUUnreported.noDevice }
             }
-            publish(next, last: nvml == nil && drm == nil)
-            if nvml == nil && drm == nil { return }
+            publish(next, last: noReader)
+            if noReader { return }
             let spent = monotonicNanoseconds() &- began
             if spent < 1_000_000_000 { usleep(UInt32((1_000_000_000 - spent) / 1000)) }
         }

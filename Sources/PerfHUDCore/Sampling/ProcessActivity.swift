@@ -72,7 +72,9 @@ final class ProcessActivity {
 
     /// Reads memory by kind and the descriptors through `path` from now on (nil: the process's own).
     func readProcessFiles(through path: String?) {
-        processFilesPath = path ?? "/proc/\(pid)"
+        let path = path ?? "/proc/\(pid)"
+        guard path != processFilesPath else { return }   // the files kept open are those already
+        processFilesPath = path
         status?.close(); status = nil
         statusReadAt = 0
         if fdDirectory >= 0 { close(fdDirectory); fdDirectory = -1 }
