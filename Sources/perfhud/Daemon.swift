@@ -9,6 +9,7 @@ extension Perfhud {
     /// `perfhud daemon`: headless, for systemd; Prometheus metrics and journal logs.
     struct Daemon: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "daemon",
             abstract: "Watch a target headless: Prometheus metrics, journal logs, systemd notify.")
 
         // Any number of targets, each optionally NAME=… (its `target` label).

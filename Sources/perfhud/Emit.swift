@@ -7,6 +7,7 @@ import Glibc
 /// `perfhud emit action NAME | frame MS | phase NAME`: one event from a shell script.
 struct Emit: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "emit",
         abstract: "Send one event (action NAME, frame MS or phase NAME) to a perfhud event socket.")
 
     enum Kind: String, ExpressibleByArgument, CaseIterable { case action, frame, phase }
