@@ -1,5 +1,6 @@
 import NIOCore
 import PerfHUDCore
+import CSystemShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,11 +16,23 @@ import Glibc
 /// "Failed to set thread priority for worker thread … errno=…" to the unit's journal at every
 /// start. A poll loop and NIO's own threads need none of it; SIGTERM ends the loop directly.
 public enum DaemonRunner {
+    /// A fixed mmap threshold for malloc (128 KiB, glibc's initial one), unless the operator set
+    /// `MALLOC_MMAP_THRESHOLD_`: glibc raises the threshold to the size of each large block freed,
+    /// so from the second scrape on a scrape's buffers (~1 MiB at 200 targets) came from the heap,
+    /// and what they left there stayed resident or not by chance. Fixed, they are mapped and given
+    /// back whole: anonymous memory at 200 targets 9.9 MiB in every run, against 10.5 or 11.7
+    /// before (smaps, 3 runs each).
+    static func fixMallocMapThreshold() {
+        guard getenv("MALLOC_MMAP_THRESHOLD_") == nil else { return }
+        _ = perfhud_malloc_mmap_threshold(128 * 1024)
+    }
+
     /// - Returns: the exit code: 0 after a graceful stop, 69 when the port cannot be had, 73 when
     ///   the event socket cannot.
     /// - Throws: `PerfHUDError` for targets that cannot be planned (a configuration file with an
     ///   error: 78; labels two unnamed targets would share: 64).
     public static func run(configuration: DaemonConfiguration) throws -> ExitStatus {
+        fixMallocMapThreshold()
         let service = try DaemonService(configuration: configuration)
         do {
             try service.openEventSockets()

@@ -51,7 +51,7 @@ public final class DaemonService: @unchecked Sendable {
         let log = DaemonLog(), notifier = SystemdNotifier()
         let planner = TargetPlanner(directory: ProcessDirectory())
         let unitWatch = UnitWatch()
-        roster = TargetRoster(configuration: configuration, metrics: metrics, log: log)
+        roster = TargetRoster(configuration: configuration, metrics: metrics, log: log, directory: planner.directory)
         status = StatusReporter(configuration: configuration, roster: roster, log: log, notifier: notifier)
         sockets = EventSockets(configuration: configuration, roster: roster, status: status)
         discovery = TargetDiscovery(configuration: configuration, directory: planner.directory, unitWatch: unitWatch, sockets: sockets, status: status)

@@ -42,12 +42,13 @@ final class DaemonTarget {
     /// Samples a target keeps (the store's least): the daemon shows no history.
     static let historyCapacity = 2
 
-    init(spec: TargetSpec, label: String, discovered: Bool, configuration: DaemonConfiguration, metrics registry: DaemonMetrics) throws {
+    init(spec: TargetSpec, label: String, discovered: Bool, configuration: DaemonConfiguration, metrics registry: DaemonMetrics,
+         directory: ProcessDirectory) throws {
         self.spec = spec
         self.label = label
         self.discovered = discovered
         self.registry = registry
-        resolver = try TargetResolver(selector: spec.selector)
+        resolver = try TargetResolver(selector: spec.selector, directory: directory)
         group = TargetGroup(includeChildren: configuration.watch.includeChildren)
         // A unit's bytes are systemd's own where it accounts them (IPAccounting=yes): every protocol.
         if case .unit(let unit) = spec.selector { group.unitNetwork = NetworkWatch(unit: unit) }

@@ -9,6 +9,10 @@ final class TargetRoster {
     private let configuration: DaemonConfiguration
     private let metrics: DaemonMetrics
     private let log: DaemonLog
+    /// The daemon's one libproc2 reader, which every target's resolver shares (all on the daemon's
+    /// loop): a resolver of its own kept a `--match` target a context holding every process's
+    /// command line after its first look.
+    private let directory: ProcessDirectory
     /// In the order they were admitted: the first is the single target, and the status lists them so.
     var targets: [DaemonTarget] = []
     /// `--units` patterns (command line and configuration file).
@@ -17,10 +21,11 @@ final class TargetRoster {
     /// (forgotten on reload, when the operator may have made room).
     var refused = Set<String>()
 
-    init(configuration: DaemonConfiguration, metrics: DaemonMetrics, log: DaemonLog) {
+    init(configuration: DaemonConfiguration, metrics: DaemonMetrics, log: DaemonLog, directory: ProcessDirectory) {
         self.configuration = configuration
         self.metrics = metrics
         self.log = log
+        self.directory = directory
     }
 
     /// Watches one more target, unless `--max-targets` are watched already.
@@ -34,7 +39,8 @@ final class TargetRoster {
             return nil
         }
         do {
-            let target = try DaemonTarget(spec: spec, label: label, discovered: discovered, configuration: configuration, metrics: metrics)
+            let target = try DaemonTarget(spec: spec, label: label, discovered: discovered, configuration: configuration,
+                                          metrics: metrics, directory: directory)
             targets.append(target)
             return target
         } catch {

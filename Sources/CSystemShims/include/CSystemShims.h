@@ -52,6 +52,12 @@ static inline int perfhud_signal_is_ignored(int number) {
     return sigaction(number, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
 }
 
+/// `mallopt(M_MMAP_THRESHOLD, bytes)`: malloc.h, which the Glibc module does not export. 1 on success.
+#include <malloc.h>
+static inline int perfhud_malloc_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
 /// The pseudo-terminal calls glibc declares only under _GNU_SOURCE / _XOPEN_SOURCE, which the
 /// Swift Glibc module is not built with: `posix_openpt`, `grantpt`, `unlockpt`, `ptsname_r`.
 /// Returns the master descriptor (close-on-exec) and writes the slave's path, or -1 with errno.

@@ -17,7 +17,9 @@ final class ControlGroupActivity {
     private var resolvedOnce = false
     /// `/proc/PID/cgroup` and the mount table as last resolved: unchanged (the usual case), the
     /// groups' files stay open and the mount table is not parsed again (measured: docs/benchmarks.md, "What the code's shape saves").
-    private var resolvedFrom: (groups: [UInt8], mounts: [UInt8])?
+    /// The mount table is kept as its length and hash: a copy of it was 1.8 KiB a daemon target
+    /// here (heaptrack), and as much more as a host has mounts.
+    private var resolvedFrom: (groups: [UInt8], mounts: (count: Int, hash: Int))?
     private var quotaFiles: (unified: String?, cpu: String?) = (nil, nil)
     /// The process is in the root of the v2 hierarchy: that group's pressure is the whole
     /// machine's (it equals `/proc/pressure/*`), not the process's, so none is read for it. Not
@@ -66,9 +68,10 @@ final class ControlGroupActivity {
             closeAll(); resolvedFrom = nil; quotaFiles = (nil, nil); hasQuota = false
             return
         }
-        if let before = resolvedFrom, before.groups == ownGroups, before.mounts == mounts { return readQuota() }
+        let mountTable = (count: mounts.count, hash: mounts.hashValue)
+        if let before = resolvedFrom, before.groups == ownGroups, before.mounts == mountTable { return readQuota() }
         closeAll()
-        resolvedFrom = (ownGroups, mounts)
+        resolvedFrom = (ownGroups, mountTable)
         let directories = Self.directories(groups: String(decoding: ownGroups, as: UTF8.self), mountInfo: String(decoding: mounts, as: UTF8.self))
         quotaFiles = (directories.unified.map { $0 + "/cpu.max" }, directories.cpu.map { $0 + "/cpu.cfs_quota_us" })
         inRootGroup = false

@@ -19,7 +19,6 @@ public struct ProcessDescription: Equatable {
 /// Not the per-tick path: `procps_pids_select` costs ten times two `pread`s a call and its CPU
 /// figures have 10 ms resolution (measured: docs/benchmarks.md, "What the code's shape saves"). It serves attach-time checks, command names and the children tree.
 public final class ProcessDirectory {
-    private var describeInfo: OpaquePointer?
     private var treeInfo: OpaquePointer?
     private var commandLineInfo: OpaquePointer?
     private static let commandLineItems: [pids_item] = [PIDS_ID_PID, PIDS_CMDLINE]
@@ -46,18 +45,19 @@ public final class ProcessDirectory {
 
     deinit {
         madeBuffer?.deallocate()
-        if describeInfo != nil { procps_pids_unref(&describeInfo) }
         if treeInfo != nil { procps_pids_unref(&treeInfo) }
         if commandLineInfo != nil { procps_pids_unref(&commandLineInfo) }
     }
 
     /// The description of `pid`, or nil when no such process exists.
     /// The corresponding C call is `procps_pids_select(…, PIDS_SELECT_PID)`.
+    /// Its libproc2 context lives for the call only: a description is asked for when a process is
+    /// found or execs, and a kept context held ~0.5 MiB of the daemon's heap (heaptrack).
     public func describe(pid: Int32) -> ProcessDescription? {
-        if describeInfo == nil {
-            var items = Self.describeItems
-            guard procps_pids_new(&describeInfo, &items, Int32(items.count)) >= 0 else { return nil }
-        }
+        var describeInfo: OpaquePointer?
+        var items = Self.describeItems
+        guard procps_pids_new(&describeInfo, &items, Int32(items.count)) >= 0 else { return nil }
+        defer { procps_pids_unref(&describeInfo) }
         var wanted = [UInt32(bitPattern: pid)]
         guard let fetch = procps_pids_select(describeInfo, &wanted, 1, PIDS_SELECT_PID),
               let counts = fetch.pointee.counts, counts.pointee.total > 0,
