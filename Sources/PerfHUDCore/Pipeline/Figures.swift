@@ -133,17 +133,19 @@ public final class Figure {
     /// The JSON key.
     public var name: String { field.rawValue }
 
-    /// A key's UTF-8 bytes, copied once when the table is made: a plain pointer and count, which
-    /// a row writer copies without counting a reference (a `String` of more than 15 bytes would be
-    /// retained and released per field per row).
+    /// A key as the JSON row writes it, `"key":`, in UTF-8 bytes copied once when the table is
+    /// made: a plain pointer and count, which a row writer copies without counting a reference (a
+    /// `String` of more than 15 bytes would be retained and released per field per row). Followed
+    /// by `ByteBuffer.wordSlack` zero bytes, so that it is copied a word at a time (`putWords`).
     struct Key {
         let start: UnsafePointer<UInt8>
         let count: Int
 
         init(_ text: String) {
-            let bytes = Array(text.utf8)
-            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, bytes.count))
-            copy.initialize(from: bytes, count: bytes.count)
+            let bytes = Array("\"\(text)\":".utf8)
+            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count + ByteBuffer.wordSlack)
+            copy.initialize(repeating: 0, count: bytes.count + ByteBuffer.wordSlack)
+            copy.update(from: bytes, count: bytes.count)
             start = UnsafePointer(copy); count = bytes.count
         }
 

@@ -157,14 +157,12 @@ public enum ReportFormatter {
         out.put(UInt8(ascii: ":"))
     }
 
-    /// A figure's key (`Figure.Key`: its bytes, made once).
+    /// A figure's key (`Figure.Key`: its bytes with the quotes and colon, made once).
+    @inline(__always)
     private static func appendKey(_ key: Figure.Key, first: Int, to out: inout ByteBuffer) {
-        out.reserve(key.count + 4 + numberRoom)
+        out.reserve(1 + key.count + ByteBuffer.wordSlack + numberRoom)
         if out.count > first { out.put(UInt8(ascii: ",")) }
-        out.put(UInt8(ascii: "\""))
-        out.put(key.start, key.count)
-        out.put(UInt8(ascii: "\""))
-        out.put(UInt8(ascii: ":"))
+        out.putWords(key.start, key.count)
     }
 
     /// The most bytes `appendNumber` or `appendInteger` writes: a sign, 20 digits, a point and 6 decimals.

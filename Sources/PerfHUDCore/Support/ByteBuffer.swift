@@ -50,6 +50,24 @@ public struct ByteBuffer: ~Copyable {
         count += length
     }
 
+    /// The bytes `putWords` may read past its source's end and write past its length.
+    public static let wordSlack = 8
+
+    /// `length` bytes from `source`, copied a word (8 bytes) at a time, in room already reserved
+    /// for `length + wordSlack`: up to 7 bytes past `length` are read from `source` (which must be
+    /// readable that far) and written here, in room the next put overwrites. For the JSON row's
+    /// ~60 keys of 10–40 bytes: a memcpy call each was 6.7k instructions of an idle tick's 51k.
+    @inline(__always)
+    public mutating func putWords(_ source: UnsafePointer<UInt8>, _ length: Int) {
+        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(base + count)
+        var offset = 0
+        while offset < length {
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: offset, as: UInt64.self), toByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        count += length
+    }
+
     /// A static ASCII text, in room already reserved.
     @inline(__always)
     public mutating func put(_ text: StaticString) {
