@@ -129,6 +129,10 @@ def daemon():
 def main():
     if not (BIN / "perfhud").exists():
         sys.exit(f"build first: {BIN / 'perfhud'} is missing (make build)")
+    # top, ps and process-exporter read every process of the host: stray processes (a benchmark's
+    # left-over targets) make them slower and perfhud's ratios look better than they are.
+    processes = sum(1 for name in os.listdir("/proc") if name.isdigit())
+    print(f"{processes} processes on this host, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}", flush=True)
     idle = subprocess.Popen(["sleep", "100000"])
     work = tempfile.mkdtemp(prefix="perfhud-goals.")
     try:
