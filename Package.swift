@@ -68,6 +68,7 @@ let package = Package(
             name: "PerfHUDDaemon",
             dependencies: [
                 "PerfHUDCore",
+                "CSystemShims",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
