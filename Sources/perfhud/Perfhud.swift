@@ -136,8 +136,7 @@ enum Main {
     /// 0.8–2.7M instructions a command.
     static func parsedCommand() throws -> ParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let name = arguments.first, !name.hasPrefix("-"),
-           let subcommand = Perfhud.configuration.subcommands.first(where: { $0._commandName == name }),
+        if let subcommand = UsageMessage.subcommand(named: arguments.first),
            let command = try? subcommand.parseAsRoot(Array(arguments.dropFirst())),
            type(of: command) == subcommand {   // not the HelpCommand a --help parses to
             return command

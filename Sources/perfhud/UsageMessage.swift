@@ -84,7 +84,8 @@ enum UsageMessage {
         return value
     }
 
-    private static func subcommand(named name: String?) -> ParsableCommand.Type? {
+    /// The subcommand named `name` (nil for none, or no name).
+    static func subcommand(named name: String?) -> ParsableCommand.Type? {
         guard let name else { return nil }
         return Perfhud.configuration.subcommands.first { $0._commandName == name }
     }

@@ -31,20 +31,13 @@ public final class ProcessDirectory {
 
     /// Where the samplers that share this directory read their /proc files (4 KiB): they share its
     /// thread, and each file is parsed as soon as it is read. One for the daemon's hundreds of
-    /// targets, not one each (800 KiB at 200 targets); made at its first use (a daemon target's
-    /// resolver has a directory of its own and never samples).
-    public var readBuffer: UnsafeMutableRawBufferPointer {
-        if let madeBuffer { return madeBuffer }
-        let made = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
-        madeBuffer = made
-        return made
-    }
-    private var madeBuffer: UnsafeMutableRawBufferPointer?
+    /// targets, not one each (800 KiB at 200 targets).
+    public let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
     public init() {}
 
     deinit {
-        madeBuffer?.deallocate()
+        readBuffer.deallocate()
         if treeInfo != nil { procps_pids_unref(&treeInfo) }
         if commandLineInfo != nil { procps_pids_unref(&commandLineInfo) }
     }
