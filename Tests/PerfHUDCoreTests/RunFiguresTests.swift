@@ -226,7 +226,7 @@ final class RunFiguresTests: XCTestCase {
         let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 5, command: "x", commandLine: nil,
                                                                  tickNanoseconds: 100_000_000, events: EventConfiguration()),
                                     startNanoseconds: start, warn: { XCTFail($0) })
-        let live = RunSummary(budget: budget, tickSeconds: 0.1, keepsEvents: true, startNanoseconds: start)
+        let live = RunSummary(budget: budget, tickSeconds: 0.1, countsPhasesAndActions: true, startNanoseconds: start)
         var phases = PhaseHistory()
         for tick in 0...20 {
             let time = start + UInt64(tick) * 100_000_000
@@ -254,6 +254,105 @@ final class RunFiguresTests: XCTestCase {
         XCTAssertEqual(liveFigures.phases.map(\.fpsAvg), recorded.phases.map(\.fpsAvg), "each phase counts the same frames")
         XCTAssertEqual(liveFigures.fpsAvg, recorded.fpsAvg)
         XCTAssertEqual(liveFigures.frameP99, recorded.frameP99, "the same durations")
+    }
+
+    /// Each phase's frames and the run's actions are counted as the ticks come, with no list of the
+    /// run's frames kept: they must be what the definitions give over the whole run's lists. Frames
+    /// arrive up to 300 ms after they ended, some after the tick's own time (they wait for the next
+    /// row), a few at the very millisecond a phase began (both visits count them), a visit lasts no
+    /// time at all, a phase is entered twice in a row, the source changes up (the counts restart)
+    /// and down (refused), and the last tick, which perfhud ended, is not a row.
+    func testPhaseFramesAndActionsCountedAsTheyComeAreWhatTheRunsListsGive() {
+        var seed: UInt64 = 7
+        func random(_ n: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        let start: UInt64 = 3_000_000_000
+        // The program's timeline, in whole milliseconds since the start: phases entered (at their
+        // arrival), frames (ended, arrived), actions (arrived).
+        var phaseAt: [(ms: Int, name: String)] = [(0, "A")]
+        var frameAt: [(end: Int, arrival: Int, milliseconds: Double, source: FrameSource, weight: Double)] = []
+        var ms = 0
+        while ms < 6_000 {
+            let duration = [7, 16, 17, 33, 50][random(5)]
+            ms += duration
+            let source: FrameSource = ms < 1_500 ? .tty : (random(50) == 0 ? .tty : .events)
+            frameAt.append((ms, ms + (random(3) == 0 ? random(300) : 0), Double(duration) + Double(random(1000)) / 1000,
+                            source, random(10) == 0 ? 10 : 1))
+            if random(15) == 0 {
+                // A phase that begins the very millisecond this frame ended, or a little later.
+                let at = ms + (random(2) == 0 ? 0 : 1 + random(20))
+                phaseAt.append((at, ["A", "B", "C"][random(3)]))
+                if random(4) == 0 { phaseAt.append((at, "C")) }   // a visit of no time
+            }
+        }
+        phaseAt.append((6_050, "B"))   // after the last row: entered by the final tick
+        phaseAt.sort { $0.ms < $1.ms }
+        let ticks = 600   // rows at 0, 10 ms … 5.99 s; then the final tick at 6.1 s, not a row
+        for only in [nil, "B"] as [String?] {
+            let run = RunSummary(budget: budget, tickSeconds: 0.01, phase: only, countsPhasesAndActions: true, startNanoseconds: start)
+            var history = PhaseHistory()
+            var counted: [Recording.Frame] = [], actions: [Recording.Action] = []
+            var nextPhase = 0, nextFrame = 0, afterTheirTick = 0
+            for tick in 0...ticks {
+                let final = tick == ticks
+                let now = final ? 6_100 : tick * 10
+                // Phases that arrived by the tick's time are in; frames that arrived up to 3 ms
+                // after it are too (they are drained after the sample is taken).
+                while nextPhase < phaseAt.count && phaseAt[nextPhase].ms <= now {
+                    history.enter(phaseAt[nextPhase].name, at: Double(phaseAt[nextPhase].ms) / 1000, residentBytes: nil)
+                    nextPhase += 1
+                }
+                var frames: [RecordedFrame] = []
+                while nextFrame < frameAt.count && frameAt[nextFrame].arrival <= now + 3 {
+                    let frame = frameAt[nextFrame]
+                    frames.append(RecordedFrame(time: start + UInt64(frame.end) * 1_000_000, milliseconds: frame.milliseconds,
+                                                source: frame.source, weight: frame.weight))
+                    if frame.end > now { afterTheirTick += 1 }
+                    nextFrame += 1
+                }
+                let tickActions: [(label: String, count: Double)] = tick % 7 == 0 ? [("Tap", 1)] : tick % 3 == 0 ? [("Scroll", Double(random(40)))] : []
+                var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(now) / 1000, pid: 5, alive: true, processCount: 1),
+                                             at: start + UInt64(now) * 1_000_000, commandName: "x", events: EventSnapshot(), phases: history)
+                value.frames = frames
+                value.actions = tickActions
+                if final { value.isFinal = true; value.endedByPerfhud = true }
+                run.consume(value)
+                counted += frames.map { Recording.Frame($0, since: start) }
+                actions += tickActions.map { Recording.Action(t: Double(now) / 1000, label: $0.label, count: $0.count) }
+            }
+            let summary = RecordingSummary(run, budget: budget, actionThreshold: 50, countedOrder: only == nil ? nil : counted)
+            XCTAssertGreaterThan(afterTheirTick, 10, "frames that ended after their tick's time")
+            XCTAssertGreaterThan(counted.filter { frame in phaseAt.contains { Double($0.ms) / 1000 == frame.t } }.count, 5, "frames at a phase's first millisecond")
+
+            // The definitions, over the lists: the visits from the timeline; a visit not left ends at the last row.
+            let lastRow = Double(ticks - 1) / 100
+            let visits = phaseAt.indices.map { index in
+                Recording.Phase(name: phaseAt[index].name, t: Double(phaseAt[index].ms) / 1000,
+                                tExit: index + 1 < phaseAt.count ? Double(phaseAt[index + 1].ms) / 1000 : nil, entryBytes: nil, exitBytes: nil)
+            }
+            XCTAssertEqual(run.visits.map(\.name), visits.map(\.name))
+            for name in only.map({ [$0] }) ?? ["A", "B", "C"] {
+                let windows = RecordingSummary.windows(visits: visits, start: 0, end: lastRow, phase: name)
+                let expected = RecordingSummary.runFrames(counted, budget: budget, inside: windows)
+                let phase = summary.phases.first { $0.name == name }
+                XCTAssertGreaterThan(expected.total, 10, "phase \(name) has frames to count")
+                XCTAssertEqual(phase?.fpsAvg, expected.total / windows.reduce(0) { $0 + max(0, $1.end - $1.start) }, "phase \(name)")
+                XCTAssertEqual(phase?.fps1PercentLow, expected.low(99), "phase \(name)")
+            }
+            let inside = { (t: Double) in RecordingSummary.windows(visits: visits, start: 0, end: lastRow, phase: only).contains { t >= $0.start && t <= $0.end } }
+            var totals: [String: Double] = [:], peaks: [String: Double] = [:]
+            for action in actions where only == nil || inside(action.t) {
+                totals[action.label, default: 0] += action.count
+                let second = actions.filter { $0.label == action.label && $0.t > action.t - 1 && $0.t <= action.t && (only == nil || inside($0.t)) }
+                peaks[action.label] = max(peaks[action.label] ?? 0, second.reduce(0) { $0 + $1.count })
+            }
+            XCTAssertEqual(summary.actionsTotal, totals.values.reduce(0, +))
+            XCTAssertEqual(Dictionary(uniqueKeysWithValues: summary.topActions.map { ($0.action, $0.total) }), totals)
+            XCTAssertEqual(Dictionary(uniqueKeysWithValues: summary.topActions.map { ($0.action, $0.peak) }), peaks)
+            XCTAssertEqual(summary.highFrequencyActions.map(\.action), peaks.filter { $0.value >= 50 }.sorted { $0.value > $1.value }.map(\.key))
+        }
     }
 
     // MARK: I/O and CPU totals

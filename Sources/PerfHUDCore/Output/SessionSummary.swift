@@ -18,7 +18,7 @@ final class SessionSummary: TickSink {
     private var frames: RunFrames { run.frames }
 
     init(tickNanoseconds: UInt64, budget: FrameBudget) {
-        run = RunSummary(budget: budget, tickSeconds: Double(tickNanoseconds) / 1e9, keepsEvents: false)
+        run = RunSummary(budget: budget, tickSeconds: Double(tickNanoseconds) / 1e9, countsPhasesAndActions: false)
     }
 
     func consume(_ tick: Tick) { add(tick) }

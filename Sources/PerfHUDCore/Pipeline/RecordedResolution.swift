@@ -27,9 +27,8 @@ extension Recording.Frame {
     }
 }
 
-extension Recording.Action {
-    /// An action counted in the tick at `elapsed` seconds, as its recording reads back.
-    public init(label: String, count: Double, elapsed: Double) {
-        self.init(t: Double(Recording.milliseconds(elapsed: elapsed)) / 1000.0, label: label, count: count)
-    }
+extension Recording {
+    /// A tick's time (seconds since the start) as its recording reads it back: an action counted
+    /// in that tick is at this time.
+    public static func recordedSeconds(elapsed seconds: Double) -> Double { Double(milliseconds(elapsed: seconds)) / 1000.0 }
 }

@@ -33,32 +33,59 @@ public struct RunAggregates {
     /// Every summary key, in the order of `values`.
     public static let keys: [String] = summarised.flatMap { $0.summaries.map(\.key) }
 
+    /// Which summarised figures take the `atStart` rule (a value's running `ResidentAtStart`).
+    private static let takesStart: [Bool] = summarised.map { $0.summaries.contains { $0.rule == .atStart } }
+
     private struct Running {
         var sum = 0.0, count = 0, peak: Double?, first: Double?, last: Double?
-        var atStart: ResidentAtStart
+        var atStart: ResidentAtStart?
     }
     private var running: [Running]
 
     /// - Parameter tickSeconds: the session's tick (the `atStart` rule waits one).
     public init(tickSeconds: Double = 0) {
-        running = [Running](repeating: Running(atStart: ResidentAtStart(tickSeconds: tickSeconds)), count: Self.summarised.count)
+        running = Self.takesStart.map { Running(atStart: $0 ? ResidentAtStart(tickSeconds: tickSeconds) : nil) }
     }
 
-    /// Adds one row: the tick's report and event figures, and how many execs of the target were
-    /// seen by then.
-    public mutating func add(_ report: Report, _ events: EventSnapshot?, execs: Int = 0) {
-        let hasEvents = events != nil, snapshot = events ?? Self.noEvents
-        for index in Self.plain.indices {
-            let figure = Self.plain[index]
-            if figure.fromEvents && !hasEvents { continue }   // not a row of it: nothing to count
-            let value = Figure.read(figure.field, report, snapshot).flatMap { $0.isFinite ? $0 : nil }
-            running[index].atStart.add(t: report.elapsedSeconds, execs: execs, bytes: value)
-            guard let value else { continue }
-            running[index].sum += value
-            running[index].count += 1
-            running[index].peak = Swift.max(running[index].peak ?? value, value)
-            if running[index].first == nil { running[index].first = value }
-            running[index].last = value
+    /// One row's summarised figures, read once for every `RunAggregates` it is added to (the run's
+    /// and its phase's): a row's time, the execs of the target seen by then, each figure's value
+    /// (nil where the row does not have it, or it is not finite), and whether the row had event figures.
+    public struct Row {
+        fileprivate var t = 0.0, execs = 0, hasEvents = false
+        fileprivate var values: [Double?]
+
+        public init() { values = [Double?](repeating: nil, count: RunAggregates.summarised.count) }
+
+        /// Reads the tick's report and event figures, and how many execs of the target were seen by then.
+        public mutating func read(_ report: Report, _ events: EventSnapshot?, execs: Int = 0) {
+            t = report.elapsedSeconds
+            self.execs = execs
+            hasEvents = events != nil
+            let snapshot = events ?? RunAggregates.noEvents
+            values.withUnsafeMutableBufferPointer { values in
+                for index in RunAggregates.plain.indices {
+                    let figure = RunAggregates.plain[index]
+                    values[index] = figure.fromEvents && !hasEvents ? nil
+                        : Figure.read(figure.field, report, snapshot).flatMap { $0.isFinite ? $0 : nil }
+                }
+            }
+        }
+    }
+
+    /// Adds one row (`Row.read`).
+    public mutating func add(_ row: Row) {
+        running.withUnsafeMutableBufferPointer { running in
+            for index in running.indices {
+                if Self.plain[index].fromEvents && !row.hasEvents { continue }   // not a row of it: nothing to count
+                let value = row.values[index]
+                running[index].atStart?.add(t: row.t, execs: row.execs, bytes: value)
+                guard let value else { continue }
+                running[index].sum += value
+                running[index].count += 1
+                running[index].peak = Swift.max(running[index].peak ?? value, value)
+                if running[index].first == nil { running[index].first = value }
+                running[index].last = value
+            }
         }
     }
 
@@ -73,7 +100,7 @@ public struct RunAggregates {
         case .max: return figure.peak
         case .first: return figure.first
         case .last: return figure.last
-        case .atStart: return figure.atStart.value
+        case .atStart: return figure.atStart?.value
         }
     }
 

@@ -5,10 +5,12 @@
 ///
 /// What it counts: the rows (a tick that is a row: not the last tick of a session perfhud ended),
 /// their table figures (`RunAggregates`) and storage I/O (`RunStorageIO`), the busiest thread; the
-/// frames (`RunFrames`, each by its weight) and actions; the phases, each visit with its memory at
-/// entry and exit. With `phase`, the rows of that phase only (`report --phase`); the frames and
-/// actions inside its visits are picked when the run is summed up (`RecordingSummary`), which is
-/// why a summary for a report keeps them (`keepsEvents`) where the live one needs only the totals.
+/// frames (`RunFrames`, each by its weight). With `countsPhasesAndActions` (the summary line and
+/// `report` show them, the HUD's end summary does not): the actions (`RunActions`); the phases,
+/// each visit with its memory at entry and exit, each phase's rows' figures and its frames
+/// (`PhaseFrames`). All of it as the ticks come, in memory that does not grow with the run's
+/// frames and actions. With `phase`, the rows and actions of that phase only (`report --phase`);
+/// the run's frames inside its visits are counted from the recording's (`RecordingSummary`).
 public final class RunSummary: TickSink {
     /// The rows' figures, each as `RunAggregates` takes it.
     public private(set) var aggregates: RunAggregates
@@ -28,59 +30,84 @@ public final class RunSummary: TickSink {
     /// The thread with the highest one-second CPU of any counted row, and that row's time.
     public private(set) var busiest: BusyThread?
     public private(set) var busiestAt: Double?
-    /// With `keepsEvents`: every frame and action, and every phase visit, in the recording's units.
-    public private(set) var frameList: [Recording.Frame] = []
-    public private(set) var actionList: [Recording.Action] = []
+    /// With `countsPhasesAndActions`: the actions counted, every phase visit in the recording's
+    /// units, and each phase's frames.
+    private(set) var actions = RunActions()
     public private(set) var visits: [Recording.Phase] = []
+    private(set) var phaseFrames = PhaseFrames()
 
-    private let phase: String?
-    private let keepsEvents: Bool
+    /// The phase whose rows and actions are counted (`report --phase`), or nil for all.
+    public let phase: String?
+    private let countsPhasesAndActions: Bool
     private let tickSeconds: Double
     /// When the session started (CLOCK_MONOTONIC): frames carry their own end time.
     private let startNanoseconds: UInt64
     private var phasesSeen = 0
+    /// The figures `RunAggregates` reads of a row, read once for the run's and its phase's.
+    private var rowValues = RunAggregates.Row()
 
     /// - Parameters:
     ///   - startNanoseconds: the session's start, which a tick's frames' end times are counted from
     ///     (0 for ticks rebuilt from a recording, whose times are from its start already).
-    public init(budget: FrameBudget, tickSeconds: Double, phase: String? = nil, keepsEvents: Bool, startNanoseconds: UInt64 = 0) {
+    public init(budget: FrameBudget, tickSeconds: Double, phase: String? = nil, countsPhasesAndActions: Bool, startNanoseconds: UInt64 = 0) {
         aggregates = RunAggregates(tickSeconds: tickSeconds)
         frames = RunFrames(budget: budget)
         self.phase = phase
-        self.keepsEvents = keepsEvents
+        self.countsPhasesAndActions = countsPhasesAndActions
         self.tickSeconds = tickSeconds
         self.startNanoseconds = startNanoseconds
     }
 
     public func consume(_ tick: Tick) {
+        let t = tick.report.elapsedSeconds
+        // The phases entered by this tick first: its frames and actions are placed in them.
+        if countsPhasesAndActions {
+            followPhases(tick.phases)
+            phaseFrames.follow(visits)
+        }
+        if tick.isRow {
+            if runFirstT == nil { runFirstT = t }
+            runLastT = t
+            if countsPhasesAndActions { phaseFrames.placePending(visits: visits, lastRow: t) }
+        }
         for live in tick.frames {
             // At the recording's resolution: live and replayed, the same durations are counted and a
             // phase picks the same frames.
             let frame = Recording.Frame(live, since: startNanoseconds)
             frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
-            if keepsEvents { frameList.append(frame) }
+            if countsPhasesAndActions { phaseFrames.add(frame, visits: visits, lastRow: runLastT) }
         }
-        let t = tick.report.elapsedSeconds
-        if keepsEvents {
-            for action in tick.actions { actionList.append(Recording.Action(label: action.label, count: action.count, elapsed: t)) }
-            followPhases(tick.phases)
+        if countsPhasesAndActions && !tick.actions.isEmpty {
+            // At the recording's resolution, as frames are.
+            let at = Recording.recordedSeconds(elapsed: t)
+            if phase == nil || isInside(phase!, at) {
+                for action in tick.actions { actions.add(label: action.label, count: action.count, t: at) }
+            }
         }
         guard tick.isRow else { return }
         // The row's phase, as the row has it (a recording keeps it with the row).
         let rowPhase = tick.events?.phase ?? tick.phases.current?.name
-        if runFirstT == nil { runFirstT = t }
-        runLastT = t
         storage.add(t: t, tick.report, counted: phase == nil || rowPhase == phase)
         if let phase, rowPhase != phase { return }
         if firstT == nil { firstT = t }
         lastT = t
         rows += 1
-        aggregates.add(tick.report, tick.events, execs: tick.sample.execsSeen)
-        if let rowPhase, keepsEvents {
-            aggregatesByPhase[rowPhase, default: RunAggregates()].add(tick.report, tick.events, execs: tick.sample.execsSeen)
-        }
+        rowValues.read(tick.report, tick.events, execs: tick.sample.execsSeen)
+        aggregates.add(rowValues)
+        if let rowPhase, countsPhasesAndActions { aggregatesByPhase[rowPhase, default: RunAggregates()].add(rowValues) }
         if let top = tick.report.busiestThreads?.first, top.cpuPercent > busiest?.cpuPercent ?? 0 { busiest = top; busiestAt = t }
     }
+
+    /// Whether `t` is inside a visit of `name` as far as the run has gone (a visit not left yet
+    /// ends at the last row).
+    private func isInside(_ name: String, _ t: Double) -> Bool {
+        var inside = false
+        PhaseFrames.visits(containing: t, in: visits, openEnd: runLastT ?? 0) { if visits[$0].name == name { inside = true } }
+        return inside
+    }
+
+    /// Each phase's frames, by name.
+    public var framesByPhase: [String: WeightedDurations] { phaseFrames.finished(visits: visits, end: runLastT ?? 0) }
 
     /// The visits entered since the tick before; the visit before each one ends where it begins.
     private func followPhases(_ history: PhaseHistory) {

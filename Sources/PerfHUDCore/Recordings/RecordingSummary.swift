@@ -105,31 +105,31 @@ public struct RecordingSummary {
     /// `replay` rebuilds them (`RecordingRows`), summed up by the code that sums up a live session
     /// (`RunSummary`).
     public init(_ recording: Recording, phase only: String? = nil) {
-        let run = RunSummary(budget: recording.frameBudget, tickSeconds: recording.tickSeconds, phase: only, keepsEvents: true)
+        let run = RunSummary(budget: recording.frameBudget, tickSeconds: recording.tickSeconds, phase: only, countsPhasesAndActions: true)
         let rows = RecordingRows(recording)
         // One tick a sample (an older file's exit row repeats the last sample: not a row of its own).
         for (index, tick) in rows.enumerated() where index < recording.samples.count { run.consume(tick) }
         // The frames in the order they were counted live (the file's): the rows place a frame
         // that arrived late by when it ended, ahead of frames counted before it, and each frame is
         // judged against the pace of the frames counted before it (`FrameJudge`).
-        self.init(run, budget: recording.frameBudget, actionThreshold: recording.actionThreshold, phase: only, countedOrder: recording.frames)
+        self.init(run, budget: recording.frameBudget, actionThreshold: recording.actionThreshold, countedOrder: recording.frames)
     }
 
-    /// The summary of the ticks `run` was fed; `countedOrder`: every frame of the run in the order
-    /// it was counted, where the ticks' order is not that (a recording's rows).
-    public init(_ run: RunSummary, budget: FrameBudget, actionThreshold: Double, phase only: String? = nil,
-                countedOrder: [Recording.Frame]? = nil) {
+    /// The summary of the ticks `run` was fed (counting its phases and actions); `countedOrder`:
+    /// every frame of the run in the order it was counted, where the ticks' order is not that (a
+    /// recording's rows), and the frames a run of one phase (`RunSummary.phase`) counts inside it.
+    public init(_ run: RunSummary, budget: FrameBudget, actionThreshold: Double, countedOrder: [Recording.Frame]? = nil) {
+        let only = run.phase
+        precondition(only == nil || countedOrder != nil, "a phase's frames are counted from the run's list")
         phase = only
         let start = run.runFirstT ?? 0, end = run.runLastT ?? 0
         // The time windows counted: all of it, or the visits of the phase.
         let windows = Self.windows(visits: run.visits, start: start, end: end, phase: only)
-        func inside(_ t: Double) -> Bool { windows.contains { t >= $0.start && t <= $0.end } }
         durationSeconds = windows.reduce(0) { $0 + max(0, $1.end - $1.start) }
         samples = run.rows
         aggregates = run.aggregates
 
-        let counted = only == nil && countedOrder == nil ? run.frames
-            : Self.runFrames(countedOrder ?? run.frameList, budget: budget, inside: only == nil ? nil : windows)
+        let counted = countedOrder.map { Self.runFrames($0, budget: budget, inside: only == nil ? nil : windows) } ?? run.frames
         frames = counted.total
         if durationSeconds > 0 && counted.total > 0 { fpsAvg = counted.total / durationSeconds }
         let percentiles = counted.percentiles([50, 97, 99, 99.9])
@@ -139,19 +139,9 @@ public struct RecordingSummary {
         jankyFrames = counted.janky
         droppedFrames = counted.dropped
 
-        let actionList = only == nil ? run.actionList : run.actionList.filter { inside($0.t) }
-        var totals: [String: Double] = [:], peaks: [String: Double] = [:], windowsByLabel: [String: [(Double, Double)]] = [:]
-        for action in actionList {
-            totals[action.label, default: 0] += action.count
-            actionsTotal += action.count
-            // The rate over the second ending at this tick, as the live view counts it.
-            var window = windowsByLabel[action.label, default: []]
-            window.append((action.t, action.count))
-            window.removeAll { $0.0 <= action.t - 1 }
-            windowsByLabel[action.label] = window
-            peaks[action.label] = max(peaks[action.label] ?? 0, window.reduce(0) { $0 + $1.1 })
-        }
-        topActions = totals.map { ActionFigures(action: $0.key, total: $0.value, peak: peaks[$0.key] ?? 0) }
+        // The run's actions (those inside the phase's visits, for one phase).
+        actionsTotal = run.actions.total
+        topActions = run.actions.labels.map { ActionFigures(action: $0.key, total: $0.value.total, peak: $0.value.peak) }
             .sorted { ($0.total, $1.action) > ($1.total, $0.action) }
         highFrequencyActions = topActions.filter { $0.peak >= actionThreshold }.sorted { $0.peak > $1.peak }
 
@@ -174,11 +164,11 @@ public struct RecordingSummary {
             }
             figures[visit.name] = entry
         }
+        let framesByPhase = run.framesByPhase
         for name in order {
             var entry = figures[name]!
             entry.aggregates = run.aggregatesByPhase[name] ?? RunAggregates()
-            let phaseFrames = Self.runFrames(run.frameList, budget: budget,
-                                             inside: Self.windows(visits: run.visits, start: start, end: end, phase: name))
+            let phaseFrames = framesByPhase[name] ?? WeightedDurations()
             if entry.seconds > 0 && phaseFrames.total > 0 { entry.fpsAvg = phaseFrames.total / entry.seconds }
             entry.fps1PercentLow = phaseFrames.low(99)
             phases.append(entry)

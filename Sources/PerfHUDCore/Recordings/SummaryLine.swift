@@ -18,9 +18,8 @@ final class SummaryLine: TickSink {
     /// The session's clock starts at `startNanoseconds` (its store's): each frame's time in a
     /// phase's window is counted from there, as the recording counts it. Before the first tick.
     func start(at startNanoseconds: UInt64) {
-        // Every frame and action is kept: each phase's FPS is counted from the frames inside its
-        // visits, and the top and high-frequency actions from the actions.
-        run = RunSummary(budget: budget, tickSeconds: tickSeconds, keepsEvents: true, startNanoseconds: startNanoseconds)
+        // Each phase's frames and the actions are counted as they come (`PhaseFrames`, `RunActions`).
+        run = RunSummary(budget: budget, tickSeconds: tickSeconds, countsPhasesAndActions: true, startNanoseconds: startNanoseconds)
     }
 
     func consume(_ tick: Tick) {
