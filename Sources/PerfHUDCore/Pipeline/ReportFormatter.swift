@@ -28,6 +28,17 @@ public enum ReportFormatter {
     /// `appendJSON` with the fields as plain values, made once by a writer of many rows (`ReportWriter`).
     static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot?,
                            plan fields: [Figure.Plain], to out: inout ByteBuffer) {
+        // The snapshot is read where it is, a borrowed argument: `events ?? EventSnapshot()` was a
+        // copy of it (a retain of each of its arrays and strings), or a new empty one, every row.
+        guard let events else {
+            return appendJSON(report, commandName: commandName, status: status, figures: noEvents, hasEvents: false, plan: fields, to: &out)
+        }
+        appendJSON(report, commandName: commandName, status: status, figures: events, hasEvents: true, plan: fields, to: &out)
+    }
+    private static let noEvents = EventSnapshot()
+
+    private static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, figures: EventSnapshot, hasEvents: Bool,
+                                   plan fields: [Figure.Plain], to out: inout ByteBuffer) {
         let first = out.count + 1
         out.append("{")
         appendKey("time", first: first, to: &out)
@@ -38,9 +49,6 @@ public enum ReportFormatter {
         appendInteger(Int64(report.pid), to: &out)
         appendKey("alive", first: first, to: &out)
         out.append(report.alive ? "true" : "false")
-        // Asked once: comparing the optional snapshot with nil copies it (it is Equatable).
-        let hasEvents = events != nil
-        let figures = events ?? EventSnapshot()
         for figure in fields {
             if figure.source == .events && !hasEvents {
                 if figure.nullWithoutEvents { appendKey(figure.key, first: first, to: &out); out.append("null") }

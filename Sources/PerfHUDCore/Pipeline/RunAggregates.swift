@@ -49,24 +49,35 @@ public struct RunAggregates {
 
     /// One row's summarised figures, read once for every `RunAggregates` it is added to (the run's
     /// and its phase's): a row's time, the execs of the target seen by then, each figure's value
-    /// (nil where the row does not have it, or it is not finite), and whether the row had event figures.
+    /// (NaN where the row does not have it, or it is not finite: a value has no optional's tag
+    /// to store and test), and whether the row had event figures.
     public struct Row {
         fileprivate var t = 0.0, execs = 0, hasEvents = false
-        fileprivate var values: [Double?]
+        fileprivate var values: [Double]
 
-        public init() { values = [Double?](repeating: nil, count: RunAggregates.summarised.count) }
+        public init() { values = [Double](repeating: .nan, count: RunAggregates.summarised.count) }
 
         /// Reads the tick's report and event figures, and how many execs of the target were seen by then.
         public mutating func read(_ report: Report, _ events: EventSnapshot?, execs: Int = 0) {
             t = report.elapsedSeconds
             self.execs = execs
-            hasEvents = events != nil
-            let snapshot = events ?? RunAggregates.noEvents
+            // The snapshot is read where it is, a borrowed argument: `events ?? empty` was a copy
+            // of it (a retain of each of its arrays and strings) every row.
+            guard let events else {
+                hasEvents = false
+                Self.read(report, RunAggregates.noEvents, eventFigures: false, into: &values)
+                return
+            }
+            hasEvents = true
+            Self.read(report, events, eventFigures: true, into: &values)
+        }
+
+        private static func read(_ report: Report, _ events: EventSnapshot, eventFigures: Bool, into values: inout [Double]) {
             values.withUnsafeMutableBufferPointer { values in
                 for index in RunAggregates.plain.indices {
                     let figure = RunAggregates.plain[index]
-                    values[index] = figure.fromEvents && !hasEvents ? nil
-                        : Figure.read(figure.field, report, snapshot).flatMap { $0.isFinite ? $0 : nil }
+                    let value = figure.fromEvents && !eventFigures ? nil : Figure.read(figure.field, report, events)
+                    values[index] = value.flatMap { $0.isFinite ? $0 : nil } ?? .nan
                 }
             }
         }
@@ -74,17 +85,24 @@ public struct RunAggregates {
 
     /// Adds one row (`Row.read`).
     public mutating func add(_ row: Row) {
+        let count = running.count
         running.withUnsafeMutableBufferPointer { running in
-            for index in running.indices {
-                if Self.plain[index].fromEvents && !row.hasEvents { continue }   // not a row of it: nothing to count
-                let value = row.values[index]
-                running[index].atStart?.add(t: row.t, execs: row.execs, bytes: value)
-                guard let value else { continue }
-                running[index].sum += value
-                running[index].count += 1
-                running[index].peak = Swift.max(running[index].peak ?? value, value)
-                if running[index].first == nil { running[index].first = value }
-                running[index].last = value
+            // Through the pointer: the buffer's subscript was a modify call per field written.
+            let base = running.baseAddress!
+            row.values.withUnsafeBufferPointer { values in
+                for index in 0..<count {
+                    if Self.plain[index].fromEvents && !row.hasEvents { continue }   // not a row of it: nothing to count
+                    let figure = base + index
+                    let value = values[index]
+                    let present = !value.isNaN
+                    if figure.pointee.atStart != nil { figure.pointee.atStart!.add(t: row.t, execs: row.execs, bytes: present ? value : nil) }
+                    guard present else { continue }
+                    figure.pointee.sum += value
+                    figure.pointee.count += 1
+                    figure.pointee.peak = Swift.max(figure.pointee.peak ?? value, value)
+                    if figure.pointee.first == nil { figure.pointee.first = value }
+                    figure.pointee.last = value
+                }
             }
         }
     }
