@@ -1,13 +1,13 @@
 // The floor of a recording row: what SQLite alone costs to keep one tick of `perfhud demo --record`,
-// with nothing of perfhud around it. The same `sample_log` (60 columns, the demo's values: 49
-// integers, 5 reals, 6 NULLs), a frame row per tick as the demo's 60 FPS give at 10 ms (0.6; one
+// with nothing of perfhud around it. The same `sample_log` (86 columns, the demo's values: 54
+// integers, 5 reals, 27 NULLs), a frame row per tick as the demo's 60 FPS give at 10 ms (0.6; one
 // every other tick here), the same pragmas (8 KiB pages, WAL, synchronous=NORMAL), the same batching
 // (rows kept, written 32 to an `INSERT … VALUES (…),(…)` — 16 for frames — at a commit every 100
 // rows, i.e. once a second at a 10 ms tick), through one prepared statement each, reused.
 //
 //   recording_floor FILE ROWS [ROWS_PER_INSERT [packed]]     (default 32; 1: one INSERT a row)
 //
-// `packed`: the other layout measured, a row as two columns (t_ms, and the 59 other values as one
+// `packed`: the other layout measured, a row as two columns (t_ms, and the 85 other values as one
 // JSON array text, which a view could take apart with json_extract): what SQLite would cost if a row
 // were one value, with the text formatted every row by the tightest loop (digits into a buffer; the
 // demo's reals are whole numbers, written as integers).
@@ -20,35 +20,43 @@
 #include <string.h>
 #include <unistd.h>
 
-#define COLUMNS 60
+#define COLUMNS 86
 #ifndef FRAME_ROWS_PER_INSERT
 #define FRAME_ROWS_PER_INSERT 16
 #endif
 #define ROWS_PER_COMMIT 100
 
 static const char *schema =
-    "CREATE TABLE sample_log(t_ms INTEGER NOT NULL, alive INTEGER, events INTEGER, phase_id INTEGER, frame_source INTEGER, "
-    "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER, busiest_threads TEXT, cpu_centi INTEGER, "
-    "cpu_user_centi INTEGER, cpu_system_centi INTEGER, rss_bytes INTEGER, pss_bytes INTEGER, vsize_bytes INTEGER, "
-    "threads INTEGER, fps_centi INTEGER, p50_us INTEGER, p95_us INTEGER, p99_us INTEGER, janky REAL, dropped REAL, "
-    "aps_centi INTEGER, received INTEGER, malformed INTEGER, rejected INTEGER, ignored INTEGER, frames_total REAL, "
-    "actions_total REAL, frames_unreported INTEGER, latency_p50_us INTEGER, latency_p99_us INTEGER, rss_trend REAL, "
-    "processes INTEGER, cpu_total_us INTEGER, cpu_wait_centi INTEGER, cs_voluntary_centi INTEGER, cs_involuntary_centi INTEGER, "
-    "faults_minor_centi INTEGER, faults_major_centi INTEGER, io_read_bytes INTEGER, io_write_bytes INTEGER, "
-    "io_read_chars INTEGER, io_write_chars INTEGER, fds_open INTEGER, fds_limit INTEGER, rss_anon_bytes INTEGER, "
-    "rss_file_bytes INTEGER, rss_shmem_bytes INTEGER, swap_bytes INTEGER, throttled_centi INTEGER, "
-    "psi_cpu_some_centi INTEGER, psi_cpu_full_centi INTEGER, psi_memory_some_centi INTEGER, psi_memory_full_centi INTEGER, "
+    "CREATE TABLE sample_log(t_ms INTEGER NOT NULL, alive INTEGER, events INTEGER, phase_id INTEGER, "
+    "frame_source INTEGER, command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER, busiest_threads TEXT, "
+    "gpu_name_id INTEGER, cpu_centi INTEGER, cpu_user_centi INTEGER, cpu_system_centi INTEGER, rss_bytes INTEGER, "
+    "pss_bytes INTEGER, vsize_bytes INTEGER, threads INTEGER, fps_centi INTEGER, p50_us INTEGER, p95_us INTEGER, "
+    "p99_us INTEGER, janky REAL, dropped REAL, aps_centi INTEGER, received INTEGER, malformed INTEGER, "
+    "rejected INTEGER, ignored INTEGER, frames_total REAL, actions_total REAL, frames_unreported INTEGER, "
+    "latency_p50_us INTEGER, latency_p99_us INTEGER, rss_trend REAL, processes INTEGER, cpu_total_us INTEGER, "
+    "cpu_wait_centi INTEGER, cs_voluntary_centi INTEGER, cs_involuntary_centi INTEGER, faults_minor_centi INTEGER, "
+    "faults_major_centi INTEGER, io_read_bytes INTEGER, io_write_bytes INTEGER, io_read_chars INTEGER, "
+    "io_write_chars INTEGER, fds_open INTEGER, fds_limit INTEGER, rss_anon_bytes INTEGER, rss_file_bytes INTEGER, "
+    "rss_shmem_bytes INTEGER, swap_bytes INTEGER, throttled_centi INTEGER, psi_cpu_some_centi INTEGER, "
+    "psi_cpu_full_centi INTEGER, psi_memory_some_centi INTEGER, psi_memory_full_centi INTEGER, "
     "psi_io_some_centi INTEGER, psi_io_full_centi INTEGER, rss_trend_per_hour INTEGER, rss_trend_r2_milli INTEGER, "
-    "leak_suspected INTEGER);"
-    "CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);";
+    "leak_suspected INTEGER, oom_score INTEGER, gpu_deci INTEGER, gpu_memory_bytes INTEGER, "
+    "gpu_memory_busy_deci INTEGER, gpu_encoder_deci INTEGER, gpu_decoder_deci INTEGER, gpu_device_deci INTEGER, "
+    "gpu_device_memory_used_bytes INTEGER, gpu_device_memory_total_bytes INTEGER, gpu_temperature INTEGER, "
+    "gpu_power_mw INTEGER, gpu_clock_mhz INTEGER, gpu_throttle_reasons INTEGER, gpu_unreported INTEGER, "
+    "net_tx_rate INTEGER, net_rx_rate INTEGER, net_tx_total INTEGER, net_rx_total INTEGER, tcp_connections INTEGER, "
+    "tcp_retrans_centi INTEGER, tcp_retrans_total INTEGER, tcp_retrans_share_centi INTEGER, tcp_rtt_us INTEGER, "
+    "net_source INTEGER, net_unreported INTEGER);"
+    "CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER, weight REAL);";
 
 // A row of the demo as perfhud recorded it (sqlite3 FILE 'select * from sample_log limit 150,1'):
 // 'i' an integer, 'r' a real, 'n' NULL.
-static const char kinds[COLUMNS + 1] = "iiiiinniniii" "iiiiiiiirriiiiirrnnnr" "iiiiiiiiiiiiiiiiiiiiiiiiiii";
+static const char kinds[COLUMNS + 1] = "iiiiinninniiiiiiiiiiirriiiiirr" "nnnriiiiiiiiiiiiiiiiiinnnnnnii" "iinnnnnnnnnnnniiiiiiiiinin";
 static const double values[COLUMNS] = {
-    1581, 1, 1, 1, 0, 0, 0, -1, 0, 893, 765, 128, 6561792, 3762176, 163094528, 3, 5900, 16802, 19118, 20018,
-    0.0, 0.0, 0, 88, 0, 0, 0, 87.0, 0.0, 0, 0, 0, 2638.0, 1, 150145, 1565, 15552, 798, 0, 0,
-    0, 0, 0, 0, 6, 20000, 425984, 6135808, 0, 0, 0, 9991, 0, 0, 0, 11, 0, 746209, 40, 0};
+    1504, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1020, 1020, 0, 6070272, 2492416, 163098624, 3, 6000, 16744, 17516,
+    17742, 0.0, 0.0, 0, 83, 0, 0, 0, 82.0, 0.0, 0, 0, 0, 5461.0, 1, 152476, 0, 16499, 1200, 0, 0, 0, 0, 0, 0,
+    6, 20000, 430080, 5640192, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4764905, 167, 0, 666, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
 
 static int packed;
 // The rows' texts until their INSERT has run (bound without a copy, as perfhud would keep them).
@@ -133,6 +141,7 @@ static void write_frames(sqlite3 *db, sqlite3_stmt *statement, long first, int c
         check(db, sqlite3_bind_int64(statement, ++index, (first + row) * 20), "bind");
         check(db, sqlite3_bind_int64(statement, ++index, 16667), "bind");
         check(db, sqlite3_bind_int64(statement, ++index, 0), "bind");
+        check(db, sqlite3_bind_null(statement, ++index), "bind");   // weight: NULL for the common 1
     }
     check(db, sqlite3_step(statement), "step");
 }
@@ -154,11 +163,11 @@ int main(int argc, char **argv) {
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) return 73;
     check(db, sqlite3_exec(db, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN;", 0, 0, 0), "pragmas");
     check(db, sqlite3_exec(db, packed ? "CREATE TABLE sample_log(t_ms INTEGER NOT NULL, v TEXT);"
-                                        "CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER);" : schema,
+                                        "CREATE TABLE frame_log(t_ms INTEGER NOT NULL, us INTEGER NOT NULL, source INTEGER, weight REAL);" : schema,
                            0, 0, 0), "schema");
     int width = packed ? 2 : COLUMNS;
     sqlite3_stmt *one = prepare(db, "sample_log", width, 1), *many = prepare(db, "sample_log", width, batch);
-    sqlite3_stmt *frame = prepare(db, "frame_log", 3, 1), *frames = prepare(db, "frame_log", 3, FRAME_ROWS_PER_INSERT);
+    sqlite3_stmt *frame = prepare(db, "frame_log", 4, 1), *frames = prepare(db, "frame_log", 4, FRAME_ROWS_PER_INSERT);
     check(db, sqlite3_exec(db, "COMMIT; BEGIN;", 0, 0, 0), "commit");
     long written = 0, framesWritten = 0;
     for (long row = 1; row <= rows; row++) {
