@@ -387,7 +387,7 @@ public final class Figure {
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 
-    /// The value of a stored column (as `BatchedInsert.append(_:storage:)` wrote it).
+    /// The value of a stored column (as `BatchedInsert.Column` wrote it).
     func value(stored integer: Int64?, real: Double?) -> Double? {
         switch storage {
         case .fixed(let scale): return integer.map { Double($0) / scale }

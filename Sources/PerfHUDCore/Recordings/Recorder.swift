@@ -60,10 +60,10 @@ public final class Recorder: TickSink {
     /// retains and releases each, every tick).
     private struct Column {
         let field: Figure.Field
-        let storage: Figure.Storage
+        let storage: BatchedInsert.Column
         let fromEvents: Bool
     }
-    private static let columns = Figure.recorded.map { Column(field: $0.field, storage: $0.storage, fromEvents: $0.source == .events) }
+    private static let columns = Figure.recorded.map { Column(field: $0.field, storage: BatchedInsert.Column($0.storage), fromEvents: $0.source == .events) }
     private let insertName, insertPhase, closePhase, insertHighFrequency: SQLiteStatement
     private var nameIDs: [String: Int64] = [:]
     private var lastCommit: UInt64
@@ -248,16 +248,19 @@ public final class Recorder: TickSink {
         Self.appendFigures(tick.report, tick.events, into: &samples)
     }
 
-    /// Straight from each figure to its column, kept as its storage says (`BatchedInsert.append(_:storage:)`).
+    /// Straight from each figure to its column, kept as its storage says (`BatchedInsert.Column`).
     /// The report and the event figures are this function's borrowed arguments, not copies.
     private static func appendFigures(_ report: Report, _ events: EventSnapshot?, into samples: inout BatchedInsert) {
-        guard let events else {
-            for column in columns {
-                if column.fromEvents { samples.appendNull() } else { samples.append(Figure.read(column.field, report, noEvents), storage: column.storage) }
+        let columns = Self.columns
+        samples.appendValues(columns.count) { row in
+            guard let events else {
+                for index in columns.indices where !columns[index].fromEvents {
+                    row[index] = .init(Figure.read(columns[index].field, report, noEvents), column: columns[index].storage)
+                }
+                return
             }
-            return
+            for index in columns.indices { row[index] = .init(Figure.read(columns[index].field, report, events), column: columns[index].storage) }
         }
-        for column in columns { samples.append(Figure.read(column.field, report, events), storage: column.storage) }
     }
     private static let noEvents = EventSnapshot()
 
