@@ -27,7 +27,8 @@ event receiver thread's instructions per frame it took in (demo).
                 by side: how much of a tick is paid for waking with cold caches
 Recording's floor: Benchmarks/recording_floor.c keeps the demo's rows with SQLite alone (the same
 table, values, pragmas, batching and commits), its instructions per row the same way (600 rows less
-200): floor.recording_row, what a recorded tick cannot cost less than with this layout.
+200): floor.recording_row, what a recorded tick cannot cost less than with this layout. The C floor
+writing the same JSON row (tick_floor.c `row`), the same way: floor.row_tick.
 Exit status 1 when a count is more than 5 % above the kept one.
 """
 import os
@@ -175,6 +176,18 @@ def recording_floor(work):
     return min((total(LONG) - total(SHORT)) / (LONG - SHORT) for _ in range(ROUNDS))
 
 
+def row_floor(work, pid):
+    """Instructions per tick of the C floor writing perfhud's JSON row (Benchmarks/tick_floor.c
+    `row`, at 10 ms), the smallest of ROUNDS: what perfhud's idle tick is compared with."""
+    floor = build_floor(work)
+    def total(ticks):
+        profile = os.path.join(work, "cg.row_floor")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}", floor, str(pid), "10000000", str(ticks), "row"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        return inclusive_counts(profile)[1]
+    return min((total(LONG) - total(SHORT)) / (LONG - SHORT) for _ in range(ROUNDS))
+
+
 def read_kept():
     kept = {}
     if KEPT.exists():
@@ -300,6 +313,8 @@ def report_against_kept(figures):
           f"{busy / idle_tick:.2f}×, its frames and actions {demo / busy:.2f}× that")
     print(f"  --record adds {(record - demo) / demo * 100:.0f} % to the demo's tick (goal: 10 %); SQLite alone keeping "
           f"the same rows (recording_floor.c) {figures['floor.recording_row'] / demo * 100:.0f} %")
+    if "floor.row_tick" in figures:
+        print(f"  the idle tick is {idle_tick / figures['floor.row_tick']:.2f}× the C floor's writing the same row (tick_floor.c row)")
     return worse
 
 
@@ -309,7 +324,8 @@ def write_kept(figures):
              "# a 600-row run less a 200-row run, strip --strip-debug build, the smallest of the rounds).",
              "# Stages are inclusive counts (the functions: STAGES in tick_cost.py).",
              "# per_frame_received: the event receiver's instructions per frame taken in (demo).",
-             "# floor.recording_row: SQLite alone keeping a tick of the demo's recording (recording_floor.c)."]
+             "# floor.recording_row: SQLite alone keeping a tick of the demo's recording (recording_floor.c).",
+             "# floor.row_tick: the C floor's tick writing the same JSON row (tick_floor.c row)."]
     lines += [f"{key} {value:.0f}" if value >= 100 else f"{key} {value:.3f}" for key, value in figures.items()]
     KEPT.write_text("\n".join(lines) + "\n")
     print(f"written: {KEPT}")
@@ -331,6 +347,7 @@ def main():
     try:
         figures = measure(work, idle.pid)
         figures["floor.recording_row"] = recording_floor(work)
+        figures["floor.row_tick"] = row_floor(work, idle.pid)
         worse = report_against_kept(figures)
         if "--update" in sys.argv:
             write_kept(figures)
