@@ -168,9 +168,8 @@ public final class Figure {
     /// (null in the live row, empty in CSV, no sample in OpenMetrics, skipped by a run summary).
     public func value(in report: Report, events: EventSnapshot?) -> Double? {
         if source == .events && events == nil { return nil }
-        return read(report, events ?? Self.noEvents)
+        return read(report, events ?? EventSnapshot.empty)
     }
-    private static let noEvents = EventSnapshot()
 
     /// The figure's value in a tick's report and event figures; nil for a report figure without a report.
     public func value(in report: Report?, _ events: EventSnapshot) -> Double? {

@@ -31,11 +31,10 @@ public enum ReportFormatter {
         // The snapshot is read where it is, a borrowed argument: `events ?? EventSnapshot()` was a
         // copy of it (a retain of each of its arrays and strings), or a new empty one, every row.
         guard let events else {
-            return appendJSON(report, commandName: commandName, status: status, figures: noEvents, hasEvents: false, plan: fields, to: &out)
+            return appendJSON(report, commandName: commandName, status: status, figures: .empty, hasEvents: false, plan: fields, to: &out)
         }
         appendJSON(report, commandName: commandName, status: status, figures: events, hasEvents: true, plan: fields, to: &out)
     }
-    private static let noEvents = EventSnapshot()
 
     private static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, figures: EventSnapshot, hasEvents: Bool,
                                    plan fields: [Figure.Plain], to out: inout ByteBuffer) {

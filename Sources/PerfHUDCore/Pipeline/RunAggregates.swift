@@ -29,7 +29,6 @@ public struct RunAggregates {
     /// optional once a figure, every tick of every session with an end summary (measured:
     /// docs/benchmarks.md, "What the code's shape saves").
     private static let plain: [(field: Figure.Field, fromEvents: Bool)] = summarised.map { ($0.figure.field, $0.figure.source == .events) }
-    private static let noEvents = EventSnapshot()
     /// Every summary key, in the order of `values`.
     public static let keys: [String] = summarised.flatMap { $0.summaries.map(\.key) }
 
@@ -65,7 +64,7 @@ public struct RunAggregates {
             // of it (a retain of each of its arrays and strings) every row.
             guard let events else {
                 hasEvents = false
-                Self.read(report, RunAggregates.noEvents, eventFigures: false, into: &values)
+                Self.read(report, EventSnapshot.empty, eventFigures: false, into: &values)
                 return
             }
             hasEvents = true

@@ -255,14 +255,13 @@ public final class Recorder: TickSink {
         samples.appendValues(columns.count) { row in
             guard let events else {
                 for index in columns.indices where !columns[index].fromEvents {
-                    row[index] = .init(Figure.read(columns[index].field, report, noEvents), column: columns[index].storage)
+                    row[index] = .init(Figure.read(columns[index].field, report, .empty), column: columns[index].storage)
                 }
                 return
             }
             for index in columns.indices { row[index] = .init(Figure.read(columns[index].field, report, events), column: columns[index].storage) }
         }
     }
-    private static let noEvents = EventSnapshot()
 
     /// Writes the rows kept since the last commit.
     private func writePending() throws {
