@@ -42,19 +42,19 @@ public final class DaemonMetrics: @unchecked Sendable {
     private var processCPUMirrored = 0.0
 
     public init() {
-        refused = registry.makeCounter(name: "perfhud_targets_refused_total",
+        refused = registry.counter("perfhud_targets_refused_total",
                                        help: "Targets not watched because --max-targets were watched already.")
-        droppedLog = registry.makeCounter(name: "perfhud_output_dropped_total", labels: [("destination", "log")],
+        droppedLog = registry.counter("perfhud_output_dropped_total", labels: [("destination", "log")],
                                           help: "Writes perfhud dropped rather than wait for a reader that is not keeping up, by destination.")
-        droppedNotify = registry.makeCounter(name: "perfhud_output_dropped_total", labels: [("destination", "systemd_notify")],
+        droppedNotify = registry.counter("perfhud_output_dropped_total", labels: [("destination", "systemd_notify")],
                                              help: "Writes perfhud dropped rather than wait for a reader that is not keeping up, by destination.")
-        sampleDuration = registry.makeGauge(name: "perfhud_sample_duration_seconds", help: "perfhud's own cost of its last sample (wall time).")
-        processCPU = registry.makeCounter(name: "process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.")
-        processResident = registry.makeGauge(name: "process_resident_memory_bytes", help: "Resident memory size in bytes.")
-        processVirtual = registry.makeGauge(name: "process_virtual_memory_bytes", help: "Virtual memory size in bytes.")
-        processStart = registry.makeGauge(name: "process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
-        processOpenFiles = registry.makeGauge(name: "process_open_fds", help: "Number of open file descriptors.")
-        processMaxFiles = registry.makeGauge(name: "process_max_fds", help: "Maximum number of open file descriptors.")
+        sampleDuration = registry.gauge("perfhud_sample_duration_seconds", help: "perfhud's own cost of its last sample (wall time).")
+        processCPU = registry.counter("process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.")
+        processResident = registry.gauge("process_resident_memory_bytes", help: "Resident memory size in bytes.")
+        processVirtual = registry.gauge("process_virtual_memory_bytes", help: "Virtual memory size in bytes.")
+        processStart = registry.gauge("process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
+        processOpenFiles = registry.gauge("process_open_fds", help: "Number of open file descriptors.")
+        processMaxFiles = registry.gauge("process_max_fds", help: "Maximum number of open file descriptors.")
         // From /proc/self/stat's start time (clock ticks after boot) and the boot time.
         if let stat = ProcParser.stat(ofProcess: "self"), let boot = ProcessDirectory.bootTime {
             processStart.set(to: boot + Double(stat.startTicks) / Double(ProcessDirectory.ticksPerSecond))
@@ -85,14 +85,12 @@ public final class DaemonMetrics: @unchecked Sendable {
         public var commandName: String
         public var pid: Int32
         public var startTimeSeconds: Double?
-        public var ticksPerSecond: Double
-        public init(sample: Sample, report: Report, commandName: String, pid: Int32, startTimeSeconds: Double?, ticksPerSecond: Double) {
+        public init(sample: Sample, report: Report, commandName: String, pid: Int32, startTimeSeconds: Double?) {
             self.sample = sample
             self.report = report
             self.commandName = commandName
             self.pid = pid
             self.startTimeSeconds = startTimeSeconds
-            self.ticksPerSecond = ticksPerSecond
         }
     }
 
@@ -157,7 +155,7 @@ public final class DaemonMetrics: @unchecked Sendable {
                 var gauges = gpus[device.id] ?? Array(repeating: nil, count: metrics.count)
                 for (index, metric) in metrics.enumerated() {
                     if let value = metric.value(device) {
-                        let gauge = gauges[index] ?? registry.makeGauge(name: metric.name, labels: [("gpu", device.id), ("name", device.name)], help: metric.help)
+                        let gauge = gauges[index] ?? registry.gauge(metric.name, labels: [("gpu", device.id), ("name", device.name)], help: metric.help)
                         gauge.set(to: value)
                         gauges[index] = gauge
                     } else if let gauge = gauges[index] {

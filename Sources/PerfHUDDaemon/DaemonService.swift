@@ -91,8 +91,6 @@ public final class DaemonService: @unchecked Sendable {
     /// - Throws: `PerfHUDError` `.cannotCreate` (73) when a socket cannot be had at the start.
     public func openEventSockets() throws { try sockets.openAll() }
 
-    public var eventSocketPath: String? { sockets.firstPath }
-
     /// `--record FILE` (one target): opened before READY=1, so a path that cannot be written stops the start.
     public func openRecording() throws {
         try fanOut.recording.open(configuration: configuration, target: roster.targets.first, log: status.log)

@@ -25,9 +25,6 @@ final class EventSockets {
 
     private var single: Bool { configuration.isSingleTarget }
 
-    /// The first target's socket (the single target's).
-    var firstPath: String? { roster.targets.first?.events.receiver?.path }
-
     /// Opens every target's socket (before READY=1).
     /// - Throws: `PerfHUDError` `.cannotCreate` (73) when a socket cannot be had at the start.
     func openAll() throws {

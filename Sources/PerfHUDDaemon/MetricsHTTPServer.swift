@@ -15,9 +15,14 @@ public enum MetricsHTTPServer {
         let bootstrap = ServerBootstrap(group: eventLoops)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            // On the channel's own event loop (where the initializer runs), through the pipeline's
+            // synchronous operations: the handlers never cross threads, so none must be Sendable
+            // (IdleStateHandler is not).
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                    channel.pipeline.addHandlers([IdleStateHandler(readTimeout: .seconds(10)), MetricsHandler(metrics: metrics)])
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    try pipeline.addHandlers([IdleStateHandler(readTimeout: .seconds(10)), MetricsHandler(metrics: metrics)])
                 }
             }
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)

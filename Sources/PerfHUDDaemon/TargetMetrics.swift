@@ -82,15 +82,15 @@ public final class TargetMetrics {
         self.label = label
         self.registry = registry
         labels = [("target", label)]
-        up = registry.makeGauge(name: "perfhud_target_up", labels: labels, help: "Whether the watched target is running and readable (1) or not (0).")
-        cpuUser = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: labels + [("mode", "user")],
+        up = registry.gauge("perfhud_target_up", labels: labels, help: "Whether the watched target is running and readable (1) or not (0).")
+        cpuUser = registry.counter("perfhud_target_cpu_seconds_total", labels: labels + [("mode", "user")],
                                        help: "CPU time of the target (and its descendants with --include-children), by mode.")
-        cpuSystem = registry.makeCounter(name: "perfhud_target_cpu_seconds_total", labels: labels + [("mode", "system")],
+        cpuSystem = registry.counter("perfhud_target_cpu_seconds_total", labels: labels + [("mode", "system")],
                                          help: "CPU time of the target (and its descendants with --include-children), by mode.")
         let labels = labels
-        counters = Self.counterFigures.map { registry.makeCounter(name: $0.metric.name, labels: labels, help: $0.metric.help) }
+        counters = Self.counterFigures.map { registry.counter($0.metric.name, labels: labels, help: $0.metric.help) }
         rejected = Self.rejectionReasons.map { reason in
-            (registry.makeCounter(name: "perfhud_events_rejected_total", labels: labels + [("reason", reason)],
+            (registry.counter("perfhud_events_rejected_total", labels: labels + [("reason", reason)],
                                   help: "Datagrams rejected, by reason."), 0)
         }
         phase = InfoGauge(name: "perfhud_phase_info", labels: labels, label: "phase", help: "The last phase the program reported.")
@@ -101,11 +101,6 @@ public final class TargetMetrics {
         frameDuration = WeightedHistogram(name: "perfhud_frame_duration_seconds",
                                           help: "Durations of the frames the program reported (weighted by 1 / sample rate).",
                                           bounds: DaemonMetrics.frameBuckets, labels: labels)
-    }
-
-    /// One frame of `seconds`, weighted by its sample rate (`weight` = 1 / rate); any thread.
-    public func recordFrame(seconds: Double, weight: Double) {
-        frameDuration.record(seconds, weight: weight)
     }
 
     /// Mirrors one tick's figures into the registry. Called from the sampling thread only.
@@ -140,7 +135,7 @@ public final class TargetMetrics {
             let key = target.commandName + "\u{0}" + String(target.pid)
             if info?.key != key {
                 if let old = info { registry.unregisterGauge(old.gauge) }
-                let gauge = registry.makeGauge(name: "perfhud_target_info",
+                let gauge = registry.gauge("perfhud_target_info",
                                                labels: labels + [("comm", target.commandName), ("pid", String(target.pid))],
                                                help: "The watched target: its command name and (first) PID.")
                 gauge.set(to: 1)
@@ -165,7 +160,7 @@ public final class TargetMetrics {
         }
         for (label, total) in actionTotals {
             let counter = actions[label] ?? {
-                let made = registry.makeCounter(name: "perfhud_actions_total", labels: labels + [("action", label)],
+                let made = registry.counter("perfhud_actions_total", labels: labels + [("action", label)],
                                                 help: "Actions the program dispatched, by label (at most --max-action-labels, then __other__).")
                 actions[label] = made
                 return made
@@ -176,7 +171,7 @@ public final class TargetMetrics {
         for action in events.highFrequencyActions {
             listed.insert(action.action)
             let gauge = highFrequency[action.action] ?? {
-                let made = registry.makeGauge(name: "perfhud_high_frequency_action_rate", labels: labels + [("action", action.action)],
+                let made = registry.gauge("perfhud_high_frequency_action_rate", labels: labels + [("action", action.action)],
                                               help: "Per-second rate of actions flagged high-frequency (listed 10 s after).")
                 highFrequency[action.action] = made
                 return made
@@ -224,7 +219,7 @@ public final class TargetMetrics {
     private func count(_ index: Int, to value: Double) {
         let counter = kernelCounters[index] ?? {
             let metric = Self.exported[index].metric
-            let made = registry.makeCounter(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
+            let made = registry.counter(metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
             kernelCounters[index] = made
             return made
         }()
@@ -242,7 +237,7 @@ public final class TargetMetrics {
             return
         }
         if busiestRatio == nil {
-            busiestRatio = registry.makeGauge(name: "perfhud_target_busiest_thread_cpu_ratio", labels: labels,
+            busiestRatio = registry.gauge("perfhud_target_busiest_thread_cpu_ratio", labels: labels,
                                               help: "CPU used by the target's busiest thread over the last second, in CPUs (1 = one core all the time).")
         }
         busiestRatio!.set(to: (threads.first?.cpuPercent ?? 0) / 100)
@@ -255,7 +250,7 @@ public final class TargetMetrics {
             if let existing = gauge { registry.unregisterGauge(existing); gauge = nil }
             return
         }
-        if gauge == nil { gauge = registry.makeGauge(name: name, labels: labels, help: help) }
+        if gauge == nil { gauge = registry.gauge(name, labels: labels, help: help) }
         gauge!.set(to: value)
     }
 
@@ -267,7 +262,7 @@ public final class TargetMetrics {
         }
         if let gauge = figureGauges[index] { return gauge.set(to: value) }
         let metric = Self.exported[index].metric
-        let gauge = registry.makeGauge(name: metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
+        let gauge = registry.gauge(metric.name, labels: labels + metric.labels.map { ($0.name, $0.value) }, help: metric.help)
         gauge.set(to: value)
         figureGauges[index] = gauge
     }
@@ -293,7 +288,7 @@ struct InfoGauge {
         guard current?.value != value else { return }
         if let old = current { registry.unregisterGauge(old.gauge); current = nil }
         guard let value else { return }
-        let gauge = registry.makeGauge(name: name, labels: labels + [(label, value)], help: help)
+        let gauge = registry.gauge(name, labels: labels + [(label, value)], help: help)
         gauge.set(to: 1)
         current = (gauge, value)
     }

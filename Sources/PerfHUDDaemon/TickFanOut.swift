@@ -51,8 +51,7 @@ final class TickFanOut {
         }
         let figures = target.latest.map { tick in
             DaemonMetrics.Target(sample: tick.sample, report: tick.report, commandName: tick.commandName, pid: target.group.rootPID ?? target.group.pids.first ?? 0,
-                                 startTimeSeconds: target.group.startTicks.map { bootTime + Double($0) / Double(ProcessDirectory.ticksPerSecond) },
-                                 ticksPerSecond: Double(ProcessDirectory.ticksPerSecond))
+                                 startTimeSeconds: target.group.startTicks.map { bootTime + Double($0) / Double(ProcessDirectory.ticksPerSecond) })
         }
         target.metrics?.update(target: figures, events: snapshot, actionTotals: target.events.aggregator.actionTotals())
         return wentAway

@@ -40,12 +40,6 @@ final class WeightedHistogram: @unchecked Sendable {
         }
     }
 
-    /// Appends the histogram in the text exposition format.
-    func emit(into buffer: inout [UInt8]) {
-        emitHeader(into: &buffer)
-        emitSamples(into: &buffer)
-    }
-
     /// `# HELP` and `# TYPE`: once for all the series of the name.
     func emitHeader(into buffer: inout [UInt8]) {
         buffer += Array("# HELP \(name) \(help)\n# TYPE \(name) histogram\n".utf8)

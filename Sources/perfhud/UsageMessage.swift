@@ -5,7 +5,9 @@ import PerfHUDCore
 /// (ArgumentParser or a command's `validate`): lower case, what was wrong and what is accepted
 /// (`Accepted`), a suggestion for a near miss. ArgumentParser's own sentences ("The value '100'
 /// is invalid for '--tick <tick>'", "Missing value for …") name the fault but not what it wants:
-/// they are read here and said again. ArgumentParser's version is pinned (Package.resolved);
+/// they are read here and said again. Those sentences are not ArgumentParser's API and nothing
+/// pins its version (Package.resolved is not committed: the package copies builds resolve from
+/// here have commit ids of their own, so a resolved file made here would not resolve elsewhere):
 /// Tests/EndToEnd/test_usage_messages.py fails when one of its sentences comes through as is.
 enum UsageMessage {
     /// - Parameters:

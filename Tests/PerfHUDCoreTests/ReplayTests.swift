@@ -162,7 +162,7 @@ final class ReplayTests: XCTestCase {
     /// where adding 0.5 would not (0.49999999999999994 + 0.5 is 1.0), and clamped like `clampedInt`.
     func testAFigureIsStoredRoundedAsRoundedGivesIt() {
         let edges: [Double] = [0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 1.0.nextDown,
-                               33.335 * 100, 4503599627370495.5, 4503599627370497, 9007199254740993, 1e15 + 0.5, 9.1e18, 9.3e18,
+                               33.335 * 100, 4503599627370495.5, 4503599627370497, 9007199254740994, 1e15 + 0.5, 9.1e18, 9.3e18,
                                -9.3e18, 1e300, -1e300, .greatestFiniteMagnitude, .leastNonzeroMagnitude]
         var values = edges
         var generator = SystemRandomNumberGenerator()

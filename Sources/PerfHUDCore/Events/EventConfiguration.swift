@@ -17,7 +17,6 @@ public struct EventConfiguration: Equatable {
     public static let highFrequencyLingerSeconds = 10.0
 
     public init() {}
-    public var budgetMilliseconds: Double { 1000 / refreshHz }
     /// Janky and dropped, as every figure of frames defines them.
     public var frameBudget: FrameBudget { FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor, paced: paced) }
 }

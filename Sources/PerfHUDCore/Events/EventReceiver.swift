@@ -97,7 +97,8 @@ public final class EventReceiver {
         // A socket file with nobody bound to it refuses connections: stale, left by a crash.
         let probe = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(probe) }
-        if withAddress(path, { connect(probe, $0, $1) }) == 0 {
+        // Blocking, on a datagram socket: connecting only names the peer, so it is done at once.
+        if withAddress(path, { SystemCall.connect(probe, to: $0, length: $1) }) == .success(true) {
             throw PerfHUDError(.cannotCreate, "\(path) is in use by another perfhud")
         }
         unlink(path)

@@ -76,8 +76,6 @@ final class PeerFilter {
         pthread_mutex_unlock(&mutex)
     }
 
-    func accepts(pid: Int32, uid: UInt32) -> Bool { refusal(pid: pid, uid: uid) == .none }
-
     /// Why a datagram from `pid` is refused, or `.none` when it is accepted.
     func refusal(pid: Int32, uid: UInt32) -> Refusal {
         let family = self.family(of: pid)

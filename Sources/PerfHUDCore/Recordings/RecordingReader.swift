@@ -147,7 +147,6 @@ extension Recording {
         guard let value, value.isFinite, value >= 0, value <= latestTime else { return nil }
         return value
     }
-    static func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
 
     /// `peer=2;size=1` (rejected events by reason, as the recorder writes them).
     static func reasons(_ text: String) -> [String: UInt64] {

@@ -46,7 +46,6 @@ public struct RecordingSummary {
     public var cpuPercentMax: Double? { aggregates["cpu_percent_max"] }
     public var rssStartBytes: UInt64? { aggregates["rss_start_bytes"].map { UInt64($0) } }
     public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
-    public var pssPeakBytes: UInt64? { aggregates["pss_peak_bytes"].map { UInt64($0) } }
     public var rssEndBytes: UInt64? { aggregates["rss_end_bytes"].map { UInt64($0) } }
     /// Frames counted, each by its weight (a sampled line stands for 1 / its rate).
     public var frames = 0.0

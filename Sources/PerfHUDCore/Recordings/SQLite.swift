@@ -12,8 +12,6 @@ final class SQLiteDatabase {
         var code: Int32
         var message: String
         var description: String { message }
-        /// The file is not a database, or a damaged one.
-        var isDamage: Bool { code & 0xff == SQLITE_NOTADB || code & 0xff == SQLITE_CORRUPT }
     }
 
     /// Opens `path`; `create` makes it if missing, `readOnly` never writes.

@@ -45,12 +45,12 @@ public final class ActionLogFollower {
     public func read(into aggregator: EventAggregator) {
         guard descriptor >= 0 else { return }
         while true {
-            let count = Glibc.read(descriptor, &buffer, buffer.count)
-            if count > 0 {
+            let read = SystemCall.read(descriptor, into: &buffer)
+            if case .success(let count) = read, count > 0 {
                 aggregator.addActions(parser.feed(buffer[0..<count]), at: monotonicNanoseconds())
                 continue
             }
-            if count == 0 && isStream { close(descriptor); descriptor = -1 }   // the writer is gone
+            if read == .success(0) && isStream { close(descriptor); descriptor = -1 }   // the writer is gone
             return
         }
     }

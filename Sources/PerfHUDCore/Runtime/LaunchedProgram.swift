@@ -116,9 +116,10 @@ public final class LaunchedProgram {
     /// `poll` of `endDescriptor` (waiting for the end when `waiting`): > 0 ended, 0 not yet, < 0 failed.
     private func endReady(waiting: Bool) -> Int32 {
         var slot = pollfd(fd: endDescriptor, events: Int16(POLLIN), revents: 0)
-        var ready: Int32
-        repeat { ready = Glibc.poll(&slot, 1, waiting ? -1 : 0) } while ready < 0 && errno == EINTR
-        return ready
+        switch SystemCall.poll(&slot, timeoutMilliseconds: waiting ? -1 : 0) {
+        case .success(let ready): return ready
+        case .failure: return -1
+        }
     }
 
     /// The leader may reap the program now.
@@ -327,7 +328,8 @@ public final class LaunchedProgram {
     /// it stopped: a full-screen program leaving its screen).
     public func readPendingOutput(into buffer: inout [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {
         var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
-        while outputOpen, Glibc.poll(&descriptor, 1, 0) > 0, case .bytes(let count) = readOutput(into: &buffer) {
+        while outputOpen, case .success(let ready) = SystemCall.poll(&descriptor, timeoutMilliseconds: 0), ready > 0,
+              case .bytes(let count) = readOutput(into: &buffer) {
             body(buffer[0..<count])
         }
     }

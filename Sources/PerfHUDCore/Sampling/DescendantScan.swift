@@ -87,8 +87,9 @@ public final class DescendantScan {
             for byte in digits.reversed() { put(byte) }
             for byte in "/stat".utf8 { put(byte) }
             put(0)
-            let descriptor = Glibc.open(raw.baseAddress!.assumingMemoryBound(to: CChar.self), O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { return nil }
+            guard case .success(let descriptor) = SystemCall.open(cPath: raw.baseAddress!.assumingMemoryBound(to: CChar.self), O_RDONLY) else {
+                return nil
+            }
             defer { close(descriptor) }
             guard case .success(let count) = SystemCall.read(descriptor, into: buffer), count > 0 else { return nil }
             return ProcParser.stat(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))

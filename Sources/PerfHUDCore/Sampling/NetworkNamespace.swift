@@ -64,11 +64,11 @@ final class NetworkNamespace {
     func drainDestroyEvents(into buffer: UnsafeMutableRawBufferPointer, _ each: (InetDiag.Socket) -> Void) {
         guard destroyEvents >= 0 else { return }
         while true {
-            let count = recv(destroyEvents, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == ENOBUFS { lostDestroyEvents = true; continue }
-                return
+            let count: Int
+            switch SystemCall.receive(destroyEvents, into: buffer, flags: Int32(MSG_DONTWAIT)) {
+            case .success(let received): count = received
+            case .failure(let error) where error.code == ENOBUFS: lostDestroyEvents = true; continue
+            case .failure: return
             }
             if count == 0 { return }
             InetDiag.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count])).sockets.forEach(each)

@@ -30,21 +30,12 @@ public final class TCPSocketDump {
         for family in [UInt8(AF_INET), UInt8(AF_INET6)] {
             sequence &+= 1
             let request = InetDiag.request(family: family, sequence: sequence, protocol: `protocol`, states: states, info: info)
-            // struct sockaddr_nl (12 bytes: family, pad, pid 0 = the kernel, groups), which Glibc's module lacks.
-            var kernel: (UInt16, UInt16, UInt32, UInt32) = (16, 0, 0, 0)
-            let sent = request.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &kernel) { address in
-                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, 12)
-                    }
-                }
-            }
-            guard sent == request.count else { return SystemError(errno) }
+            if let error = Self.sendToKernel(request, on: descriptor) { return error }
             while true {
-                let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return SystemError(errno)
+                let count: Int
+                switch SystemCall.receive(descriptor, into: buffer) {
+                case .success(let received): count = received
+                case .failure(let error): return error
                 }
                 let batch = InetDiag.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 batch.sockets.forEach(each)
@@ -72,19 +63,13 @@ public final class TCPSocketDump {
                 sequence &+= 1
                 requests += InetDiag.lookupRequest(sockets[index], sequence: sequence)
             }
-            var kernel: (UInt16, UInt16, UInt32, UInt32) = (16, 0, 0, 0)
-            let sent = requests.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &kernel) { address in
-                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, 12) }
-                }
-            }
-            guard sent == requests.count else { return SystemError(errno) }
+            if let error = Self.sendToKernel(requests, on: descriptor) { return error }
             var answered = 0
             while answered < end - start {
-                let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return SystemError(errno)
+                let count: Int
+                switch SystemCall.receive(descriptor, into: buffer) {
+                case .success(let received): count = received
+                case .failure(let error): return error
                 }
                 if count == 0 { break }
                 answered += InetDiag.parseAnswers(UnsafeRawBufferPointer(rebasing: buffer[..<count])) { answer, socket in
@@ -95,6 +80,22 @@ public final class TCPSocketDump {
             start = end
         }
         return nil
+    }
+
+    /// Sends one netlink request to the kernel: nil, or the errno of what failed (a request sent in
+    /// part is a failure: the kernel takes a datagram whole or not at all).
+    private static func sendToKernel(_ request: [UInt8], on descriptor: Int32) -> SystemError? {
+        // struct sockaddr_nl (12 bytes: family, pad, pid 0 = the kernel, groups), which Glibc's module lacks.
+        var kernel: (UInt16, UInt16, UInt32, UInt32) = (16, 0, 0, 0)
+        let sent = request.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &kernel) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) { SystemCall.send(descriptor, bytes, to: $0, length: 12) }
+            }
+        }
+        switch sent {
+        case .success(let count): return count == request.count ? nil : SystemError(EMSGSIZE)
+        case .failure(let error): return error
+        }
     }
 
     /// Every TCP socket (connected states) of the calling thread's namespace, in one array.

@@ -56,10 +56,7 @@ public final class NonBlockingWriter: @unchecked Sendable {
     /// Bytes written from the front of `bytes`: 0 when nothing could be.
     private func send(_ bytes: [UInt8]) -> Int {
         let result = bytes.withUnsafeBytes { raw in
-            retryingInterrupts {
-                isSocket ? Glibc.send(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-                         : Glibc.write(descriptor, raw.baseAddress, raw.count)
-            }
+            isSocket ? SystemCall.send(descriptor, raw, flags: Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) : SystemCall.writeOnce(descriptor, raw)
         }
         if case .success(let count) = result { return count }
         return 0

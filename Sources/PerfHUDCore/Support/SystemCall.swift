@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// The system calls perfhud makes on descriptors and children (poll, read, write, open, waitpid;
-/// pread on kept-open files: `KeptOpenFile`), through one entry
+/// The system calls perfhud makes on descriptors and children (poll, read, write, recv, send,
+/// open, waitpid; pread on kept-open files: `KeptOpenFile`), through one entry
 /// point: each retries EINTR (`retryingInterrupts`) and returns a typed error (`SystemError`)
 /// rather than -1 and errno. The corresponding C functions carry the same names.
 public enum SystemCall {
@@ -17,6 +17,33 @@ public enum SystemCall {
             if code != EINTR { return .failure(SystemError(code)) }
             if timeoutMilliseconds >= 0 { return .success(0) }
         }
+    }
+
+    /// poll(2) of one descriptor (no array to allocate), as `poll(_:timeoutMilliseconds:)`.
+    public static func poll(_ slot: inout pollfd, timeoutMilliseconds: Int32 = -1) -> Result<Int32, SystemError> {
+        while true {
+            let result = Glibc.poll(&slot, 1, timeoutMilliseconds)
+            if result >= 0 { return .success(result) }
+            let code = errno
+            if code != EINTR { return .failure(SystemError(code)) }
+            if timeoutMilliseconds >= 0 { return .success(0) }
+        }
+    }
+
+    /// recv(2) into `buffer`: the number of bytes (0: a stream's peer closed it, or an empty datagram).
+    public static func receive(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32 = 0) -> Result<Int, SystemError> {
+        retryingInterrupts { Glibc.recv(descriptor, buffer.baseAddress, buffer.count, flags) }
+    }
+
+    /// send(2) of `bytes` once: the number the socket took (all of a datagram; of a stream, maybe fewer).
+    public static func send(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32) -> Result<Int, SystemError> {
+        retryingInterrupts { Glibc.send(descriptor, bytes.baseAddress, bytes.count, flags) }
+    }
+
+    /// sendto(2) of one datagram to `address` (`length` bytes of it).
+    public static func send(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, to address: UnsafePointer<sockaddr>,
+                            length: socklen_t) -> Result<Int, SystemError> {
+        retryingInterrupts { Glibc.sendto(descriptor, bytes.baseAddress, bytes.count, 0, address, length) }
     }
 
     /// read(2) into `buffer`: the number of bytes (0 at the end).
@@ -41,6 +68,11 @@ public enum SystemCall {
             }
         }
         return .success(done)
+    }
+
+    /// write(2) once: the number of bytes the descriptor took (a short write is not continued).
+    public static func writeOnce(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Int, SystemError> {
+        retryingInterrupts { Glibc.write(descriptor, bytes.baseAddress, bytes.count) }
     }
 
     /// read(2) of one fixed-size record into `value` (a timerfd's count, a signalfd's siginfo): true
@@ -74,6 +106,20 @@ public enum SystemCall {
     /// open(2), close-on-exec: the new descriptor.
     public static func open(_ path: String, _ flags: Int32) -> Result<Int32, SystemError> {
         retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC) }
+    }
+
+    /// open(2) of a NUL-terminated path already in a buffer (no `String` made), close-on-exec.
+    public static func open(cPath: UnsafePointer<CChar>, _ flags: Int32) -> Result<Int32, SystemError> {
+        retryingInterrupts { Glibc.open(cPath, flags | O_CLOEXEC) }
+    }
+
+    /// connect(2): true when connected now, false when a non-blocking socket's connection goes on
+    /// (EINPROGRESS; and EINTR, after which the kernel goes on connecting, and a second connect
+    /// would fail with EALREADY: poll for writable, then read SO_ERROR).
+    public static func connect(_ descriptor: Int32, to address: UnsafePointer<sockaddr>, length: socklen_t) -> Result<Bool, SystemError> {
+        if Glibc.connect(descriptor, address, length) == 0 { return .success(true) }
+        let code = errno
+        return code == EINPROGRESS || code == EINTR ? .success(false) : .failure(SystemError(code))
     }
 
     /// waitpid(2): the child that changed state (0 with WNOHANG when none did) and its raw status.

@@ -52,7 +52,6 @@ public final class Screen {
 
     /// A new frame is wanted (a sample, an event); drawn by the next `draw`.
     public func invalidate() { hudDirty = true }
-    public var isDirty: Bool { hudDirty }
 
     // MARK: set-up and restoration
 

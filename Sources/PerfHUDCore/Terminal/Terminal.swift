@@ -117,6 +117,7 @@ public final class Terminal {
         for signal in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { signal in
+                // Not through SystemCall: in a signal handler only async-signal-safe calls, once, nothing retried.
                 crashRestoreBytes.withUnsafeBytes { bytes in
                     _ = Glibc.write(crashTerminalDescriptor, bytes.baseAddress, bytes.count)
                 }

@@ -95,8 +95,8 @@ public struct MetricsEndpoint: Equatable {
     private func connect(to address: addrinfo, deadline: UInt64) -> Result<Int32, Failure> {
         let descriptor = socket(address.ai_family, address.ai_socktype | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), address.ai_protocol)
         guard descriptor >= 0 else { return .failure(.noAnswer(String(cString: strerror(errno)).lowercased())) }
-        if Glibc.connect(descriptor, address.ai_addr, address.ai_addrlen) != 0 && errno != EINPROGRESS {
-            let error = String(cString: strerror(errno))
+        if case .failure(let failure) = SystemCall.connect(descriptor, to: address.ai_addr, length: address.ai_addrlen) {
+            let error = failure.description
             close(descriptor)
             return .failure(.noAnswer(error.lowercased()))
         }
@@ -114,18 +114,22 @@ public struct MetricsEndpoint: Equatable {
         var sent = 0
         while sent < request.count {
             guard wait(descriptor, for: Int16(POLLOUT), until: deadline) else { return .failure(.noAnswer("timed out")) }
-            let written = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            guard written > 0 else { return .failure(.noAnswer(String(cString: strerror(errno)).lowercased())) }
-            sent += written
+            switch request[sent...].withUnsafeBytes({ SystemCall.send(descriptor, $0, flags: Int32(MSG_NOSIGNAL)) }) {
+            case .success(let written): sent += written
+            case .failure(.wouldBlock): continue          // poll said writable, the socket disagreed: wait again
+            case .failure(let error): return .failure(.noAnswer(error.description.lowercased()))
+            }
         }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             guard wait(descriptor, for: Int16(POLLIN), until: deadline) else { return .failure(.noAnswer("timed out")) }
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            guard count >= 0 else { return .failure(.noAnswer(String(cString: strerror(errno)).lowercased())) }
+            let count: Int
+            switch buffer.withUnsafeMutableBytes({ SystemCall.receive(descriptor, into: $0) }) {
+            case .success(let received): count = received
+            case .failure(.wouldBlock): continue
+            case .failure(let error): return .failure(.noAnswer(error.description.lowercased()))
+            }
             if count == 0 { break }
             answer += buffer[0..<count]
             guard answer.count <= Self.maximumBytes else { return .failure(.badAnswer("an answer of more than \(Self.maximumBytes >> 20) MiB")) }
