@@ -112,6 +112,8 @@ final class TargetGroup: SampleSource {
         // PSS is known for the group only when known for every member.
         result.proportionalBytes = a.proportionalBytes.flatMap { x in b.proportionalBytes.map { x &+ $0 } }
         result.threads = (a.threads ?? 0) + (b.threads ?? 0)
+        // The tightest limit any member is under.
+        result.memoryLimitBytes = a.memoryLimitBytes.map { Swift.min($0, b.memoryLimitBytes ?? $0) } ?? b.memoryLimitBytes
         result.processCount = a.processCount + b.processCount
         result.activity = Activity.sum(a.activity, b.activity)
         result.gpu = GPUFigures.sum(a.gpu, b.gpu)

@@ -79,9 +79,56 @@ final class ActivityTests: XCTestCase {
         let mounts = "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
             + "31 25 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
             + "32 25 0:28 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
-        let found = ControlGroupActivity.directories(groups: groups, mountInfo: mounts)
+        let found = ControlGroupPlaces.directories(groups: groups, mountInfo: mounts)
         XCTAssertEqual(found.unified, "/sys/fs/cgroup/unified/system.slice/x.service")
         XCTAssertEqual(found.cpu, "/sys/fs/cgroup/cpu/batch")
+        XCTAssertNil(found.memory, "no memory hierarchy is mounted")
+        let withMemory = mounts + "33 25 0:29 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+        let both = ControlGroupPlaces.directories(groups: groups, mountInfo: withMemory)
+        XCTAssertEqual(both.memory, "/sys/fs/cgroup/memory/a")
+        XCTAssertEqual(both.memoryMount, "/sys/fs/cgroup/memory")
+        XCTAssertEqual(ControlGroupPlaces.groupAndAncestors("/sys/fs/cgroup/memory/a/b", upTo: "/sys/fs/cgroup/memory"),
+                       ["/sys/fs/cgroup/memory/a/b", "/sys/fs/cgroup/memory/a", "/sys/fs/cgroup/memory"])
+    }
+
+    /// cgroup v2's memory controller is bound to v1 on this hybrid host (its cgroup2 has no
+    /// controllers, nor has a container booted on it), so no real group here has a `memory.max`:
+    /// the v2 path is read over a tree laid out as the kernel lays it, through a mount table that
+    /// mounts cgroup2 there. (The v1 path is read from real groups: test_memory_limit.py.)
+    func testTheSmallestV2LimitOfTheGroupAndThoseAboveItIsTheLimit() throws {
+        let top = FileManager.default.temporaryDirectory.appendingPathComponent("perfhud-cgroup2-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: top) }
+        let group = top + "/system.slice/web.service"
+        try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: true)
+        func write(_ directory: String, _ text: String) throws { try text.write(toFile: directory + "/memory.max", atomically: false, encoding: .utf8) }
+        try write(top + "/system.slice", "1073741824\n")
+        try write(group, "max\n")
+        let mounts = "41 31 0:38 / \(top) rw,relatime - cgroup2 cgroup2 rw\n"
+        let directories = ControlGroupPlaces.directories(groups: "0::/system.slice/web.service\n", mountInfo: mounts)
+        XCTAssertEqual(directories.unified, group)
+        let paths = ControlGroupMemoryLimit.limitPaths(directories)
+        XCTAssertEqual(paths, [group + "/memory.max", top + "/system.slice/memory.max", top + "/memory.max"])
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
+        defer { buffer.deallocate() }
+        func limit() -> UInt64? {
+            let files = paths.compactMap { try? KeptOpenFile.open($0).get() }
+            defer { files.forEach { $0.close() } }
+            return ControlGroupMemoryLimit.smallest(in: files, buffer: buffer)
+        }
+        XCTAssertEqual(limit(), 1 << 30, "the slice's limit bounds the service, whose own is max")
+        try write(group, "536870912\n")
+        XCTAssertEqual(limit(), 512 << 20, "the smaller, the service's own")
+        try write(group, "max\n"); try write(top + "/system.slice", "max\n")
+        XCTAssertNil(limit(), "no limit anywhere: null, not 0")
+    }
+
+    func testAMemoryLimitFileReadsAsBytesAndNoLimitAsNone() {
+        func limit(_ text: String) -> UInt64? { Array(text.utf8).withUnsafeBytes { ControlGroupMemoryLimit.limit($0) } }
+        XCTAssertEqual(limit("536870912\n"), 512 << 20)
+        XCTAssertNil(limit("max\n"), "v2: no limit")
+        XCTAssertNil(limit("9223372036854771712\n"), "v1's way of saying no limit")
+        XCTAssertNil(limit("99999999999999999999999\n"), "no number that overflows")
+        XCTAssertNil(limit(""))
     }
 
     func testTheLeakFitFlagsASteadyClimbOnlyOverAFullWindow() {

@@ -124,6 +124,7 @@ final class DaemonUnitTests: XCTestCase {
         activity.everySecond.pressure.memoryFull = 18; activity.everySecond.pressure.ioSome = 19; activity.everySecond.pressure.ioFull = 20
         activity.everySecond.levels.busiestThreads = [BusyThread(pid: 7, tid: 7, name: "x", cpuPercent: 50)]
         read.activity = activity
+        read.memoryLimitBytes = 512 << 20                // read once a second, whatever else is collected
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         var report = store.record(read)
         report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
@@ -137,7 +138,7 @@ final class DaemonUnitTests: XCTestCase {
         var events = EventSnapshot()                     // a frame seen: the FPS gauge exists
         events.framesTotal = 3; events.fps = 3; events.actionsPerSecond = 1
         metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,
-                                                                           startTimeSeconds: 1, ticksPerSecond: 100),
+                                                                           startTimeSeconds: 1),
                                               events: events, actionTotals: [("A", 1)])
         metrics.update(sampleSeconds: 0.001)
         let text = exposition(metrics)
@@ -147,6 +148,7 @@ final class DaemonUnitTests: XCTestCase {
             XCTAssertTrue(text.contains("\n" + metric.name + "{target=\"x\"" + labels + (metric.kind == .labelled ? "" : "}")), metric.series)
         }
         XCTAssertEqual(value(text, "perfhud_target_oom_score{target=\"x\"}"), 667, "the once-a-second figures reach the daemon as read")
+        XCTAssertEqual(value(text, "perfhud_target_memory_limit_bytes{target=\"x\"}"), Double(512 << 20))
         // The network's: its totals mirrored into counters, the rest gauges in base units.
         XCTAssertEqual(value(text, "perfhud_target_network_transmit_bytes_total{target=\"x\"}"), 5_000)
         XCTAssertEqual(value(text, "perfhud_target_network_receive_bytes_total{target=\"x\"}"), 700)
@@ -165,7 +167,7 @@ final class DaemonUnitTests: XCTestCase {
         let read = sample(cpu: 4_500_000_000, user: 300, rss: 4096, pss: nil, threads: 4)
         var store = MetricsStore(pid: 42, capacity: 4, startNanoseconds: 0)
         let target = DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "web",
-                                          pid: 42, startTimeSeconds: 1000, ticksPerSecond: 100)
+                                          pid: 42, startTimeSeconds: 1000)
         metrics.update(target: target, events: events, actionTotals: [("A", 3)])
         var text = exposition(registry)
         XCTAssertEqual(value(text, "perfhud_target_up{target=\"web\"}"), 1)
@@ -273,7 +275,7 @@ final class DaemonUnitTests: XCTestCase {
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         func update(_ read: Sample) -> String {
             metrics.update(target: DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "db", pid: 7,
-                                                        startTimeSeconds: 1, ticksPerSecond: 100),
+                                                        startTimeSeconds: 1),
                            events: EventSnapshot(), actionTotals: [])
             return exposition(registry)
         }

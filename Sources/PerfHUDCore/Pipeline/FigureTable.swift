@@ -309,6 +309,14 @@ extension Figure {
         case .net_unreported_reason:
             // Why a network figure is unknown or part of the traffic is not counted (`NetworkUnreported`); recorded as a code.
             return Figure(field, "", .special(.netUnreportedReason), .report, since: 7, column: "net_unreported", storage: .integer)
+        case .memory_limit_bytes:
+            // The smallest memory limit on the target's control group and those above it (cgroup v2
+            // memory.max, v1 memory.limit_in_bytes: `ControlGroupMemoryLimit`), read once a second;
+            // null where none applies. Format 8.
+            return Figure(field, "bytes", .number(decimals: 0), .report, since: 8, column: "memory_limit_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_memory_limit_bytes",
+                                         "The smallest memory limit on the target's control group and those above it (cgroup v2 memory.max, v1 memory.limit_in_bytes); absent where none applies."),
+                          summaries: [.min("memory_limit_bytes_min")])
         case .exit:
             return Figure(field, "", .special(.exitStatus), .report)
         }

@@ -268,6 +268,7 @@ public final class Figure {
         case .tcp_rtt_ms: return r.netBox?.value.tcpRTTms
         case .net_source: return NetworkSource.codes.code(r.netBox?.value.source)
         case .net_unreported_reason: return NetworkUnreported.codes.code(r.netBox?.value.unreportedReason)
+        case .memory_limit_bytes: return r.memoryLimitBytes.map { Double($0) }
         // Not numbers: each sink writes them its own way.
         case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: return nil
         }
@@ -356,6 +357,7 @@ public final class Figure {
         case .tcp_rtt_ms: r.net.tcpRTTms = v
         case .net_source: r.net.source = NetworkSource.codes.reason(code: v)
         case .net_unreported_reason: r.net.unreportedReason = NetworkUnreported.codes.reason(code: v)
+        case .memory_limit_bytes: r.memoryLimitBytes = size(v)
         // Not recorded: derived on reading (`DerivedFigure`), or kept by the recording its own way.
         case .cpu_machine_percent, .fps_1pct_low: break
         // gpu_name: a leading column of its own, written when it changes (as the command name).
@@ -382,7 +384,8 @@ public final class Figure {
         case gpu_device_percent, gpu_device_memory_used_bytes, gpu_device_memory_total_bytes, gpu_temperature_celsius
         case gpu_power_watts, gpu_clock_mhz, gpu_throttle_reasons, gpu_unreported_reason
         case net_tx_bytes_per_second, net_rx_bytes_per_second, net_tx_bytes_total, net_rx_bytes_total, tcp_connections
-        case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason, exit
+        case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason
+        case memory_limit_bytes, exit
     }
     private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 

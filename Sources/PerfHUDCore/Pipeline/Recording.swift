@@ -97,7 +97,8 @@ public struct Recording {
     /// 6: the GPU figures have columns (`gpu_*`), the device's name a leading column written when it
     /// changes (`gpu_name_id`); older files read them as null.
     /// 7: the network figures have columns (`net_*`, `tcp_*`); older files read them as null.
-    public static let formatVersion: Int64 = 7
+    /// 8: the memory limit has a column (`sample_log.memory_limit_bytes`); older files read it as null.
+    public static let formatVersion: Int64 = 8
 
     /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
     static func milliseconds(unix seconds: Double) -> Int64 {

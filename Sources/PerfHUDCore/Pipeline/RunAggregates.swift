@@ -1,5 +1,5 @@
 /// The figures of a whole run (or of a phase's ticks) that summarise one tick figure: its mean,
-/// its peak, its first or its last value over the rows. Which ones a figure has is said in its
+/// its peak, its least, its first or its last value over the rows. Which ones a figure has is said in its
 /// table entry (`Figure.summaries`); this is the one piece of code that computes them, fed tick by
 /// tick by the HUD's end summary and row by row by `report`, so the two say the same over the same
 /// ticks. `report`'s keys, `--fail-on`'s names and the baseline comparisons are built from them:
@@ -8,7 +8,7 @@ public struct RunAggregates {
     /// How a summary figure is taken from the rows' values (rows without the figure are skipped).
     /// `atStart`: the first row a tick or more after the start and after the program's last exec
     /// (`ResidentAtStart`: not the loader, not a launcher that exec'd the real program).
-    public enum Rule: Equatable { case mean, max, first, last, atStart }
+    public enum Rule: Equatable { case mean, max, min, first, last, atStart }
 
     /// One summary figure of a tick figure: its key in `report` (a contract, as the JSON row's keys).
     public struct Summary: Equatable {
@@ -16,6 +16,7 @@ public struct RunAggregates {
         public let rule: Rule
         public static func mean(_ key: String) -> Summary { Summary(key: key, rule: .mean) }
         public static func max(_ key: String) -> Summary { Summary(key: key, rule: .max) }
+        public static func min(_ key: String) -> Summary { Summary(key: key, rule: .min) }
         public static func first(_ key: String) -> Summary { Summary(key: key, rule: .first) }
         public static func last(_ key: String) -> Summary { Summary(key: key, rule: .last) }
         public static func atStart(_ key: String) -> Summary { Summary(key: key, rule: .atStart) }
@@ -36,7 +37,7 @@ public struct RunAggregates {
     private static let takesStart: [Bool] = summarised.map { $0.summaries.contains { $0.rule == .atStart } }
 
     private struct Running {
-        var sum = 0.0, count = 0, peak: Double?, first: Double?, last: Double?
+        var sum = 0.0, count = 0, peak: Double?, low: Double?, first: Double?, last: Double?
         var atStart: ResidentAtStart?
     }
     private var running: [Running]
@@ -99,6 +100,7 @@ public struct RunAggregates {
                     figure.pointee.sum += value
                     figure.pointee.count += 1
                     figure.pointee.peak = Swift.max(figure.pointee.peak ?? value, value)
+                    figure.pointee.low = Swift.min(figure.pointee.low ?? value, value)
                     if figure.pointee.first == nil { figure.pointee.first = value }
                     figure.pointee.last = value
                 }
@@ -115,6 +117,7 @@ public struct RunAggregates {
         switch place.rule {
         case .mean: return figure.count > 0 ? figure.sum / Double(figure.count) : nil
         case .max: return figure.peak
+        case .min: return figure.low
         case .first: return figure.first
         case .last: return figure.last
         case .atStart: return figure.atStart?.value

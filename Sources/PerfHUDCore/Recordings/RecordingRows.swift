@@ -82,10 +82,11 @@ public struct RecordingRows: Sequence {
         let report = report(sample)
         let isExitRow = index == exitRow
         let time = UInt64(Swift.max(0, (report.elapsedSeconds * 1e9).rounded()).clampedInt)
-        let read = Sample(monotonicNanoseconds: time, wallSeconds: report.wallSeconds, alive: report.alive,
+        var read = Sample(monotonicNanoseconds: time, wallSeconds: report.wallSeconds, alive: report.alive,
                           cpuNanoseconds: report.cpuSecondsTotal.map { UInt64(Swift.max(0, ($0 * 1e9).rounded()).clampedInt) }, residentBytes: report.residentBytes,
                           virtualBytes: report.virtualBytes, proportionalBytes: report.proportionalBytes, threads: report.threads,
                           processCount: report.processCount)
+        read.memoryLimitBytes = report.memoryLimitBytes
         let own = index < samples.count ? index : -1   // the repeated exit row of an older file brings nothing new
         let frames = own < 0 ? [] : framesOfRow[own].map { position -> RecordedFrame in
             let frame = recording.frames[position]

@@ -120,7 +120,13 @@ public enum HUDRenderer {
             }
         }
         if let resident = report?.residentBytes {
-            segments.append((1, "RSS " + Units.bytes(Double(resident))))
+            // Under a limit: `RSS 412 MiB / 512 MiB`, the share coloured as the limit nears (the
+            // kernel reclaims, then kills, at the limit).
+            var text = "RSS " + Units.bytes(Double(resident))
+            if let limit = report?.memoryLimitBytes, limit > 0 {
+                text += " / " + paint.threshold(Double(resident) / Double(limit) * 100, warn: 80, alarm: 95, Units.bytes(Double(limit)))
+            }
+            segments.append((1, text))
             if let trend = report?.residentTrendBytesPerSecond {
                 let rate = Units.byteRate(trend)
                 segments.append((3, trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate)))

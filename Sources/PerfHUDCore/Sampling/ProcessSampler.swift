@@ -75,6 +75,12 @@ public final class ProcessSampler {
     /// The once-a-second part of `Activity`, carried by every sample until the next read.
     private var everySecond = Activity.EverySecond()
     private var controlGroupActivity: ControlGroupActivity?
+    /// Where the target's control groups are, for both readers of their files (made at first use).
+    private lazy var controlGroupPlaces = ControlGroupPlaces(pid: pid)
+    /// The memory limit, read once a second whatever else is collected (the HUD shows it beside RSS).
+    private var memoryLimit: ControlGroupMemoryLimit?
+    private var memoryLimitBytes: UInt64?
+    private var memoryLimitReadAt: UInt64 = 0
     /// What may not be read, each kind said once: drained by the caller (`takeNotes`).
     private var notes: [String] = []
     private var saidDenied = Set<String>()
@@ -236,6 +242,12 @@ public final class ProcessSampler {
         sample.virtualBytes = hasMemory ? virtual : nil
         sample.threads = threads
         sample.proportionalBytes = proportionalSetSize(now: now, cadence: cadence)
+        if !rootGone && cadence.isDue(lastRead: memoryLimitReadAt, every: 1_000_000_000, now: now) {
+            memoryLimitReadAt = now
+            if memoryLimit == nil { memoryLimit = ControlGroupMemoryLimit(places: controlGroupPlaces) }
+            memoryLimitBytes = memoryLimit?.read(now: now, buffer: buffer)
+        }
+        sample.memoryLimitBytes = memoryLimitBytes
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.execsSeen = execsSeen
         sample.gpu = gpu?.figures(at: now) { [pid] + descendants.keys }
@@ -243,7 +255,7 @@ public final class ProcessSampler {
         sample.net = sample.alive || !descendants.isEmpty ? net?.figures(at: now) { [pid] + descendants.keys } : net?.figuresAtEnd(at: now)
         if collectsActivity, var activity {
             if slowDue && !rootGone {
-                if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(pid: pid) }
+                if controlGroupActivity == nil { controlGroupActivity = ControlGroupActivity(places: controlGroupPlaces) }
                 controlGroupActivity?.read(into: &everySecond, now: now, buffer: buffer)
             }
             activity.everySecond = everySecond

@@ -17,6 +17,9 @@ public struct Sample: Equatable {
     /// Pss of smaps_rollup; nil where it may not be read (it is never reported as 0 then).
     public var proportionalBytes: UInt64?
     public var threads: Int?
+    /// The smallest memory limit on the target's control group and those above it
+    /// (`ControlGroupMemoryLimit`, read once a second); nil where none applies.
+    public var memoryLimitBytes: UInt64?
     /// Processes summed into this sample (1 unless `--include-children`).
     public var processCount: Int
     /// When the target started (CLOCK_MONOTONIC), where known precisely enough: the first

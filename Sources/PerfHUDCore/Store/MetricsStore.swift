@@ -50,6 +50,7 @@ public struct MetricsStore {
                             cpuSecondsTotal: sample.cpuNanoseconds.map { (Double($0) / 1e9).atResolution(1e6) })
         report.gpuBox = sample.gpu
         report.netBox = sample.net
+        report.memoryLimitBytes = sample.alive ? sample.memoryLimitBytes : nil
         // The window: since the sample before; for the first, since the process started (all the
         // CPU it has spent was spent since then), so that `--count 1` has a figure.
         let windowStart = previous.map { ($0.monotonicNanoseconds, $0.cpuNanoseconds) }

@@ -15,6 +15,8 @@ public struct Report: Equatable {
     public var residentTrendBytesPerSecond: Double?
     public var proportionalBytes: UInt64?
     public var virtualBytes: UInt64?
+    /// The smallest memory limit on the target's control group and those above it; nil where none applies.
+    public var memoryLimitBytes: UInt64?
     public var threads: Int?
     public var processCount: Int
     /// Cumulative CPU seconds of the target (and descendants) since it started. Never decreases.
