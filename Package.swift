@@ -93,5 +93,5 @@ let package = Package(
         .testTarget(name: "PerfHUDClientTests", dependencies: ["PerfHUDClient", "PerfHUDCore"]),
         .testTarget(name: "PerfHUDDaemonTests", dependencies: ["PerfHUDDaemon", "PerfHUDCore"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

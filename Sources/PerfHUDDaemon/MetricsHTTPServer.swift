@@ -54,14 +54,15 @@ final class MetricsHandler: ChannelInboundHandler, RemovableChannelHandler {
             // The figures of this moment: the sampling loop reads every figure of every target
             // first (between scrapes it reads RSS alone). Answered when it has, or after 2 s with
             // what was last read (a loop held up must not hold the scraper too).
+            // The answer is given on the connection's event loop (NIOLoopBound checks it), whichever comes first.
             let loop = context.eventLoop, answer = NIOLoopBound(Answer(), eventLoop: loop)
-            let reply = { [self] in
+            let reply = NIOLoopBound({ [self] in
                 guard !answer.value.sent else { return }
                 answer.value.sent = true
                 respond(to: head, context: context)
-            }
-            loop.scheduleTask(in: .seconds(2)) { reply() }
-            readEveryFigure { loop.execute { reply() } }
+            }, eventLoop: loop)
+            loop.scheduleTask(in: .seconds(2)) { reply.value() }
+            readEveryFigure { loop.execute { reply.value() } }
         }
     }
 

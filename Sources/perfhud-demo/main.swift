@@ -1,7 +1,7 @@
 // The bundled demo: a program with a visible life for the HUD to show. It burns CPU in bursts,
 // allocates memory in phases and gives only part of it back, and prints a line now and then.
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc   // stdout and stderr: C globals, written by this one thread
 #endif
 import PerfHUDClient
 

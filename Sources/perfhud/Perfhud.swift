@@ -1,7 +1,7 @@
 import ArgumentParser
 import PerfHUDCore
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc   // stdout, stderr: C globals, used by the main thread alone
 #endif
 
 struct Perfhud: ParsableCommand {
@@ -89,7 +89,7 @@ extension Perfhud {
             var buffer = [CChar](repeating: 0, count: 4096)
             let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
             guard length > 0 else { return "perfhud-demo" }
-            let executable = String(cString: buffer)
+            let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
             return directory + "/perfhud-demo"
         }

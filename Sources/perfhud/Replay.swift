@@ -1,7 +1,7 @@
 import ArgumentParser
 import PerfHUDCore
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc   // stdout, stderr: C globals, used by the main thread alone
 #endif
 
 /// `perfhud replay FILE`: a recording in the HUD it was measured in, or as its live rows.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import PerfHUDCore
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc   // stdout, stderr: C globals, used by the main thread alone
 #endif
 
 /// Writes `text` to `-o OUT` or standard output. - Throws: `.cannotCreate` (73).

@@ -45,6 +45,6 @@ private extension String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let length = readlink(path, &buffer, buffer.count - 1)
         guard length > 0 else { throw PerfHUDError(.notFound, "cannot read \(path)") }
-        self = String(cString: buffer)
+        self = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -40,7 +40,8 @@ final class ClientTests: XCTestCase {
     func testActionsFromManyThreadsArriveWithoutLoss() throws {
         let (client, aggregator, receiver) = try LiveReceiver.open(named: "client")
         defer { receiver.close() }
-        let reduce = client.reducer { (state: inout Int, action: Feature.Action) -> Int in state += 1; return state }
+        // The returned reducer is thread-safe (what this test checks), though not typed @Sendable: a program's own reducer need not be.
+        nonisolated(unsafe) let reduce = client.reducer { (state: inout Int, action: Feature.Action) -> Int in state += 1; return state }
         let threads = 4, perThread = 5000
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             var state = 0

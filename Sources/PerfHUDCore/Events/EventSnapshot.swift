@@ -1,10 +1,10 @@
 /// What the event stream says at one moment: the figures of docs/figures.md's Definitions.
-public struct EventSnapshot: Equatable {
+public struct EventSnapshot: Equatable, Sendable {
     /// The figures of a session without an event socket, for code that reads a figure from a
     /// snapshot it was not given (the report figures of a row are read beside it).
     static let empty = EventSnapshot()
 
-    public struct HighFrequencyAction: Equatable {
+    public struct HighFrequencyAction: Equatable, Sendable {
         public var action: String
         public var rate: Double
         public var peak: Double

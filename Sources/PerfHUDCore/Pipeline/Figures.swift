@@ -17,7 +17,9 @@
 /// A class: the sinks walk the table every tick, and copying a struct that holds strings and arrays
 /// costs retains and releases per field (a quarter of what recording a tick cost, when each entry
 /// also held its write as a closure).
-public final class Figure {
+/// Sendable by hand: every property is a constant, and `Key`'s bytes are written once, in the
+/// initializer, and freed only by `deinit`.
+public final class Figure: @unchecked Sendable {
     /// How a figure is kept in `sample_log`.
     public enum Storage: Equatable {
         /// An integer, the value × scale rounded (0.01 % CPU: 100): exact at the figure's resolution.
@@ -56,8 +58,8 @@ public final class Figure {
     ///
     /// Several figures may share a name, told apart by `labels` (`perfhud_target_memory_bytes{kind="anon"}`):
     /// one family, one `# TYPE` line.
-    public struct Metric: Equatable {
-        public enum Kind: Equatable {
+    public struct Metric: Equatable, Sendable {
+        public enum Kind: Equatable, Sendable {
             case gauge, counter, labelled
             /// A counter whose value is the kernel's cumulative count (`KernelTotal`, base units),
             /// so a scrape's `rate()` is the kernel's rate; the figure is its rate per second × 1 / scale.
@@ -75,7 +77,7 @@ public final class Figure {
         /// keeps it under (made once: the sinks look it up every tick).
         public let series: String
 
-        public struct Label: Equatable {
+        public struct Label: Equatable, Sendable {
             public let name: String
             public let value: String
         }

@@ -6,7 +6,7 @@
 /// The per-thread counts (waiting, context switches) begin when perfhud began watching the thread's
 /// process; faults and I/O are the process's since its start; throttling and pressure its control
 /// group's since the group's creation.
-public enum KernelTotal: Equatable {
+public enum KernelTotal: Equatable, Sendable {
     case cpuWaitSeconds
     case voluntarySwitches, involuntarySwitches
     case minorFaults, majorFaults

@@ -8,10 +8,10 @@ public struct RunAggregates {
     /// How a summary figure is taken from the rows' values (rows without the figure are skipped).
     /// `atStart`: the first row a tick or more after the start and after the program's last exec
     /// (`ResidentAtStart`: not the loader, not a launcher that exec'd the real program).
-    public enum Rule: Equatable { case mean, max, min, first, last, atStart }
+    public enum Rule: Equatable, Sendable { case mean, max, min, first, last, atStart }
 
     /// One summary figure of a tick figure: its key in `report` (a contract, as the JSON row's keys).
-    public struct Summary: Equatable {
+    public struct Summary: Equatable, Sendable {
         public let key: String
         public let rule: Rule
         public static func mean(_ key: String) -> Summary { Summary(key: key, rule: .mean) }

@@ -42,7 +42,7 @@ public struct Activity: Equatable {
 /// collector through `Activity` and `Sample` to `Report.everySecond`, where their table entries
 /// (`Figure`) read them. A new one is its field here, its collector (`ProcessActivity.readEverySecond`)
 /// and how two processes' values combine (`summed`), and its entry in the table of figures.
-public struct SecondLevels: Equatable {
+public struct SecondLevels: Equatable, Sendable {
     public var fdsOpen: UInt64?
     /// The root process's soft limit of open descriptors.
     public var fdsLimit: UInt64?

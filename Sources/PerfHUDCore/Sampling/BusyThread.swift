@@ -1,5 +1,5 @@
 /// A thread and the CPU it used over the last second (100 = one core).
-public struct BusyThread: Equatable {
+public struct BusyThread: Equatable, Sendable {
     public var pid: Int32
     public var tid: Int32
     public var name: String

@@ -271,23 +271,30 @@ public final class ControlGroupCPU {
     }
 }
 
-/// Groups still to be removed when perfhud exits (`exit` runs no deinitializers).
+/// Groups still to be removed when perfhud exits (`exit` runs no deinitializers). A group is made
+/// and removed on any thread that runs a session (a daemon's targets'), and the list read at exit.
 private enum PendingRemovals {
-    private static var paths: [String] = []
-    private static var installed = false
+    private static let lock = Mutex()
+    nonisolated(unsafe) private static var paths: [String] = []
+    nonisolated(unsafe) private static var installed = false
 
     static func add(_ path: String) {
-        paths.append(path)
-        if !installed {
-            installed = true
-            atexit { PendingRemovals.removeAll() }
+        lock.withLock {
+            paths.append(path)
+            if !installed {
+                installed = true
+                atexit { PendingRemovals.removeAll() }
+            }
         }
     }
 
-    static func remove(_ path: String) { paths.removeAll { $0 == path } }
+    static func remove(_ path: String) { lock.withLock { paths.removeAll { $0 == path } } }
 
     static func removeAll() {
-        for path in paths { ControlGroupCPU.removeDirectory(path) }
-        paths.removeAll()
+        let all = lock.withLock { () -> [String] in
+            defer { paths.removeAll() }
+            return paths
+        }
+        for path in all { ControlGroupCPU.removeDirectory(path) }
     }
 }

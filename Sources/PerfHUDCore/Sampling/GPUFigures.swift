@@ -8,11 +8,14 @@ public final class FiguresBox<Boxed: Equatable>: Equatable {
     public static func == (a: FiguresBox, b: FiguresBox) -> Bool { a === b || a.value == b.value }
 }
 
+/// Immutable: shared by the thread that reads the figures and the tick's.
+extension FiguresBox: Sendable where Boxed: Sendable {}
+
 /// A target's GPU figures as a tick carries them (`Sample.gpu`, `Report.gpuBox`).
 public typealias GPUFiguresBox = FiguresBox<GPUFigures>
 
 /// The GPU figures of one target at one tick (`Report.gpu`): unknown is nil, never 0.
-public struct GPUFigures: Equatable {
+public struct GPUFigures: Equatable, Sendable {
     public var busyPercent: Double?
     public var memoryBytes: UInt64?
     public var memoryBusyPercent: Double?

@@ -69,7 +69,7 @@ public struct GPUReading {
 }
 
 /// One GPU as its driver describes it; nil where the driver does not say.
-public struct GPUDevice: Equatable {
+public struct GPUDevice: Equatable, Sendable {
     public var name: String
     /// NVML's UUID (`GPU-…`), or the DRM device's PCI address.
     public var id: String

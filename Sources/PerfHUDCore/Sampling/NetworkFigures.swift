@@ -4,7 +4,7 @@ public typealias NetworkFiguresBox = FiguresBox<NetworkFigures>
 
 /// The network figures of one target at one tick (`Report.net`; docs/network.md): unknown is nil,
 /// never 0; a target with no sockets reads a measured 0.
-public struct NetworkFigures: Equatable {
+public struct NetworkFigures: Equatable, Sendable {
     /// Bytes sent and received each second over the last pass, and since perfhud started watching.
     public var txBytesPerSecond: Double?
     public var rxBytesPerSecond: Double?

@@ -1,5 +1,5 @@
 /// The figures of one report, derived from the samples: what the HUD, plain and JSON show.
-public struct Report: Equatable {
+public struct Report: Equatable, Sendable {
     public var wallSeconds: Double
     public var elapsedSeconds: Double
     public var pid: Int32
@@ -77,7 +77,7 @@ public struct Report: Equatable {
 }
 
 /// Pressure stall time over wall time of the target's cgroup v2 group, percent.
-public struct PressurePercents: Equatable {
+public struct PressurePercents: Equatable, Sendable {
     public var cpuSome: Double?, cpuFull: Double?
     public var memorySome: Double?, memoryFull: Double?
     public var ioSome: Double?, ioFull: Double?

@@ -3,7 +3,7 @@
 /// and by the `samples` view (through the recording's `reasons` table, from format 7: texts in the
 /// view's SQL made the schema outgrow SQLite's first page, and a file cut short lost its schema).
 /// `FramesUnreported`, `GPUUnreported`, `NetworkSource` and `NetworkUnreported` each have one.
-public struct ReasonCodes {
+public struct ReasonCodes: Sendable {
     /// The list's name in the `reasons` table.
     public let kind: String
     public let all: [String]

@@ -10,7 +10,7 @@
 /// Written by hand: no Swift package parses VT streams, and a full terminal emulator in between
 /// (tmux's approach) would cost far more per byte than rewriting a handful of sequences.
 public struct ProgramOutputTranslator {
-    public struct Effects: OptionSet {
+    public struct Effects: OptionSet, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// The HUD may have been erased or overdrawn: repaint it.
