@@ -100,6 +100,8 @@ final class MetricsHandler: ChannelInboundHandler, RemovableChannelHandler {
             buffer.writeBytes(body)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        // Closed once the answer is written: on the channel's own loop, where the context may be used.
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
     }
 }

@@ -82,23 +82,23 @@ public final class TargetMetrics {
         self.label = label
         self.registry = registry
         labels = [("target", label)]
-        up = registry.gauge("perfhud_target_up", labels: labels, help: "Whether the watched target is running and readable (1) or not (0).")
-        cpuUser = registry.counter("perfhud_target_cpu_seconds_total", labels: labels + [("mode", "user")],
+        up = registry.gauge(TargetSeries.perfhud_target_up.name, labels: labels, help: "Whether the watched target is running and readable (1) or not (0).")
+        cpuUser = registry.counter(Figure.metricName(.cpu_seconds_total), labels: labels + [("mode", "user")],
                                        help: "CPU time of the target (and its descendants with --include-children), by mode.")
-        cpuSystem = registry.counter("perfhud_target_cpu_seconds_total", labels: labels + [("mode", "system")],
+        cpuSystem = registry.counter(Figure.metricName(.cpu_seconds_total), labels: labels + [("mode", "system")],
                                          help: "CPU time of the target (and its descendants with --include-children), by mode.")
         let labels = labels
         counters = Self.counterFigures.map { registry.counter($0.metric.name, labels: labels, help: $0.metric.help) }
         rejected = Self.rejectionReasons.map { reason in
-            (registry.counter("perfhud_events_rejected_total", labels: labels + [("reason", reason)],
+            (registry.counter(Figure.metricName(.events_rejected), labels: labels + [("reason", reason)],
                                   help: "Datagrams rejected, by reason."), 0)
         }
-        phase = InfoGauge(name: "perfhud_phase_info", labels: labels, label: "phase", help: "The last phase the program reported.")
-        frameSource = InfoGauge(name: "perfhud_frame_source_info", labels: labels, label: "source",
+        phase = InfoGauge(name: TargetSeries.perfhud_phase_info.name, labels: labels, label: "phase", help: "The last phase the program reported.")
+        frameSource = InfoGauge(name: TargetSeries.perfhud_frame_source_info.name, labels: labels, label: "source",
                                 help: "Where the frames counted come from: events, gl, vulkan or tty.")
-        busiestThread = InfoGauge(name: "perfhud_target_busiest_thread_info", labels: labels, label: "thread",
+        busiestThread = InfoGauge(name: TargetSeries.perfhud_target_busiest_thread_info.name, labels: labels, label: "thread",
                                   help: "The name of the target's busiest thread over the last second (its comm).")
-        frameDuration = WeightedHistogram(name: "perfhud_frame_duration_seconds",
+        frameDuration = WeightedHistogram(name: TargetSeries.perfhud_frame_duration_seconds.name,
                                           help: "Durations of the frames the program reported (weighted by 1 / sample rate).",
                                           bounds: DaemonMetrics.frameBuckets, labels: labels)
     }
@@ -131,11 +131,11 @@ public final class TargetMetrics {
                 advance(counters[index], &counted[index], to: value)
             }
             followBusiestThread(target.report.busiestThreads)
-            set(&startTime, "perfhud_target_start_time_seconds", "When the target started, seconds since the epoch.", target.startTimeSeconds)
+            set(&startTime, TargetSeries.perfhud_target_start_time_seconds.name, "When the target started, seconds since the epoch.", target.startTimeSeconds)
             let key = target.commandName + "\u{0}" + String(target.pid)
             if info?.key != key {
                 if let old = info { registry.unregisterGauge(old.gauge) }
-                let gauge = registry.gauge("perfhud_target_info",
+                let gauge = registry.gauge(TargetSeries.perfhud_target_info.name,
                                                labels: labels + [("comm", target.commandName), ("pid", String(target.pid))],
                                                help: "The watched target: its command name and (first) PID.")
                 gauge.set(to: 1)
@@ -160,7 +160,7 @@ public final class TargetMetrics {
         }
         for (label, total) in actionTotals {
             let counter = actions[label] ?? {
-                let made = registry.counter("perfhud_actions_total", labels: labels + [("action", label)],
+                let made = registry.counter(Figure.metricName(.actions_total), labels: labels + [("action", label)],
                                                 help: "Actions the program dispatched, by label (at most --max-action-labels, then __other__).")
                 actions[label] = made
                 return made
@@ -171,7 +171,7 @@ public final class TargetMetrics {
         for action in events.highFrequencyActions {
             listed.insert(action.action)
             let gauge = highFrequency[action.action] ?? {
-                let made = registry.gauge("perfhud_high_frequency_action_rate", labels: labels + [("action", action.action)],
+                let made = registry.gauge(TargetSeries.perfhud_high_frequency_action_rate.name, labels: labels + [("action", action.action)],
                                               help: "Per-second rate of actions flagged high-frequency (listed 10 s after).")
                 highFrequency[action.action] = made
                 return made
@@ -191,7 +191,7 @@ public final class TargetMetrics {
         guard let slot = Self.residentSlot else { return }
         set(slot, Double(bytes) * Self.exportedReads[slot].scale)
     }
-    private static let residentSlot = exportedReads.firstIndex { $0.figure.name == "rss_bytes" }
+    private static let residentSlot = exportedReads.firstIndex { $0.figure.field == .rss_bytes }
 
     /// Takes every series of the target out of the registry (the histogram: see `DaemonMetrics`).
     func remove() {
@@ -237,7 +237,7 @@ public final class TargetMetrics {
             return
         }
         if busiestRatio == nil {
-            busiestRatio = registry.gauge("perfhud_target_busiest_thread_cpu_ratio", labels: labels,
+            busiestRatio = registry.gauge(Figure.metricName(.busiest_threads), labels: labels,
                                               help: "CPU used by the target's busiest thread over the last second, in CPUs (1 = one core all the time).")
         }
         busiestRatio!.set(to: (threads.first?.cpuPercent ?? 0) / 100)

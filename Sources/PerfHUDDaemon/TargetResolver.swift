@@ -29,13 +29,18 @@ public final class TargetResolver {
             guard status == 0 else {
                 var message = [CChar](repeating: 0, count: 256)
                 regerror(status, &pattern, &message, message.count)
-                throw PerfHUDError(.usage, "invalid --match pattern /\(expression)/: \(String(cString: message))")
+                throw PerfHUDError(.usage, "invalid --match pattern /\(expression)/: \(Self.text(message))")
             }
             compiled = true
         }
     }
 
     deinit { if compiled { regfree(&pattern) } }
+
+    /// regerror's message: the bytes before its NUL.
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 
     /// - Throws: `PerfHUDError` `.usage` when `expression` is not a valid extended regular
     ///   expression (a line of `--config` then says which).
@@ -46,7 +51,7 @@ public final class TargetResolver {
         guard status == 0 else {
             var message = [CChar](repeating: 0, count: 256)
             regerror(status, &compiled, &message, message.count)
-            throw PerfHUDError(.usage, "invalid --match pattern /\(expression)/: \(String(cString: message))")
+            throw PerfHUDError(.usage, "invalid --match pattern /\(expression)/: \(Self.text(message))")
         }
     }
 

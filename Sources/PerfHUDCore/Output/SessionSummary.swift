@@ -35,9 +35,9 @@ final class SessionSummary: TickSink {
 
     /// The "why" line: peak wait, busiest thread, total I/O, peak descriptors, the leak verdict;
     /// nil when there is nothing to say (figures not collected, or all quiet).
-    private func whyLine(_ figure: (String) -> Double?, last: Report) -> String? {
+    private func whyLine(_ figure: (Figure.Field, RunAggregates.Rule) -> Double?, last: Report) -> String? {
         var parts: [String] = []
-        if let wait = figure("cpu_wait_percent_max"), wait >= 1 { parts.append("waiting for a CPU peaked at " + Units.percent(wait)) }
+        if let wait = figure(.cpu_wait_percent, .max), wait >= 1 { parts.append("waiting for a CPU peaked at " + Units.percent(wait)) }
         if let busiest {
             parts.append("busiest thread " + TerminalText.escaped(busiest.name, maxLength: 32) + " (TID \(busiest.tid)) " + Units.percent(busiest.cpuPercent))
         }
@@ -45,10 +45,10 @@ final class SessionSummary: TickSink {
             let read = storage.readBytes ?? 0, written = storage.writtenBytes ?? 0
             if read > 0 || written > 0 { parts.append("storage I/O read " + Units.bytes(read) + ", written " + Units.bytes(written)) }
         }
-        if let fds = figure("fds_open_max") {
+        if let fds = figure(.fds_open, .max) {
             parts.append("fds peak " + ReportFormatter.number(fds, decimals: 0) + (last.fdsLimit.map { " of \($0)" } ?? ""))
         }
-        if figure("leak_suspected_ever") == 1 {
+        if figure(.leak_suspected, .max) == 1 {
             var text = "leak suspected"
             if let slope = last.residentTrendBytesPerHour, let r2 = last.residentTrendR2 {
                 text += ": RSS " + Units.signedBytes(slope) + "/h (r² " + ReportFormatter.number(r2, decimals: 2) + ")"
@@ -65,11 +65,11 @@ final class SessionSummary: TickSink {
         // `report`'s duration: from the first row to the last.
         let seconds = max(0, lastT - firstT)
         var parts = ["\(DurationText.clock(seconds: last.elapsedSeconds)) of \(TerminalText.escaped(commandName)) (PID \(last.pid))"]
-        let figure = { (key: String) in self.aggregates[key] }
-        if let average = figure("cpu_percent_avg") {
-            parts.append("CPU avg " + Units.percent(average) + (figure("cpu_percent_max").map { " (peak " + Units.percent($0) + ")" } ?? ""))
+        let figure = { (field: Figure.Field, rule: RunAggregates.Rule) in self.aggregates[field, rule] }
+        if let average = figure(.cpu_percent, .mean) {
+            parts.append("CPU avg " + Units.percent(average) + (figure(.cpu_percent, .max).map { " (peak " + Units.percent($0) + ")" } ?? ""))
         }
-        if let start = figure("rss_start_bytes"), let peak = figure("rss_peak_bytes"), let end = figure("rss_end_bytes") {
+        if let start = figure(.rss_bytes, .atStart), let peak = figure(.rss_bytes, .max), let end = figure(.rss_bytes, .last) {
             parts.append("RSS " + Units.bytes(start) + " at start, peak " + Units.bytes(peak) + ", " + Units.bytes(end) + " at the end")
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]

@@ -100,7 +100,7 @@ public final class Figure: @unchecked Sendable {
     /// Which figure it is: its JSON key (`name`) is the case's name. For `read`, a switch, not a
     /// closure — the sinks read every figure of every tick, and a closure given the tick's structs
     /// by value retains their fields each call.
-    let field: Field
+    public let field: Field
     /// The key as the JSON row writes it (`Key`).
     let key: Key
     public let unit: String
@@ -134,6 +134,11 @@ public final class Figure: @unchecked Sendable {
 
     /// The JSON key.
     public var name: String { field.rawValue }
+
+    /// The table's entry of `field`: where code outside the table names a figure, it names it by
+    /// its field (`Figure[.rss_bytes].metric`), never by a key or a metric name written again.
+    public static subscript(field: Field) -> Figure { byField[field]! }
+    private static let byField = Dictionary(uniqueKeysWithValues: all.map { ($0.field, $0) })
 
     /// A key as the JSON row writes it, `"key":`, in UTF-8 bytes copied once when the table is
     /// made: a plain pointer and count, which a row writer copies without counting a reference (a
@@ -369,7 +374,7 @@ public final class Figure: @unchecked Sendable {
 
     /// Every field of a tick row, in the row's order, named by its JSON key (a contract: never
     /// renamed). A new case needs its entry, its read and its write (switches without a default).
-    enum Field: String, CaseIterable {
+    public enum Field: String, CaseIterable, Sendable {
         case cpu_percent, cpu_machine_percent, cpu_user_percent, cpu_system_percent, rss_bytes, pss_bytes, vsize_bytes
         case threads, fps, frame_p50_ms, frame_p95_ms, frame_p99_ms, fps_1pct_low, janky_frames, dropped_frames
         case actions_per_second, high_frequency_actions, phase, events_received, events_malformed, events_rejected

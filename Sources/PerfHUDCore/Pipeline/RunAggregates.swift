@@ -8,7 +8,7 @@ public struct RunAggregates {
     /// How a summary figure is taken from the rows' values (rows without the figure are skipped).
     /// `atStart`: the first row a tick or more after the start and after the program's last exec
     /// (`ResidentAtStart`: not the loader, not a launcher that exec'd the real program).
-    public enum Rule: Equatable, Sendable { case mean, max, min, first, last, atStart }
+    public enum Rule: Hashable, Sendable { case mean, max, min, first, last, atStart }
 
     /// One summary figure of a tick figure: its key in `report` (a contract, as the JSON row's keys).
     public struct Summary: Equatable, Sendable {
@@ -127,8 +127,36 @@ public struct RunAggregates {
     /// The summary figures, in the order of `keys`; nil where no row had the figure.
     public var values: [Double?] { Self.places.map(value) }
 
-    /// The summary figure named `key` (nil where no row had it or no such key).
+    /// The summary figure named `key` (nil where no row had it or no such key): a name from the
+    /// command line (`--fail-on`) or a file.
     public subscript(key: String) -> Double? {
         Self.keys.firstIndex(of: key).flatMap { value(Self.places[$0]) }
+    }
+
+    /// The summary of `field` taken by `rule` (nil where no row had it): how code names a run
+    /// figure, so that its key is written once, in the table. A pair the table does not have is a
+    /// programming error, stopped at its first use (every such use is under test).
+    public subscript(field: Figure.Field, rule: Rule) -> Double? { value(Self.places[Self.position(field, rule)]) }
+
+    /// The key of the summary of `field` taken by `rule` (`report`'s, `--fail-on`'s).
+    public static func key(_ field: Figure.Field, _ rule: Rule) -> String { keys[position(field, rule)] }
+
+    /// The figure and rule of the summary `key` names; nil for a key that is no summary of the table's.
+    public static func summary(named key: String) -> (field: Figure.Field, rule: Rule)? {
+        keys.firstIndex(of: key).map { index in
+            let place = places[index]
+            return (summarised[place.running].figure.field, place.rule)
+        }
+    }
+
+    private struct FieldRule: Hashable { let field: Figure.Field; let rule: Rule }
+    private static let positions: [FieldRule: Int] = Dictionary(uniqueKeysWithValues: summarised.flatMap { entry in
+        entry.summaries.map { FieldRule(field: entry.figure.field, rule: $0.rule) } }.enumerated().map { ($1, $0) })
+
+    private static func position(_ field: Figure.Field, _ rule: Rule) -> Int {
+        guard let position = positions[FieldRule(field: field, rule: rule)] else {
+            preconditionFailure("the table of figures gives \(field.rawValue) no \(rule) summary")
+        }
+        return position
     }
 }

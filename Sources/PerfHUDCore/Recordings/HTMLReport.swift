@@ -30,7 +30,7 @@ public enum HTMLReport {
         }
         if let phase = run.summary.phase {
             html += "<p class=\"note\">Figures count only the time in phase <b>\(HTMLText.escaped(phase))</b>"
-                + " (" + plural(run.summary.phases.first?.visits ?? 0, "visit") + ", \(SummaryFormatter.human("_s", run.summary.durationSeconds)));"
+                + " (" + plural(run.summary.phases.first?.visits ?? 0, "visit") + ", \(SummaryFormatter.human(unit: "seconds", run.summary.durationSeconds)));"
                 + " the charts show the whole run with that phase highlighted.</p>\n"
             if run.summary.phases.isEmpty { html += "<p class=\"warning\">The recording has no phase \(HTMLText.escaped(phase)).</p>\n" }
         }
@@ -70,7 +70,7 @@ public enum HTMLReport {
         // The summary's duration and frame count (first row to last; each frame by its weight): the
         // header says what the summary table says.
         let duration = run.summary.durationSeconds
-        rows.append(("duration", SummaryFormatter.human("_s", duration) + (duration >= 120 ? " (" + DurationText.format(nanoseconds: UInt64(duration * 1e9)) + ")" : "")
+        rows.append(("duration", SummaryFormatter.human(unit: "seconds", duration) + (duration >= 120 ? " (" + DurationText.format(nanoseconds: UInt64(duration * 1e9)) + ")" : "")
             + ", \(run.summary.samples) samples, " + ReportFormatter.number(run.summary.frames, decimals: 0) + " frames"))
         if let tick = meta["tick_seconds"].flatMap(Double.init), tick > 0 { rows.append(("tick", DurationText.format(nanoseconds: UInt64((tick * 1e9).rounded())))) }
         let recording = run.recording
@@ -95,18 +95,18 @@ public enum HTMLReport {
         let jank = recording.frameBudget.paced ? ReportFormatter.number(recording.jankFactor, decimals: 2) + " × pace"
             : ReportFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1) + " ms"
         let groups: [(String, [(key: String, label: String)])] = [
-            ("Frames", [("frames", "frames"), ("fps_avg", "average FPS (frames ÷ time)"), ("fps_1pct_low", "1 % low FPS (1000 ÷ p99)"),
-                        ("fps_0_1pct_low", "0.1 % low FPS (1000 ÷ p99.9)"), ("frame_p50_ms", "frame time p50"), ("frame_p97_ms", "frame time p97"),
-                        ("frame_p99_ms", "frame time p99"), ("frame_p99_9_ms", "frame time p99.9"),
-                        ("janky_frames", "janky frames (> \(jank))"), ("dropped_frames", "dropped frames")]),
-            ("CPU and memory", [("duration_s", "duration"), ("samples", "samples"), ("cpu_percent_avg", "CPU average (100 = one core)"),
-                                ("cpu_percent_max", "CPU peak"), ("rss_start_bytes", "RSS at start"), ("rss_peak_bytes", "RSS peak"),
-                                ("rss_end_bytes", "RSS at end"), ("pss_peak_bytes", "PSS peak"), ("actions_total", "actions in total")]),
+            ("Frames", [(RunFigure.frames.key, "frames"), (RunFigure.fps_avg.key, "average FPS (frames ÷ time)"), (RunFigure.fps_1pct_low.key, "1 % low FPS (1000 ÷ p99)"),
+                        (RunFigure.fps_0_1pct_low.key, "0.1 % low FPS (1000 ÷ p99.9)"), (RunFigure.frame_p50_ms.key, "frame time p50"), (RunFigure.frame_p97_ms.key, "frame time p97"),
+                        (RunFigure.frame_p99_ms.key, "frame time p99"), (RunFigure.frame_p99_9_ms.key, "frame time p99.9"),
+                        (RunFigure.janky_frames.key, "janky frames (> \(jank))"), (RunFigure.dropped_frames.key, "dropped frames")]),
+            ("CPU and memory", [(RunFigure.duration_s.key, "duration"), (RunFigure.samples.key, "samples"), (RunAggregates.key(.cpu_percent, .mean), "CPU average (100 = one core)"),
+                                (RunAggregates.key(.cpu_percent, .max), "CPU peak"), (RunAggregates.key(.rss_bytes, .atStart), "RSS at start"), (RunAggregates.key(.rss_bytes, .max), "RSS peak"),
+                                (RunAggregates.key(.rss_bytes, .last), "RSS at end"), (RunAggregates.key(.pss_bytes, .max), "PSS peak"), (RunFigure.actions_total.key, "actions in total")]),
         ] + (WhySummary(recording, phase: summary.phase).present ? [whyGroup] : [])
             // The GPU where the run had one (docs/gpu.md).
-            + (value(summary, "gpu_memory_bytes_max") != nil ? [gpuGroup] : [])
+            + (value(summary, RunAggregates.key(.gpu_memory_bytes, .max)) != nil ? [gpuGroup] : [])
             // The network where it was read (docs/network.md).
-            + (value(summary, "net_tx_bytes_total") != nil ? [networkGroup] : [])
+            + (value(summary, RunAggregates.key(.net_tx_bytes_total, .last)) != nil ? [networkGroup] : [])
         var html = "<div class=\"cards\">"
         for (name, rows) in groups {
             html += "<table class=\"figures\"><caption>\(name)</caption><tr><th>figure</th>"
@@ -130,33 +130,33 @@ public enum HTMLReport {
 
     /// The "why" figures of the summary (a recording of format 4 on that has them).
     static let whyGroup: (String, [(key: String, label: String)]) = ("Why it is slow", [
-        ("cpu_wait_percent_avg", "waiting for a CPU, average (100 = one thread)"), ("cpu_wait_percent_max", "waiting for a CPU, peak"),
-        ("cpu_throttled_percent_max", "throttled by the CPU quota, peak"),
-        ("io_read_bytes_per_second_max", "storage reads, peak"), ("io_write_bytes_per_second_max", "storage writes, peak"),
-        ("page_faults_minor_per_second_max", "minor page faults, peak"), ("page_faults_major_per_second_max", "major page faults, peak"),
-        ("context_switches_voluntary_per_second_max", "voluntary context switches, peak"),
-        ("context_switches_involuntary_per_second_max", "involuntary context switches, peak"),
-        ("fds_open_max", "open descriptors, peak"), ("rss_anon_peak_bytes", "anonymous memory, peak"), ("swap_peak_bytes", "swap, peak"),
-        ("pressure_cpu_some_percent_max", "CPU pressure (some), peak"), ("pressure_memory_some_percent_max", "memory pressure (some), peak"),
-        ("pressure_io_some_percent_max", "I/O pressure (some), peak"), ("rss_trend_bytes_per_hour_end", "RSS trend at the end"),
-        ("leak_suspected_ever", "leak suspected"),
+        (RunAggregates.key(.cpu_wait_percent, .mean), "waiting for a CPU, average (100 = one thread)"), (RunAggregates.key(.cpu_wait_percent, .max), "waiting for a CPU, peak"),
+        (RunAggregates.key(.cpu_throttled_percent, .max), "throttled by the CPU quota, peak"),
+        (RunAggregates.key(.io_read_bytes_per_second, .max), "storage reads, peak"), (RunAggregates.key(.io_write_bytes_per_second, .max), "storage writes, peak"),
+        (RunAggregates.key(.page_faults_minor_per_second, .max), "minor page faults, peak"), (RunAggregates.key(.page_faults_major_per_second, .max), "major page faults, peak"),
+        (RunAggregates.key(.context_switches_voluntary_per_second, .max), "voluntary context switches, peak"),
+        (RunAggregates.key(.context_switches_involuntary_per_second, .max), "involuntary context switches, peak"),
+        (RunAggregates.key(.fds_open, .max), "open descriptors, peak"), (RunAggregates.key(.rss_anon_bytes, .max), "anonymous memory, peak"), (RunAggregates.key(.swap_bytes, .max), "swap, peak"),
+        (RunAggregates.key(.pressure_cpu_some_percent, .max), "CPU pressure (some), peak"), (RunAggregates.key(.pressure_memory_some_percent, .max), "memory pressure (some), peak"),
+        (RunAggregates.key(.pressure_io_some_percent, .max), "I/O pressure (some), peak"), (RunAggregates.key(.rss_trend_bytes_per_hour, .last), "RSS trend at the end"),
+        (RunAggregates.key(.leak_suspected, .max), "leak suspected"),
     ])
 
     /// The GPU figures of the summary (a recording of format 6 on, of a run that had a GPU).
     static let gpuGroup: (String, [(key: String, label: String)]) = ("GPU", [
-        ("gpu_percent_avg", "GPU busy, average (100 = one GPU)"), ("gpu_percent_max", "GPU busy, peak"),
-        ("gpu_memory_bytes_max", "GPU memory, peak"), ("gpu_memory_bytes_end", "GPU memory at the end"),
-        ("gpu_device_percent_max", "the device's load, peak"), ("gpu_device_memory_used_bytes_max", "the device's memory used, peak"),
-        ("gpu_temperature_celsius_max", "temperature, peak"), ("gpu_power_watts_avg", "power, average"), ("gpu_power_watts_max", "power, peak"),
+        (RunAggregates.key(.gpu_percent, .mean), "GPU busy, average (100 = one GPU)"), (RunAggregates.key(.gpu_percent, .max), "GPU busy, peak"),
+        (RunAggregates.key(.gpu_memory_bytes, .max), "GPU memory, peak"), (RunAggregates.key(.gpu_memory_bytes, .last), "GPU memory at the end"),
+        (RunAggregates.key(.gpu_device_percent, .max), "the device's load, peak"), (RunAggregates.key(.gpu_device_memory_used_bytes, .max), "the device's memory used, peak"),
+        (RunAggregates.key(.gpu_temperature_celsius, .max), "temperature, peak"), (RunAggregates.key(.gpu_power_watts, .mean), "power, average"), (RunAggregates.key(.gpu_power_watts, .max), "power, peak"),
     ])
 
     /// The network figures of the summary (a recording of format 7 on).
     static let networkGroup: (String, [(key: String, label: String)]) = ("Network", [
-        ("net_tx_bytes_total", "bytes sent"), ("net_rx_bytes_total", "bytes received"),
-        ("net_tx_bytes_per_second_max", "sent a second, peak"), ("net_rx_bytes_per_second_max", "received a second, peak"),
-        ("tcp_connections_max", "TCP connections, peak"), ("tcp_retransmits_total", "TCP segments retransmitted"),
-        ("tcp_retransmit_percent_max", "retransmitted share of data segments, peak"), ("tcp_rtt_ms_avg", "TCP round-trip time, average"),
-        ("tcp_rtt_ms_max", "TCP round-trip time, peak"),
+        (RunAggregates.key(.net_tx_bytes_total, .last), "bytes sent"), (RunAggregates.key(.net_rx_bytes_total, .last), "bytes received"),
+        (RunAggregates.key(.net_tx_bytes_per_second, .max), "sent a second, peak"), (RunAggregates.key(.net_rx_bytes_per_second, .max), "received a second, peak"),
+        (RunAggregates.key(.tcp_connections, .max), "TCP connections, peak"), (RunAggregates.key(.tcp_retransmits_total, .last), "TCP segments retransmitted"),
+        (RunAggregates.key(.tcp_retransmit_percent, .max), "retransmitted share of data segments, peak"), (RunAggregates.key(.tcp_rtt_ms, .mean), "TCP round-trip time, average"),
+        (RunAggregates.key(.tcp_rtt_ms, .max), "TCP round-trip time, peak"),
     ])
 
     /// The why of the run in sentences (`WhySummary`, as the markdown report says it); nothing
@@ -179,7 +179,7 @@ public enum HTMLReport {
         guard change != 0, abs(percent ?? 100) >= 1 else { return "same" }
         let higherIsBetter = key.hasPrefix("fps")
         let lowerIsBetter = key.hasPrefix("cpu") || key.hasPrefix("rss") || key.hasPrefix("pss") || key.hasPrefix("frame_")
-            || key == "janky_frames" || key == "dropped_frames" || key.hasPrefix("io_") || key.hasPrefix("page_faults") || key.hasPrefix("context_switches")
+            || key == RunFigure.janky_frames.key || key == RunFigure.dropped_frames.key || key.hasPrefix("io_") || key.hasPrefix("page_faults") || key.hasPrefix("context_switches")
             || key.hasPrefix("fds") || key.hasPrefix("swap") || key.hasPrefix("pressure") || key.hasPrefix("leak")
             || key.hasPrefix("tcp_retransmit") || key.hasPrefix("tcp_rtt")
         if higherIsBetter { return change > 0 ? "better" : "worse" }
@@ -191,12 +191,12 @@ public enum HTMLReport {
         guard !summary.phases.isEmpty else { return "<p class=\"note\">no phases recorded</p>\n" }
         var html = "<table class=\"phases\"><tr><th>phase</th><th>visits</th><th>time</th><th>CPU avg</th><th>RSS at entry</th><th>RSS at exit</th>"
             + "<th>kept</th><th>kept (worst visit)</th><th>RSS peak</th><th>FPS</th><th>1 % low</th></tr>"
-        func bytes(_ value: UInt64?) -> String { SummaryFormatter.human("_bytes", value.map { Double($0) }) }
+        func bytes(_ value: UInt64?) -> String { SummaryFormatter.human(unit: "bytes", value.map { Double($0) }) }
         func signed(_ value: Int64?) -> String { value.map { Units.signedBytes(Double($0)) } ?? "n/a" }
         for phase in summary.phases {
-            let cells = [String(phase.visits), SummaryFormatter.human("_s", phase.seconds), SummaryFormatter.human("cpu", phase.cpuPercentAvg),
+            let cells = [String(phase.visits), SummaryFormatter.human(unit: "seconds", phase.seconds), SummaryFormatter.human(unit: "percent of one CPU", phase.cpuPercentAvg),
                          bytes(phase.entryBytes), bytes(phase.exitBytes), signed(phase.keptBytes), signed(phase.keptBytesMax),
-                         bytes(phase.rssPeakBytes), SummaryFormatter.human("", phase.fpsAvg), SummaryFormatter.human("", phase.fps1PercentLow)]
+                         bytes(phase.rssPeakBytes), SummaryFormatter.human(unit: "", phase.fpsAvg), SummaryFormatter.human(unit: "", phase.fps1PercentLow)]
             html += "<tr data-phase=\"\(HTMLText.escaped(phase.name))\"><td><i class=\"swatch\" style=\"background:\(colors[phase.name] ?? "#999")\"></i>"
                 + HTMLText.escaped(phase.name) + "</td>" + cells.map { "<td>\(HTMLText.escaped($0))</td>" }.joined() + "</tr>"
         }
@@ -209,7 +209,7 @@ public enum HTMLReport {
         for action in summary.topActions.prefix(10) {
             let high = action.peak >= recording.actionThreshold
             html += "<tr\(high ? " class=\"high\"" : "")><td>\(HTMLText.escaped(action.action))\(high ? " <b>high-frequency</b>" : "")</td>"
-                + "<td>\(SummaryFormatter.human("", action.total))</td><td>\(SummaryFormatter.human("", action.peak))</td></tr>"
+                + "<td>\(SummaryFormatter.human(unit: "", action.total))</td><td>\(SummaryFormatter.human(unit: "", action.peak))</td></tr>"
         }
         html += "</table>\n"
         if summary.topActions.count > 10 { html += "<p class=\"note\">\(summary.topActions.count - 10) more labels not shown.</p>\n" }

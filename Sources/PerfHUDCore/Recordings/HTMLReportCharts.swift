@@ -46,7 +46,7 @@ enum HTMLReportCharts {
         }
         chart.lines.append(Line(name: "CPU %", points: run.recording.samples.map { ($0.t, $0.cpuPercent) }, color: cpuColor))
         if let average = run.summary.cpuPercentAvg {
-            chart.rules.append(Rule(value: average, label: "average " + SummaryFormatter.human("cpu", average), color: cpuColor))
+            chart.rules.append(Rule(value: average, label: "average " + SummaryFormatter.human(unit: "percent of one CPU", average), color: cpuColor))
         }
         return chart.html()
     }
@@ -84,20 +84,20 @@ enum HTMLReportCharts {
             fps.lines.append(Line(name: "baseline FPS", points: framesPerSecond(baseline.recording), color: baselineColor, dashed: true, opacity: 0.7))
         }
         fps.lines.append(Line(name: "FPS", points: framesPerSecond(recording), color: fpsColor))
-        if let average = summary.fpsAvg { fps.rules.append(Rule(value: average, label: "average " + SummaryFormatter.human("", average) + " FPS", color: fpsColor)) }
-        if let low = summary.fps1PercentLow { fps.rules.append(Rule(value: low, label: "1 % low " + SummaryFormatter.human("", low) + " FPS", color: p99Color)) }
+        if let average = summary.fpsAvg { fps.rules.append(Rule(value: average, label: "average " + SummaryFormatter.human(unit: "", average) + " FPS", color: fpsColor)) }
+        if let low = summary.fps1PercentLow { fps.rules.append(Rule(value: low, label: "1 % low " + SummaryFormatter.human(unit: "", low) + " FPS", color: p99Color)) }
 
         var times = SVGChart(title: "Frame time", axisTitle: "frame time (ms)", axis: .milliseconds, duration: duration, bands: bands)
         times.scatter = (name: "frame times (each pixel column: shortest to longest)", points: recording.frames.map { ($0.t, $0.milliseconds) }, color: frameColor)
         let budget = recording.frameBudget
         // Against the refresh, one limit for every frame; against the program's pace, a limit per frame (no rule).
         let jankLimit: Double? = budget.paced ? nil : budget.jankLimitMilliseconds
-        if let p50 = summary.frameP50 { times.rules.append(Rule(value: p50, label: "p50 " + SummaryFormatter.human("frame_p50_ms", p50), color: p50Color)) }
-        if let p99 = summary.frameP99 { times.rules.append(Rule(value: p99, label: "p99 " + SummaryFormatter.human("frame_p99_ms", p99), color: p99Color)) }
+        if let p50 = summary.frameP50 { times.rules.append(Rule(value: p50, label: "p50 " + SummaryFormatter.human(RunFigure.frame_p50_ms.key, p50), color: p50Color)) }
+        if let p99 = summary.frameP99 { times.rules.append(Rule(value: p99, label: "p99 " + SummaryFormatter.human(RunFigure.frame_p99_ms.key, p99), color: p99Color)) }
         if let old = baseline?.summary.frameP99 {
-            times.rules.append(Rule(value: old, label: "baseline p99 " + SummaryFormatter.human("frame_p99_ms", old), color: baselineColor))
+            times.rules.append(Rule(value: old, label: "baseline p99 " + SummaryFormatter.human(RunFigure.frame_p99_ms.key, old), color: baselineColor))
         }
-        if let jankLimit { times.rules.append(Rule(value: jankLimit, label: "janky above " + SummaryFormatter.human("_ms", jankLimit), color: jankColor)) }
+        if let jankLimit { times.rules.append(Rule(value: jankLimit, label: "janky above " + SummaryFormatter.human(unit: "milliseconds", jankLimit), color: jankColor)) }
         // The frames the summary counts as janky: the same judge (`FrameJudge`) over the same frames
         // (`RecordingSummary.runFrames`: all of them, or those inside the visits of `--phase`), each by its weight.
         let windows = summary.phase.map { _ in RecordingSummary.windows(recording, phase: summary.phase) }
@@ -112,7 +112,7 @@ enum HTMLReportCharts {
         if longest > limit {
             times.yLimit = limit
             let above = sorted.count - (sorted.lastIndex { $0 <= limit }.map { $0 + 1 } ?? 0)
-            times.notes.append("\(above) frame\(above == 1 ? "" : "s") above \(SummaryFormatter.human("_ms", limit)) drawn at the top edge (longest \(SummaryFormatter.human("_ms", longest)))")
+            times.notes.append("\(above) frame\(above == 1 ? "" : "s") above \(SummaryFormatter.human(unit: "milliseconds", limit)) drawn at the top edge (longest \(SummaryFormatter.human(unit: "milliseconds", longest)))")
         }
         return fps.html() + times.html()
     }
@@ -153,7 +153,7 @@ enum HTMLReportCharts {
             let isHigh = highFrequency.contains(label)
             let color = isHigh ? highFrequencyColors[warm % highFrequencyColors.count] : otherActionColors[cool % otherActionColors.count]
             if isHigh { warm += 1 } else { cool += 1 }
-            let name = label + (isHigh ? " (high-frequency, peak " + SummaryFormatter.human("", peaks[label]) + "/s)" : "")
+            let name = label + (isHigh ? " (high-frequency, peak " + SummaryFormatter.human(unit: "", peaks[label]) + "/s)" : "")
             chart.lines.append(Line(name: name, points: rates(of: label, in: recording.actions, end: end), color: color, width: isHigh ? 2.6 : 1.4))
         }
         chart.rules.append(Rule(value: recording.actionThreshold, label: "high-frequency ≥ " + ReportFormatter.number(recording.actionThreshold) + "/s", color: jankColor))

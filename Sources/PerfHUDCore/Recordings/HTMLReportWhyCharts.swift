@@ -47,8 +47,8 @@ extension HTMLReportCharts {
             chart.lines.append(Line(name: "throttled by its CPU quota (% of the time)", points: throttled, color: throttledColor))
         }
         chart.lines.append(Line(name: "waiting for a CPU", points: waiting, color: waitColor, width: 2.2))
-        if let average = run.summary.aggregates["cpu_wait_percent_avg"], top > 0 {
-            chart.rules.append(Rule(value: average, label: "waiting, average " + SummaryFormatter.human("cpu", average), color: waitColor))
+        if let average = run.summary.aggregates[.cpu_wait_percent, .mean], top > 0 {
+            chart.rules.append(Rule(value: average, label: "waiting, average " + SummaryFormatter.human(unit: "percent of one CPU", average), color: waitColor))
         }
         return chart.html()
     }
@@ -121,9 +121,9 @@ extension HTMLReportCharts {
             let share = total > 0 ? " (" + ReportFormatter.number(thread.busiestSeconds / max(total, 1e-9) * 100, decimals: 0) + " %)" : ""
             html += "<tr data-tid=\"\(thread.tid)\"><td><i class=\"swatch\" style=\"background:\(threadColors[index % threadColors.count])\"></i>"
                 + HTMLText.escaped(thread.name) + "</td><td>\(otherProcesses ? "\(thread.pid) / \(thread.tid)" : "\(thread.tid)")</td>"
-                + "<td>\(HTMLText.escaped(SummaryFormatter.human("_s", thread.cpuSeconds)))</td>"
-                + "<td>\(HTMLText.escaped(SummaryFormatter.human("cpu", thread.peak)))</td>"
-                + "<td>\(HTMLText.escaped(SummaryFormatter.human("_s", thread.busiestSeconds) + share))</td></tr>"
+                + "<td>\(HTMLText.escaped(SummaryFormatter.human(unit: "seconds", thread.cpuSeconds)))</td>"
+                + "<td>\(HTMLText.escaped(SummaryFormatter.human(unit: "percent of one CPU", thread.peak)))</td>"
+                + "<td>\(HTMLText.escaped(SummaryFormatter.human(unit: "seconds", thread.busiestSeconds) + share))</td></tr>"
         }
         return html + "</table>\n"
     }
@@ -135,9 +135,9 @@ extension HTMLReportCharts {
         let majorPeak = peak(major) ?? 0
         guard minorPeak > 0 || majorPeak > 0 else { return note(title, "none: no page was faulted in during the run") }
         var chart = SVGChart(title: title, axisTitle: "faults per second", axis: .rate("/s"), duration: duration, bands: bands)
-        chart.lines.append(Line(name: "minor (a page mapped without reading storage), peak " + SummaryFormatter.human("", minorPeak) + "/s",
+        chart.lines.append(Line(name: "minor (a page mapped without reading storage), peak " + SummaryFormatter.human(unit: "", minorPeak) + "/s",
                                 points: minor, color: minorColor))
-        chart.lines.append(Line(name: "major (a page read from storage), peak " + SummaryFormatter.human("", majorPeak) + "/s",
+        chart.lines.append(Line(name: "major (a page read from storage), peak " + SummaryFormatter.human(unit: "", majorPeak) + "/s",
                                 points: major, color: majorColor, width: 2.4))
         return chart.html()
     }
@@ -151,8 +151,8 @@ extension HTMLReportCharts {
         let why = WhySummary(run.recording, phase: nil)
         guard (peak(read) ?? 0) > 0 || (peak(written) ?? 0) > 0 else { return note(title, "none: nothing was read from or written to storage") }
         var chart = SVGChart(title: title, axisTitle: "bytes per second to and from storage", axis: .bytesPerSecond, duration: duration, bands: bands)
-        chart.lines.append(Line(name: "read (" + SummaryFormatter.human("_bytes", why.readBytes) + " in total)", points: read, color: readColor))
-        chart.lines.append(Line(name: "written (" + SummaryFormatter.human("_bytes", why.writtenBytes) + " in total)", points: written, color: writeColor))
+        chart.lines.append(Line(name: "read (" + SummaryFormatter.human(unit: "bytes", why.readBytes) + " in total)", points: read, color: readColor))
+        chart.lines.append(Line(name: "written (" + SummaryFormatter.human(unit: "bytes", why.writtenBytes) + " in total)", points: written, color: writeColor))
         chart.notes.append("a write counts when it dirties the page cache, whenever it reaches the disk")
         return chart.html()
     }

@@ -60,11 +60,12 @@ extension RecordingExport {
                 write(sampleName + labels + " " + ReportFormatter.number(number, decimals: 6) + " " + stamp(row.t) + "\n")
             }
         }
-        family("perfhud_target_up", "gauge", "Whether the target is running.") { $0.alive ? 1 : 0 }
-        write("# TYPE perfhud_target_info info\n# HELP perfhud_target_info The target.\n")
+        family(TargetSeries.perfhud_target_up.name, "gauge", "Whether the target is running.") { $0.alive ? 1 : 0 }
+        let info = TargetSeries.perfhud_target_info.name
+        write("# TYPE \(info) info\n# HELP \(info) The target.\n")
         let comm = ReportFormatter.quoted(recording.meta["target_command"] ?? "")
         for row in recording.samples where row.alive {
-            write("perfhud_target_info_info{comm=\(comm),pid=\(ReportFormatter.quoted(pid))} 1 " + stamp(row.t) + "\n")
+            write(info + "_info{comm=\(comm),pid=\(ReportFormatter.quoted(pid))} 1 " + stamp(row.t) + "\n")
         }
         // The gauges of the table of figures, as the daemon exports them: one family a name, its
         // figures told apart by their labels (`perfhud_target_memory_bytes{kind}`).
@@ -110,11 +111,12 @@ extension RecordingExport {
         // By mode as the daemon counts them (`CPUSecondsByMode`): user + system is each row's `cpu_seconds_total`.
         var modes = CPUSecondsByMode()
         let byMode = recording.samples.map { row in modes.add(row.report); return (row.t, modes.user, modes.system) }
+        let cpu = Figure.metricName(.cpu_seconds_total), cpuFamily = String(cpu.dropLast("_total".count))
         for mode in ["user", "system"] {
             let series = byMode.map { ($0.0, mode == "user" ? $0.1 : $0.2) }
-            if mode == "user" { write("# TYPE perfhud_target_cpu_seconds counter\n# HELP perfhud_target_cpu_seconds CPU time of the target, by mode.\n") }
+            if mode == "user" { write("# TYPE \(cpuFamily) counter\n# HELP \(cpuFamily) CPU time of the target, by mode.\n") }
             for (t, value) in series {
-                write("perfhud_target_cpu_seconds_total{mode=\"\(mode)\",pid=\(ReportFormatter.quoted(pid))} " + ReportFormatter.number(value, decimals: 6) + " " + stamp(t) + "\n")
+                write(cpu + "{mode=\"\(mode)\",pid=\(ReportFormatter.quoted(pid))} " + ReportFormatter.number(value, decimals: 6) + " " + stamp(t) + "\n")
             }
         }
         // The counters of the table (named without `_total` in the family, as OpenMetrics wants).

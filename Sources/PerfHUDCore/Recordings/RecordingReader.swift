@@ -60,11 +60,11 @@ extension Recording {
         }
         let figureColumns = Figure.recorded.map { columns[$0.column!] }
         let (skewColumn, commandColumn, reasonsColumn) = (columns["wall_skew_ms"], columns["command_id"], columns["rejected_reasons"])
-        let busiestColumn = columns["busiest_threads"]
+        let busiestColumn = columns[Figure.Field.busiest_threads.rawValue]
         let gpuNameColumn = columns["gpu_name_id"]
         var gpuName: String?
         var busiest: [BusyThread]?
-        let (phaseColumn, sourceColumn, eventsColumn, aliveColumn) = (columns["phase_id"], columns["frame_source"], columns["events"], columns["alive"])
+        let (phaseColumn, sourceColumn, eventsColumn, aliveColumn) = (columns["phase_id"], columns[Figure.Field.frame_source.rawValue], columns["events"], columns["alive"])
         readRows(database, "samples", "SELECT * FROM sample_log") { row in
             guard let milliseconds = row.int64(0), let t = Self.time(Double(milliseconds) / 1000) else { impossibleTimes += 1; return }
             var sample = SampleRow(t: t)
@@ -174,7 +174,7 @@ extension Recording {
         let output = mkstemp(&template)
         guard output >= 0 else { return nil }
         defer { close(output) }
-        let copyPath = String(cString: template)
+        let copyPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         _ = lseek(input, 0, SEEK_SET)
         while case .success(let count) = SystemCall.read(input, into: &buffer), count > 0 {

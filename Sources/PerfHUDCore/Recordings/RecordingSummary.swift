@@ -17,21 +17,21 @@ public struct RecordingSummary {
         public var aggregates = RunAggregates()
         public var fpsAvg: Double?
         public var fps1PercentLow: Double?
-        public var cpuPercentAvg: Double? { aggregates["cpu_percent_avg"] }
-        public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
+        public var cpuPercentAvg: Double? { aggregates[.cpu_percent, .mean] }
+        public var rssPeakBytes: UInt64? { aggregates[.rss_bytes, .max].map { UInt64($0) } }
 
         /// The figure `phase.NAME.key` names (`phaseKeys`); nil for a figure the phase does not have.
         public func value(of key: String) -> Double? {
-            switch key {
-            case "visits": return Double(visits)
-            case "time_s": return seconds
-            case "kept_bytes": return keptBytes.map { Double($0) }
-            case "kept_bytes_max": return keptBytesMax.map { Double($0) }
-            case "rss_entry_bytes": return entryBytes.map { Double($0) }
-            case "rss_exit_bytes": return exitBytes.map { Double($0) }
-            case "fps_avg": return fpsAvg
-            case "fps_1pct_low": return fps1PercentLow
-            default: return aggregates[key]
+            guard let figure = PhaseFigure(rawValue: key) else { return aggregates[key] }
+            switch figure {
+            case .visits: return Double(visits)
+            case .time_s: return seconds
+            case .kept_bytes: return keptBytes.map { Double($0) }
+            case .kept_bytes_max: return keptBytesMax.map { Double($0) }
+            case .rss_entry_bytes: return entryBytes.map { Double($0) }
+            case .rss_exit_bytes: return exitBytes.map { Double($0) }
+            case .fps_avg: return fpsAvg
+            case .fps_1pct_low: return fps1PercentLow
             }
         }
     }
@@ -42,11 +42,11 @@ public struct RecordingSummary {
     public var samples = 0
     /// The table's run figures over the rows counted (`RunAggregates.keys`).
     public var aggregates: RunAggregates
-    public var cpuPercentAvg: Double? { aggregates["cpu_percent_avg"] }
-    public var cpuPercentMax: Double? { aggregates["cpu_percent_max"] }
-    public var rssStartBytes: UInt64? { aggregates["rss_start_bytes"].map { UInt64($0) } }
-    public var rssPeakBytes: UInt64? { aggregates["rss_peak_bytes"].map { UInt64($0) } }
-    public var rssEndBytes: UInt64? { aggregates["rss_end_bytes"].map { UInt64($0) } }
+    public var cpuPercentAvg: Double? { aggregates[.cpu_percent, .mean] }
+    public var cpuPercentMax: Double? { aggregates[.cpu_percent, .max] }
+    public var rssStartBytes: UInt64? { aggregates[.rss_bytes, .atStart].map { UInt64($0) } }
+    public var rssPeakBytes: UInt64? { aggregates[.rss_bytes, .max].map { UInt64($0) } }
+    public var rssEndBytes: UInt64? { aggregates[.rss_bytes, .last].map { UInt64($0) } }
     /// Frames counted, each by its weight (a sampled line stands for 1 / its rate).
     public var frames = 0.0
     public var fpsAvg: Double?
@@ -202,22 +202,23 @@ public struct RecordingSummary {
                 return "\(run) never entered phase \(FailCondition.quoted(name)) (\(Self.phaseList(phaseNamesOfRun)))"
             }
             let why: String
-            switch key {
-            case "kept_bytes", "kept_bytes_max", "rss_exit_bytes":
+            switch PhaseFigure(rawValue: key) {
+            case .kept_bytes, .kept_bytes_max, .rss_exit_bytes:
                 why = entry.exitBytes == nil ? "it was never left, or its memory at exit was not read" : "its memory at entry was not read"
-            case "rss_entry_bytes", "rss_peak_bytes": why = "its memory was not read"
-            case "fps_avg", "fps_1pct_low": why = "no frames were reported in it"
-            default: why = "no tick in it had the figure"
+            case .rss_entry_bytes: why = "its memory was not read"
+            case .fps_avg, .fps_1pct_low: why = "no frames were reported in it"
+            case .visits, .time_s, nil:
+                why = key == RunAggregates.key(.rss_bytes, .max) ? "its memory was not read" : "no tick in it had the figure"
             }
             return "\(run) has no \(key) for phase \(FailCondition.quoted(name)): \(why)"
         }
         let why: String
-        switch metric {
-        case "cpu_percent_avg", "cpu_percent_max": why = "no CPU figure was taken (one sample has no interval)"
-        case "rss_start_bytes", "rss_peak_bytes", "rss_end_bytes": why = "its memory was not read (a kernel thread has none)"
-        case "pss_peak_bytes": why = "PSS was not readable"
-        case _ where RunAggregates.keys.contains(metric): why = "no row of the run had the figure"
-        default: why = "no frames were reported"
+        switch RunAggregates.summary(named: metric)?.field {
+        case .cpu_percent: why = "no CPU figure was taken (one sample has no interval)"
+        case .rss_bytes: why = "its memory was not read (a kernel thread has none)"
+        case .pss_bytes: why = "PSS was not readable"
+        case .some: why = "no row of the run had the figure"
+        case nil: why = "no frames were reported"
         }
         let present = zip(Self.keys, numbers).filter { $0.1 != nil }.map(\.0)
         return "\(run) has no \(metric): \(why) (figures it has: \(present.joined(separator: ", ")))"
@@ -229,13 +230,11 @@ public struct RecordingSummary {
     }
 
     /// A phase's figures: its visits and memory kept, the table's run figures over its ticks, its frames.
-    public static let phaseKeys = ["visits", "time_s", "kept_bytes", "kept_bytes_max", "rss_entry_bytes", "rss_exit_bytes"]
-        + RunAggregates.keys + ["fps_avg", "fps_1pct_low"]
+    public static let phaseKeys = PhaseFigure.allCases.filter { $0 != .fps_avg && $0 != .fps_1pct_low }.map(\.key)
+        + RunAggregates.keys + [PhaseFigure.fps_avg.key, PhaseFigure.fps_1pct_low.key]
     /// The numeric figures, in the order of the JSON report: the run's extent, the table's run
     /// figures, then those of every frame and action (not of the ticks).
-    public static let keys = ["duration_s", "samples"] + RunAggregates.keys
-        + ["frames", "fps_avg", "frame_p50_ms", "frame_p97_ms", "frame_p99_ms",
-           "frame_p99_9_ms", "fps_1pct_low", "fps_0_1pct_low", "janky_frames", "dropped_frames", "actions_total"]
+    public static let keys = RunFigure.extent.map(\.key) + RunAggregates.keys + RunFigure.ofFramesAndActions.map(\.key)
     public var numbers: [Double?] {
         [durationSeconds, Double(samples)] + aggregates.values
             + [frames, fpsAvg, frameP50, frameP97, frameP99, frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]

@@ -78,22 +78,42 @@ public enum SummaryFormatter {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
-    /// Sizes and counts in whole units, the rest at a thousandth.
-    static func decimals(_ key: String) -> Int { key.hasSuffix("_bytes") || key.hasSuffix("_bytes_total") || key == "visits" ? 0 : 3 }
+    /// Sizes and counts of visits in whole units, the rest at a thousandth.
+    static func decimals(_ key: String) -> Int { ["bytes", "visits"].contains(unit(of: key).unit) ? 0 : 3 }
 
+    /// The unit of the run figure `key` (and whether it is a yes or no), as declared where the
+    /// figure is: the table (`Figure.unit`, `.boolean`) for its summaries, `RunFigure` and
+    /// `PhaseFigure` for the others.
+    static func unit(of key: String) -> (unit: String, boolean: Bool) {
+        if let summary = RunAggregates.summary(named: key) {
+            let figure = Figure[summary.field]
+            return (figure.unit, figure.kind == .boolean)
+        }
+        return (RunFigure(rawValue: key)?.unit ?? PhaseFigure(rawValue: key)?.unit ?? "", false)
+    }
+
+    /// The run figure `key` for a reader, in its unit.
     static func human(_ key: String, _ value: Double?) -> String {
+        let (unit, boolean) = unit(of: key)
+        if boolean, let value, value == 0 || value == 1 { return value == 1 ? "yes" : "no" }
+        return human(unit: unit, value)
+    }
+
+    /// A value of `unit` (the table's words: `Figure.unit`) for a reader.
+    static func human(unit: String, _ value: Double?) -> String {
         guard let value else { return "n/a" }
-        if key.hasSuffix("_bytes") || key.hasSuffix("_bytes_max") || key.hasSuffix("_bytes_end") || key.hasSuffix("_bytes_total") { return Units.bytes(value) }
-        if key.contains("_watts") { return ReportFormatter.number(value, decimals: 1) + " W" }
-        if key.contains("_celsius") { return ReportFormatter.number(value, decimals: 0) + " °C" }
-        if key.contains("_bytes_per_second") { return Units.bytes(value) + "/s" }
-        if key.contains("_bytes_per_hour") { return Units.signedBytes(value) + "/h" }
-        if key.hasSuffix("_ms") || key.hasSuffix("_ms_avg") || key.hasSuffix("_ms_max") { return ReportFormatter.number(value, decimals: 2) + " ms" }
-        if key.hasSuffix("_s") { return ReportFormatter.number(value, decimals: 1) + " s" }
-        if key.hasPrefix("cpu") || key.contains("_percent") { return ReportFormatter.number(value, decimals: 1) + " %" }
-        if key.contains("_per_second") { return ReportFormatter.number(value, decimals: 1) + "/s" }
-        if key.hasPrefix("leak_suspected") && (value == 0 || value == 1) { return value == 1 ? "yes" : "no" }
-        return ReportFormatter.number(value, decimals: 1)
+        switch unit {
+        case "bytes": return Units.bytes(value)
+        case "bytes per second": return Units.bytes(value) + "/s"
+        case "bytes per hour": return Units.signedBytes(value) + "/h"
+        case "watts": return ReportFormatter.number(value, decimals: 1) + " W"
+        case "degrees Celsius": return ReportFormatter.number(value, decimals: 0) + " °C"
+        case "milliseconds": return ReportFormatter.number(value, decimals: 2) + " ms"
+        case "seconds": return ReportFormatter.number(value, decimals: 1) + " s"
+        case _ where unit.hasPrefix("percent"): return ReportFormatter.number(value, decimals: 1) + " %"
+        case _ where unit.hasSuffix("per second"): return ReportFormatter.number(value, decimals: 1) + "/s"
+        default: return ReportFormatter.number(value, decimals: 1)
+        }
     }
 
     /// The format that first recorded each summary key's figure: a recording older than that has
@@ -113,9 +133,9 @@ public enum SummaryFormatter {
         return names.map { name in
             let new = summary.phases.first { $0.name == name }, old = baseline.phases.first { $0.name == name }
             let change = new?.keptBytes.flatMap { kept in old?.keptBytes.map { Units.signedBytes(Double(kept) - Double($0)) } } ?? ""
-            return [name, signed(old?.keptBytes), signed(new?.keptBytes), change, human("_s", old?.seconds), human("_s", new?.seconds),
-                    human("_bytes", old?.rssPeakBytes.map { Double($0) }), human("_bytes", new?.rssPeakBytes.map { Double($0) }),
-                    human("", old?.fpsAvg), human("", new?.fpsAvg)]
+            return [name, signed(old?.keptBytes), signed(new?.keptBytes), change, human(unit: "seconds", old?.seconds), human(unit: "seconds", new?.seconds),
+                    human(unit: "bytes", old?.rssPeakBytes.map { Double($0) }), human(unit: "bytes", new?.rssPeakBytes.map { Double($0) }),
+                    human(unit: "", old?.fpsAvg), human(unit: "", new?.fpsAvg)]
         }
     }
 
@@ -155,9 +175,9 @@ public enum SummaryFormatter {
         if !summary.phases.isEmpty {
             lines += ["", "| phase | visits | time | CPU avg | RSS at entry | RSS at exit | kept | FPS | 1 % low |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for phase in summary.phases {
-                lines.append("| \(phase.name) | \(phase.visits) | \(human("_s", phase.seconds)) | \(human("cpu", phase.cpuPercentAvg)) | "
-                    + "\(human("_bytes", phase.entryBytes.map { Double($0) })) | \(human("_bytes", phase.exitBytes.map { Double($0) })) | "
-                    + "\(human("_bytes", phase.keptBytes.map { Double($0) })) | \(human("", phase.fpsAvg)) | \(human("", phase.fps1PercentLow)) |")
+                lines.append("| \(phase.name) | \(phase.visits) | \(human(unit: "seconds", phase.seconds)) | \(human(unit: "percent of one CPU", phase.cpuPercentAvg)) | "
+                    + "\(human(unit: "bytes", phase.entryBytes.map { Double($0) })) | \(human(unit: "bytes", phase.exitBytes.map { Double($0) })) | "
+                    + "\(human(unit: "bytes", phase.keptBytes.map { Double($0) })) | \(human(unit: "", phase.fpsAvg)) | \(human(unit: "", phase.fps1PercentLow)) |")
             }
         }
         if let baseline, !(summary.phases.isEmpty && baseline.phases.isEmpty) {
@@ -168,7 +188,7 @@ public enum SummaryFormatter {
             lines += ["", "| action | total | peak per second |", "|---|---:|---:|"]
             for action in summary.topActions.prefix(10) {
                 let flag = action.peak >= recording.actionThreshold ? " **high-frequency**" : ""
-                lines.append("| \(action.action)\(flag) | \(human("", action.total)) | \(human("", action.peak)) |")
+                lines.append("| \(action.action)\(flag) | \(human(unit: "", action.total)) | \(human(unit: "", action.peak)) |")
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -50,7 +50,7 @@ public struct WhySummary {
     ///   (`--include-children`) is named with its PID.
     public func sentences(_ summary: RecordingSummary, targetPID: Int32?) -> [(name: String, text: String)] {
         guard present else { return [] }
-        let figure = { (key: String) in summary.aggregates[key] }
+        let figure = { (field: Figure.Field, rule: RunAggregates.Rule) in summary.aggregates[field, rule] }
         func percent(_ value: Double) -> String { ReportFormatter.number(value, decimals: 1) + " %" }
         func rate(_ value: Double) -> String { ReportFormatter.number(value, decimals: value < 10 ? 1 : 0) + "/s" }
         var lines: [(name: String, text: String)] = []
@@ -61,20 +61,20 @@ public struct WhySummary {
         } else {
             lines.append(("busiest thread", threadsRead ? "none: no thread used a CPU in any second" : "not read"))
         }
-        if let peak = figure("cpu_wait_percent_max") {
-            lines.append(("waiting for a CPU", "peak " + percent(peak) + (figure("cpu_wait_percent_avg").map { ", average " + percent($0) } ?? "")
+        if let peak = figure(.cpu_wait_percent, .max) {
+            lines.append(("waiting for a CPU", "peak " + percent(peak) + (figure(.cpu_wait_percent, .mean).map { ", average " + percent($0) } ?? "")
                           + " (100 % = one thread runnable but not running)"))
         }
         if readBytes != nil || writtenBytes != nil {
-            var text = "read " + SummaryFormatter.human("_bytes", readBytes) + ", written " + SummaryFormatter.human("_bytes", writtenBytes) + " in total"
-            let peaks = [("read", figure("io_read_bytes_per_second_max")), ("write", figure("io_write_bytes_per_second_max"))]
+            var text = "read " + SummaryFormatter.human(unit: "bytes", readBytes) + ", written " + SummaryFormatter.human(unit: "bytes", writtenBytes) + " in total"
+            let peaks = [("read", figure(.io_read_bytes_per_second, .max)), ("write", figure(.io_write_bytes_per_second, .max))]
                 .compactMap { name, value in value.flatMap { $0 > 0 ? name + " " + Units.bytes($0) + "/s" : nil } }
             if !peaks.isEmpty { text += " (peak " + peaks.joined(separator: ", ") + ")" }
             lines.append(("storage I/O", text))
         } else {
             lines.append(("storage I/O", "not read (perfhud may read /proc/PID/io only of a process it may trace)"))
         }
-        if let fds = figure("fds_open_max") {
+        if let fds = figure(.fds_open, .max) {
             var text = "peak " + ReportFormatter.number(fds, decimals: 0) + " open"
             if let limit = fdsLimit { text += " of a limit of \(limit) (" + percent(fds / Double(max(1, limit)) * 100) + ")" }
             lines.append(("descriptors", text))
@@ -82,26 +82,26 @@ public struct WhySummary {
         if let first = leakFirstAt {
             var text = "suspected from " + ReportFormatter.number(first, decimals: 1) + " s on"
             if let trend = trendEnd { text += "; at the end RSS " + Units.signedBytes(trend.bytesPerHour) + "/h, r² " + ReportFormatter.number(trend.r2, decimals: 2) }
-            if figure("leak_suspected") == 0 { text += " (no longer at the end)" }
+            if figure(.leak_suspected, .last) == 0 { text += " (no longer at the end)" }
             lines.append(("leak", text))
         } else if let trend = trendEnd {
             lines.append(("leak", "not suspected (at the end RSS " + Units.signedBytes(trend.bytesPerHour) + "/h, r² " + ReportFormatter.number(trend.r2, decimals: 2) + ")"))
         }
-        if let peak = figure("cpu_throttled_percent_max"), peak > 0 {
-            lines.append(("throttled", "peak " + percent(peak) + " of the time by its CPU quota" + (figure("cpu_throttled_percent_avg").map { ", average " + percent($0) } ?? "")))
+        if let peak = figure(.cpu_throttled_percent, .max), peak > 0 {
+            lines.append(("throttled", "peak " + percent(peak) + " of the time by its CPU quota" + (figure(.cpu_throttled_percent, .mean).map { ", average " + percent($0) } ?? "")))
         }
-        let pressure = [("CPU", figure("pressure_cpu_some_percent_max")), ("memory", figure("pressure_memory_some_percent_max")),
-                        ("I/O", figure("pressure_io_some_percent_max"))].compactMap { name, value in value.map { name + " " + percent($0) } }
+        let pressure = [("CPU", figure(.pressure_cpu_some_percent, .max)), ("memory", figure(.pressure_memory_some_percent, .max)),
+                        ("I/O", figure(.pressure_io_some_percent, .max))].compactMap { name, value in value.map { name + " " + percent($0) } }
         if !pressure.isEmpty { lines.append(("pressure", "peak share of the time some of its group's tasks stalled: " + pressure.joined(separator: ", "))) }
-        if let minor = figure("page_faults_minor_per_second_max") {
-            lines.append(("page faults", "peak " + rate(minor) + " minor, " + (figure("page_faults_major_per_second_max").map(rate) ?? "n/a") + " major (pages read from storage)"))
+        if let minor = figure(.page_faults_minor_per_second, .max) {
+            lines.append(("page faults", "peak " + rate(minor) + " minor, " + (figure(.page_faults_major_per_second, .max).map(rate) ?? "n/a") + " major (pages read from storage)"))
         }
-        if let voluntary = figure("context_switches_voluntary_per_second_max") {
+        if let voluntary = figure(.context_switches_voluntary_per_second, .max) {
             lines.append(("context switches", "peak " + rate(voluntary) + " voluntary, "
-                          + (figure("context_switches_involuntary_per_second_max").map(rate) ?? "n/a") + " involuntary"))
+                          + (figure(.context_switches_involuntary_per_second, .max).map(rate) ?? "n/a") + " involuntary"))
         }
-        if let anon = figure("rss_anon_peak_bytes") {
-            lines.append(("memory", "anonymous peak " + Units.bytes(anon) + (figure("swap_peak_bytes").map { ", swap peak " + Units.bytes($0) } ?? "")))
+        if let anon = figure(.rss_anon_bytes, .max) {
+            lines.append(("memory", "anonymous peak " + Units.bytes(anon) + (figure(.swap_bytes, .max).map { ", swap peak " + Units.bytes($0) } ?? "")))
         }
         return lines
     }

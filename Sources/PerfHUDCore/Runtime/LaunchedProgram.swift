@@ -46,7 +46,7 @@ public final class LaunchedProgram {
         guard master >= 0 else {
             throw PerfHUDError(.cannotRun, "cannot open a pseudo-terminal: \(SystemError.current)")
         }
-        let slavePath = String(cString: nameBuffer)
+        let slavePath = nameBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         // Give the new terminal the user's settings and the program's share of the screen.
         if case .success(let slave) = SystemCall.open(slavePath, O_RDWR | O_NOCTTY) {
             if var settings { _ = tcsetattr(slave, TCSANOW, &settings) }

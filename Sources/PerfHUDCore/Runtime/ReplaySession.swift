@@ -91,7 +91,7 @@ public final class ReplaySession {
         _ = cursor.move(to: playhead.position)
         let pid = Int32(recording.meta["target_pid"] ?? "") ?? 0
         // The "why" figures are kept from format 4 on: an older file has none to show.
-        let whySince = Figure.all.first { $0.name == "cpu_wait_percent" }?.since ?? Recording.formatVersion
+        let whySince = Figure[.cpu_wait_percent].since
         let detailsNote = recording.format < whySince
             ? "details: the why figures are not in this file (recording format \(recording.format); kept from format \(whySince) on)" : nil
         screen.snapshot = { [unowned self] in

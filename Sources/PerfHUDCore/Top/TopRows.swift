@@ -151,27 +151,27 @@ public enum TopRows {
             for sample in samples {
                 guard let target = sample.labels["target"] else { continue }
                 // A target is one that has `perfhud_target_up`; other series only add to it.
-                if sample.name == "perfhud_target_up", seen.insert(target).inserted { targets.append(target) }
+                if sample.name == TargetSeries.perfhud_target_up.name, seen.insert(target).inserted { targets.append(target) }
                 let value = sample.value
                 switch sample.name {
-                case "perfhud_target_up": up[target] = value
-                case "perfhud_target_info":
+                case TargetSeries.perfhud_target_up.name: up[target] = value
+                case TargetSeries.perfhud_target_info.name:
                     info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil })
-                case "perfhud_target_cpu_ratio": cpuRatio[target] = value.isFinite ? value : nil
-                case "perfhud_target_resident_memory_bytes": resident[target] = value
-                case "perfhud_target_processes": processes[target] = value
-                case "perfhud_target_rss_trend_bytes_per_second": trend[target] = value.isFinite ? value : nil
-                case "perfhud_frames_per_second": framesPerSecond[target] = value.isFinite ? value : nil
-                case "perfhud_actions_per_second": actionsPerSecond[target] = value.isFinite ? value : nil
-                case "perfhud_high_frequency_action_rate":
+                case Figure.metricName(.cpu_percent): cpuRatio[target] = value.isFinite ? value : nil
+                case Figure.metricName(.rss_bytes): resident[target] = value
+                case Figure.metricName(.processes): processes[target] = value
+                case Figure.metricName(.rss_trend_bytes_per_hour): trend[target] = value.isFinite ? value : nil
+                case Figure.metricName(.fps): framesPerSecond[target] = value.isFinite ? value : nil
+                case Figure.metricName(.actions_per_second): actionsPerSecond[target] = value.isFinite ? value : nil
+                case TargetSeries.perfhud_high_frequency_action_rate.name:
                     if let label = sample.labels["action"], value.isFinite, value > (hot[target]?.rate ?? -1) { hot[target] = (label, value) }
-                case "perfhud_target_gpu_busy_ratio": gpuRatio[target] = value.isFinite ? value : nil
-                case "perfhud_target_gpu_memory_bytes": gpuMemory[target] = value.isFinite ? value : nil
-                case "perfhud_target_network_transmit_bytes_total": sentBytes[target] = value.isFinite ? value : nil
-                case "perfhud_target_network_receive_bytes_total": receivedBytes[target] = value.isFinite ? value : nil
-                case "perfhud_target_tcp_connections": tcpConnections[target] = value.isFinite ? value : nil
-                case "perfhud_target_tcp_retransmits_total": retransmits[target] = value.isFinite ? value : nil
-                case "perfhud_phase_info": if let name = sample.labels["phase"], value == 1 { phase[target] = name }
+                case Figure.metricName(.gpu_percent): gpuRatio[target] = value.isFinite ? value : nil
+                case Figure.metricName(.gpu_memory_bytes): gpuMemory[target] = value.isFinite ? value : nil
+                case Figure.metricName(.net_tx_bytes_total): sentBytes[target] = value.isFinite ? value : nil
+                case Figure.metricName(.net_rx_bytes_total): receivedBytes[target] = value.isFinite ? value : nil
+                case Figure.metricName(.tcp_connections): tcpConnections[target] = value.isFinite ? value : nil
+                case Figure.metricName(.tcp_retransmits_total): retransmits[target] = value.isFinite ? value : nil
+                case TargetSeries.perfhud_phase_info.name: if let name = sample.labels["phase"], value == 1 { phase[target] = name }
                 default: break
                 }
             }
