@@ -100,6 +100,22 @@ final class TargetGroup: SampleSource {
         return group
     }
 
+    /// What a group takes from one member (`sum`'s first, the root where there is one), by the
+    /// field's path in `Sample`: every other field combines its members' (a sum, a peak, the
+    /// smallest, a merge), and a test holds every field to this (`DaemonUnitTests`): a new figure
+    /// is combined, or said here to be one member's.
+    static let takenFromOneMember: Set<String> = [
+        "monotonicNanoseconds", "wallSeconds",            // one tick's
+        "processStartNanoseconds", "execsSeen",            // the root's
+        "activity.everySecond.levels.fdsLimit",            // the root's limit
+        // The group's control group, read once for it.
+        "activity.everySecond.throttledNanoseconds", "activity.everySecond.pressure.cpuSome", "activity.everySecond.pressure.cpuFull",
+        "activity.everySecond.pressure.memorySome", "activity.everySecond.pressure.memoryFull",
+        "activity.everySecond.pressure.ioSome", "activity.everySecond.pressure.ioFull",
+        // Said once for the group: the first member's that has one.
+        "gpu.value.unreportedReason", "net.value.source", "net.value.unreportedReason",
+    ]
+
     static func sum(_ a: Sample, _ b: Sample) -> Sample {
         func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
         var result = a

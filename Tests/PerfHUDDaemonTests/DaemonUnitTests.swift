@@ -316,3 +316,79 @@ final class DaemonUnitTests: XCTestCase {
         XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 120)
     }
 }
+
+/// A group's figures combine its members' (issue 43, item 3): a field `TargetGroup.sum` forgot
+/// took its first member's value, silently (a group's RSS would be one process's).
+final class GroupCombinationTests: XCTestCase {
+    /// A sample with every field read, each value different from `member`'s other samples'.
+    private func member(_ n: UInt64) -> Sample {
+        let d = Double(n)
+        var sample = Sample(monotonicNanoseconds: n, wallSeconds: d, alive: n == 1, cpuNanoseconds: n, userTicks: n, systemTicks: n,
+                            residentBytes: n, virtualBytes: n, proportionalBytes: n, threads: Int(n), processCount: Int(n))
+        sample.memoryLimitBytes = n << 20
+        sample.processStartNanoseconds = n
+        sample.execsSeen = Int(n)
+        var activity = Activity()
+        activity.waitNanoseconds = n; activity.waitReadAt = n; activity.minorFaults = n; activity.majorFaults = n
+        activity.io = ProcIO(readChars: n, writeChars: n, readBytes: n, writeBytes: n)
+        activity.memory = ProcMemoryKinds(anonBytes: n, fileBytes: n, shmemBytes: n, swapBytes: n)
+        activity.everySecond.readAt = n
+        activity.everySecond.voluntarySwitches = n; activity.everySecond.involuntarySwitches = n
+        activity.everySecond.throttledNanoseconds = n
+        activity.everySecond.pressure.cpuSome = n; activity.everySecond.pressure.cpuFull = n
+        activity.everySecond.pressure.memorySome = n; activity.everySecond.pressure.memoryFull = n
+        activity.everySecond.pressure.ioSome = n; activity.everySecond.pressure.ioFull = n
+        activity.everySecond.levels.fdsOpen = n; activity.everySecond.levels.fdsLimit = n; activity.everySecond.levels.oomScore = n
+        activity.everySecond.levels.busiestThreads = [BusyThread(pid: Int32(n), tid: Int32(n), name: "t\(n)", cpuPercent: d)]
+        sample.activity = activity
+        var gpu = GPUFigures()
+        gpu.busyPercent = d; gpu.memoryBytes = n; gpu.memoryBusyPercent = d; gpu.encoderPercent = d; gpu.decoderPercent = d
+        gpu.unreportedReason = "r\(n)"
+        var device = GPUDevice(name: "g\(n)", id: "id\(n)")
+        device.busyPercent = d; device.memoryUsedBytes = n; device.memoryTotalBytes = n; device.temperatureCelsius = d
+        device.powerWatts = d; device.clockMHz = d; device.throttleReasons = n
+        gpu.device = device
+        sample.gpu = GPUFiguresBox(gpu)
+        var net = NetworkFigures()
+        net.txBytesPerSecond = d; net.rxBytesPerSecond = d; net.txBytesTotal = n; net.rxBytesTotal = n; net.tcpConnections = d
+        net.tcpRetransmitsPerSecond = d; net.tcpRetransmitsTotal = n; net.tcpRetransmitPercent = d; net.tcpRTTms = d
+        net.source = "s\(n)"; net.unreportedReason = "u\(n)"
+        sample.net = NetworkFiguresBox(net)
+        return sample
+    }
+
+    /// Every leaf of a value by its path (`activity.io.readBytes`), optionals and boxes looked
+    /// into; nil: a field not read (`<nil>`).
+    private func leaves(_ value: Any, _ path: String = "") -> [String: String] {
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return [path: "<nil>"] }
+            return leaves(wrapped, path)
+        }
+        guard mirror.displayStyle == .struct || mirror.displayStyle == .class, !mirror.children.isEmpty else { return [path: "\(value)"] }
+        var result: [String: String] = [:]
+        for child in mirror.children {
+            guard let label = child.label else { continue }
+            result.merge(leaves(child.value, path.isEmpty ? label : path + "." + label)) { first, _ in first }
+        }
+        return result
+    }
+
+    func testEveryFieldOfAGroupCombinesItsMembersOrIsSaidToBeOnes() {
+        let one = member(1), two = member(2)
+        let fields = leaves(one)
+        XCTAssertEqual(fields.filter { $0.value == "<nil>" }.map(\.key), [], "the fixture leaves a field unread: set it in member(_:)")
+        XCTAssertEqual(Set(leaves(two).keys), Set(fields.keys))
+        // Combined: in one order or the other the group's value is not its first member's (a
+        // peak is the first's when the first is the larger, the smallest when it is the smaller).
+        let forward = leaves(TargetGroup.sum(one, two)), backward = leaves(TargetGroup.sum(two, one))
+        let twoFields = leaves(two)
+        for path in fields.keys.sorted() where !TargetGroup.takenFromOneMember.contains(path) {
+            XCTAssertTrue(forward[path] != fields[path] || backward[path] != twoFields[path],
+                          "\(path) is the first member's in a group (\(fields[path]!) + \(twoFields[path]!) gave \(forward[path]!)): combine it in TargetGroup.sum, or say it is one member's (takenFromOneMember)")
+        }
+        for path in TargetGroup.takenFromOneMember {
+            XCTAssertNotNil(fields[path], "takenFromOneMember names \(path), which Sample does not have")
+        }
+    }
+}
