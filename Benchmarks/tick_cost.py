@@ -12,7 +12,7 @@ the cost of one more tick, start-up and the end excluded.
   record  perfhud demo --record FILE
 Per stage (inclusive counts of the functions that are the stage): sampling (ProcessSampler.sample),
 store (MetricsStore.record), events (SessionEvents.tick: snapshot, drains), rows (ReportWriter.consume:
-the JSON row), recording (Recorder.record); the whole tick is Session.takeSample. Per frame: the
+the JSON row), recording (Recorder.consume); the whole tick is Session.takeSample. Per frame: the
 event receiver thread's instructions per frame it took in (demo).
 
   Benchmarks/tick_cost.py [--bin DIR] [--rounds N] [--update] [--cpu | --cpu-only] [--warmth]
@@ -57,7 +57,7 @@ STAGES = {
     "store": r"12MetricsStoreV6record_",
     "events": r"13SessionEventsC4tick3now",
     "rows": r"12ReportWriterC7consumey(Sb|y)AA4TickVF$",   # consume(_:) -> Bool before, -> Void now
-    "recording": r"8RecorderC6recordyyAA4TickVF$",
+    "recording": r"8RecorderC(6record|7consume)yyAA4TickVF$",   # record(_:) before 43's one entry point
 }
 RECEIVER = r"13EventReceiverC11receiveLoop"
 

@@ -31,7 +31,7 @@ final class DaemonRecording {
             recorder.setMeta("target_pid", String(pid))
             recorder.setMeta("target_command", target.group.commandName)
         }
-        recorder.record(latest)
+        recorder.consume(latest)
     }
 
     func close() {

@@ -116,7 +116,7 @@ public final class TargetMetrics {
             for (index, (figure, kind, scale)) in Self.exportedReads.enumerated() {
                 switch kind {
                 case .gauge:
-                    set(index, figure.value(reading: report, events).map { $0 * scale })
+                    set(index, Figure.read(figure.field, report, events).map { $0 * scale })
                 case .kernelTotal(let total):
                     guard let activity, let value = total.value(in: activity) else { continue }
                     count(index, to: value)
@@ -127,7 +127,7 @@ public final class TargetMetrics {
             // A total of the target's own since the daemon watches it (the network's): mirrored
             // while it is up; the group keeps a member's share when it leaves (`TargetGroup`).
             for (index, figure) in Self.counterReads.enumerated() where figure.source == .report {
-                guard let value = figure.value(reading: report, events) else { continue }
+                guard let value = Figure.read(figure.field, report, events) else { continue }
                 advance(counters[index], &counted[index], to: value)
             }
             followBusiestThread(target.report.busiestThreads)
@@ -152,7 +152,7 @@ public final class TargetMetrics {
         }
         let report = target?.report
         for (index, figure) in Self.counterReads.enumerated() where figure.source == .events {
-            guard let value = figure.value(in: report, events) else { continue }
+            guard let value = figure.value(report, events) else { continue }
             advance(counters[index], &counted[index], to: value)
         }
         for (index, reason) in Self.rejectionReasons.enumerated() {

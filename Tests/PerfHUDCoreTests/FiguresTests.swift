@@ -111,22 +111,22 @@ final class FiguresTests: XCTestCase {
         XCTAssertEqual(Set(expected.values).count, expected.count, "a distinct value a figure")
         // In memory, each figure reads what was put into it.
         for figure in Figure.recorded {
-            XCTAssertEqual(figure.read(report, events), expected[figure.field], "\(figure.name) in memory")
+            XCTAssertEqual(Figure.read(figure.field, report, events), expected[figure.field], "\(figure.name) in memory")
         }
         let sample = Sample(monotonicNanoseconds: 500_000_000, wallSeconds: report.wallSeconds, alive: true)
-        recorder.record(Tick(monotonicNanoseconds: 500_000_000, sample: sample, report: report, events: events, commandName: "x",
+        recorder.consume(Tick(monotonicNanoseconds: 500_000_000, sample: sample, report: report, events: events, commandName: "x",
                              status: .running, phases: PhaseHistory()))
         recorder.close()
         let read = try Recording(path: path).samples[0]
         let readEvents = try XCTUnwrap(read.events)
         for figure in Figure.recorded {
-            let value = figure.read(read.report, readEvents)
+            let value = Figure.read(figure.field, read.report, readEvents)
             XCTAssertNotNil(value, figure.name)
             XCTAssertEqual(value, expected[figure.field], figure.name)
         }
         // The figures derived on reading come back from what was recorded.
         for figure in Figure.all where figure.column == nil {
-            if case .number = figure.kind { XCTAssertNotNil(figure.read(read.report, readEvents), figure.name) }
+            if case .number = figure.kind { XCTAssertNotNil(Figure.read(figure.field, read.report, readEvents), figure.name) }
         }
         XCTAssertEqual(read.report.everySecond.oomScore, report.everySecond.oomScore)
         XCTAssertNotNil(read.report.everySecond.oomScore)

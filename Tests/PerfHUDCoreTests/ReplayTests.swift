@@ -130,7 +130,7 @@ final class ReplayTests: XCTestCase {
             events.fpsOnePercentLow = (1000 / 17.001).atResolution(100)
             events.rejected = tick >= 2 ? ["peer uid": UInt64(tick)] : [:]
             let command = tick < 3 ? "sh" : "sleep"   // an exec
-            recorder.record(Self.tick(report, at: start + UInt64(elapsed * 1e9), commandName: command, events: events))
+            recorder.consume(Self.tick(report, at: start + UInt64(elapsed * 1e9), commandName: command, events: events))
             live.append(ReportFormatter.json(report, commandName: command, status: .running, events: events))
         }
         // The exit row: a tick of its own, the target no longer alive, with how it ended.
@@ -140,7 +140,7 @@ final class ReplayTests: XCTestCase {
         var exitTick = Self.tick(exitReport, at: start + UInt64(elapsed * 1e9), commandName: "sleep", events: EventSnapshot(),
                                  status: .exited(code: 3, signal: nil))
         exitTick.isFinal = true
-        recorder.record(exitTick)
+        recorder.consume(exitTick)
         live.append(ReportFormatter.json(exitReport, commandName: "sleep", status: exitTick.status, events: exitTick.events))
         recorder.close()
         let recording = try Recording(path: path)
@@ -179,7 +179,7 @@ final class ReplayTests: XCTestCase {
                                                                  tickNanoseconds: 100_000_000, events: EventConfiguration()),
                                     startNanoseconds: 0, warn: { XCTFail($0) })
         for tick in 0..<3 {
-            recorder.record(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 42, alive: true, processCount: 1),
+            recorder.consume(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 42, alive: true, processCount: 1),
                                       at: UInt64(tick) * 100_000_000, commandName: "sh", events: nil))
         }
         recorder.setMeta("target_ended", "1")     // as sessions before the exit row was a tick of its own wrote it
@@ -215,7 +215,7 @@ final class ReplayTests: XCTestCase {
         for tick in 0..<4 {
             var events = EventSnapshot()
             events.framesTotal = 1
-            recorder.record(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 7, alive: true, cpuPercent: 5,
+            recorder.consume(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 7, alive: true, cpuPercent: 5,
                                              residentBytes: 100, processCount: 1),
                                       at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases))
         }

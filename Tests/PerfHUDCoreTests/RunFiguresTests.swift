@@ -161,8 +161,8 @@ final class RunFiguresTests: XCTestCase {
             var tickValue = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                              at: time, commandName: "x", events: events)
             tickValue.frames = frames
-            recorder.record(tickValue)
-            summary.add(tickValue)
+            recorder.consume(tickValue)
+            summary.consume(tickValue)
         }
         recorder.close()
         XCTAssertEqual(framesTotal, 360)
@@ -180,7 +180,7 @@ final class RunFiguresTests: XCTestCase {
         // And `replay`'s ticks, rebuilt from the recording with their frames, say it again.
         let replayed = SessionSummary(tickNanoseconds: 100_000_000, budget: recording.frameBudget)
         let rows = RecordingRows(recording)
-        for index in 0..<rows.count { replayed.add(rows.row(index)) }
+        for index in 0..<rows.count { replayed.consume(rows.row(index)) }
         XCTAssertEqual(replayed.text(commandName: "x", recordPath: nil), text)
         XCTAssertEqual((0..<rows.count).reduce(0.0) { $0 + rows.row($1).frames.reduce(0) { $0 + $1.weight } }, 360)
     }
@@ -208,7 +208,7 @@ final class RunFiguresTests: XCTestCase {
             var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                          at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases)
             value.endedPhases = ended
-            recorder.record(value)
+            recorder.consume(value)
         }
         recorder.close()
         let rows = RecordingRows(try Recording(path: path))
@@ -244,7 +244,7 @@ final class RunFiguresTests: XCTestCase {
             var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                          at: time, commandName: "x", events: events, phases: phases)
             value.frames = frames
-            recorder.record(value)
+            recorder.consume(value)
             live.consume(value)
         }
         recorder.close()

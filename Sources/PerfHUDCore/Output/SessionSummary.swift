@@ -21,9 +21,7 @@ final class SessionSummary: TickSink {
         run = RunSummary(budget: budget, tickSeconds: Double(tickNanoseconds) / 1e9, countsPhasesAndActions: false)
     }
 
-    func consume(_ tick: Tick) { add(tick) }
-
-    func add(_ tick: Tick) {
+    func consume(_ tick: Tick) {
         // The totals: the last tick's, taken after the event socket was drained, have everything.
         events = tick.events
         for action in tick.events?.highFrequencyActions ?? [] where action.peak > worstAction?.peak ?? 0 {

@@ -171,29 +171,26 @@ public final class Figure: @unchecked Sendable {
 
     var plain: Plain { Plain(key: key, kind: kind, source: source, nullWithoutEvents: nullWithoutEvents, field: field) }
 
-    /// The figure's value in a row: nil for an event figure of a session without an event socket
-    /// (null in the live row, empty in CSV, no sample in OpenMetrics, skipped by a run summary).
-    public func value(in report: Report, events: EventSnapshot?) -> Double? {
-        if source == .events && events == nil { return nil }
-        return read(report, events ?? EventSnapshot.empty)
+    /// The figure's value in a tick's report and event figures: nil for an event figure of a
+    /// session without an event socket (`events` nil: null in the live row, empty in CSV, no
+    /// sample in OpenMetrics, skipped by a run summary), and for a report figure without a report
+    /// (a daemon target that is down).
+    public func value(_ report: Report?, _ events: EventSnapshot?) -> Double? {
+        switch source {
+        case .events:
+            guard let events else { return nil }
+            return Self.read(field, report ?? Self.noReport, events)
+        case .report:
+            guard let report else { return nil }
+            return Self.read(field, report, events ?? EventSnapshot.empty)
+        }
     }
 
-    /// The figure's value in a tick's report and event figures; nil for a report figure without a report.
-    public func value(in report: Report?, _ events: EventSnapshot) -> Double? {
-        guard let report = report ?? (source == .events ? Self.noReport : nil) else { return nil }
-        return read(report, events)
-    }
-
-    /// The figure's value in a tick's report and event figures.
-    func read(_ r: Report, _ e: EventSnapshot) -> Double? { Self.read(field, r, e) }
-
-    /// The figure's value in a report and event figures that are both there (the daemon's mirror
-    /// of every target's tick): neither is copied into an Optional per figure, as the two above do.
-    public func value(reading report: Report, _ events: EventSnapshot) -> Double? { Self.read(field, report, events) }
-
-    /// The value of the figure `field`: the JSON row (`Figure.Plain`) and the recorder walk their
-    /// fields as plain values, not figures — no reference counted per figure per tick.
-    static func read(_ field: Field, _ r: Report, _ e: EventSnapshot) -> Double? {
+    /// The value of the figure `field` in a report and event figures that are both there: what
+    /// the sinks that read every figure of every tick call (the JSON row through `Figure.Plain`,
+    /// the recorder, the run's aggregates, the daemon's mirror), walking fields as plain values,
+    /// not figures — no reference counted and nothing copied into an Optional per figure per tick.
+    public static func read(_ field: Field, _ r: Report, _ e: EventSnapshot) -> Double? {
         switch field {
         case .cpu_percent: return r.cpuPercent
         case .cpu_machine_percent: return r.cpuMachinePercent

@@ -1,10 +1,12 @@
 /// Everything one tick of a watched target produced, computed once: the sample's report, the event
 /// figures, and what the event stream brought since the tick before (frames, actions, phases, each
-/// with its own time). Every sink — the HUD, the plain/JSON rows, the end summary, the recording,
-/// the daemon's metrics and journal — consumes this one value; `replay` rebuilds the rows' values
-/// from a recording (`RecordingRows`: the reports and event figures, not yet the frames, actions
-/// and phases, which the replayed HUD reads from the recording itself: `ReplayCursor`). The run's
-/// figures are computed by one piece of code each, live and from a recording (`RunFrames`,
+/// with its own time). The sinks of a session — the HUD, the plain/JSON rows, the end summary, the
+/// recording — consume this one value (`TickSinks`); `replay` and `export` rebuild it from a
+/// recording (`RecordingRows`: the reports, the event figures, the frames, actions and phases up
+/// to each row), though the replayed HUD still takes its history and phases from the recording
+/// through `ReplayCursor`. The daemon hands its recorder the tick, and its metrics and journal
+/// the tick's report beside the target's event figures and action totals (`TickFanOut`). The
+/// run's figures are computed by one piece of code each, live and from a recording (`RunFrames`,
 /// `RunAggregates`, `RunStorageIO`, `CPUSecondsByMode`).
 public struct Tick {
     /// When the tick was taken (CLOCK_MONOTONIC).
@@ -23,9 +25,11 @@ public struct Tick {
     public var phases: PhaseHistory
     /// Phases that ended since the tick before, and what each kept.
     public var endedPhases: [EndedPhase] = []
-    /// Frames that arrived since the tick before, each stamped with its own end time (`--record`).
+    /// Frames that arrived since the tick before, each stamped with its own end time: carried
+    /// only where the watcher was made with `keepsEveryFrame` (a recording, a JSON or plain run's
+    /// summary); empty otherwise.
     public var frames: [RecordedFrame] = []
-    /// Actions per label since the tick before (`--record`).
+    /// Actions per label since the tick before (as `frames`: with `keepsEveryFrame` only).
     public var actions: [(label: String, count: Double)] = []
     /// The action log since the tick before, repeats folded, and how many did not fit.
     public var log: [ActionLogEntry] = []

@@ -163,9 +163,7 @@ public final class Recorder: TickSink {
     /// One tick: its sample row, the frames and actions since the tick before, phases entered or
     /// left. The last tick of a session perfhud ended has no row (none was written live: `--count N`
     /// is N rows), only its events; the last tick of a target that ended by itself is the exit row.
-    public func consume(_ tick: Tick) { record(tick) }
-
-    public func record(_ tick: Tick) {
+    public func consume(_ tick: Tick) {
         guard !failed else { return }
         let time = Recording.milliseconds(elapsed: tick.report.elapsedSeconds)
         do {

@@ -24,8 +24,8 @@ public enum RecordingExport {
                 switch figure.kind {
                 case .special(.phase): fields.append(csvField(sample.phase ?? ""))
                 case .special: fields.append("")
-                case .boolean: fields.append(n(figure.value(in: report, events: sample.events), 0))
-                case .number(let decimals): fields.append(n(figure.value(in: report, events: sample.events), decimals))
+                case .boolean: fields.append(n(figure.value(report, sample.events), 0))
+                case .number(let decimals): fields.append(n(figure.value(report, sample.events), decimals))
                 }
             }
             write(fields.joined(separator: ",") + "\n")
@@ -71,7 +71,7 @@ extension RecordingExport {
         // figures told apart by their labels (`perfhud_target_memory_bytes{kind}`).
         let rows = RecordingRows(recording)
         func value(_ figure: Figure, _ row: Recording.SampleRow) -> Double? {
-            figure.value(in: rows.report(row), events: row.events)
+            figure.value(rows.report(row), row.events)
         }
         func seriesLabels(_ metric: Figure.Metric) -> String {
             "{" + (metric.labels.map { "\($0.name)=" + ReportFormatter.quoted($0.value) } + ["pid=" + ReportFormatter.quoted(pid)]).joined(separator: ",") + "}"

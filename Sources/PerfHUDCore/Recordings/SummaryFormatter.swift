@@ -110,6 +110,7 @@ public enum SummaryFormatter {
         case "degrees Celsius": return ReportFormatter.number(value, decimals: 0) + " °C"
         case "milliseconds": return ReportFormatter.number(value, decimals: 2) + " ms"
         case "seconds": return ReportFormatter.number(value, decimals: 1) + " s"
+        case "frames per second": return ReportFormatter.number(value, decimals: 1)   // FPS, as its row says
         case _ where unit.hasPrefix("percent"): return ReportFormatter.number(value, decimals: 1) + " %"
         case _ where unit.hasSuffix("per second"): return ReportFormatter.number(value, decimals: 1) + "/s"
         default: return ReportFormatter.number(value, decimals: 1)
