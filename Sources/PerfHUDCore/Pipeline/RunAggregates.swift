@@ -36,8 +36,11 @@ public struct RunAggregates {
     /// Which summarised figures take the `atStart` rule (a value's running `ResidentAtStart`).
     private static let takesStart: [Bool] = summarised.map { $0.summaries.contains { $0.rule == .atStart } }
 
+    /// Plain numbers, not optionals (a figure's peak, least, first and last mean something once
+    /// `count` is above 0): an optional's tag tested and written four times a figure a row cost
+    /// more than the rule of least (`min`) added.
     private struct Running {
-        var sum = 0.0, count = 0, peak: Double?, low: Double?, first: Double?, last: Double?
+        var sum = 0.0, count = 0, peak = -Double.infinity, low = Double.infinity, first = 0.0, last = 0.0
         var atStart: ResidentAtStart?
     }
     private var running: [Running]
@@ -97,11 +100,11 @@ public struct RunAggregates {
                     let present = !value.isNaN
                     if figure.pointee.atStart != nil { figure.pointee.atStart!.add(t: row.t, execs: row.execs, bytes: present ? value : nil) }
                     guard present else { continue }
+                    if figure.pointee.count == 0 { figure.pointee.first = value }
                     figure.pointee.sum += value
                     figure.pointee.count += 1
-                    figure.pointee.peak = Swift.max(figure.pointee.peak ?? value, value)
-                    figure.pointee.low = Swift.min(figure.pointee.low ?? value, value)
-                    if figure.pointee.first == nil { figure.pointee.first = value }
+                    figure.pointee.peak = Swift.max(figure.pointee.peak, value)
+                    figure.pointee.low = Swift.min(figure.pointee.low, value)
                     figure.pointee.last = value
                 }
             }
@@ -114,8 +117,10 @@ public struct RunAggregates {
 
     private func value(_ place: (running: Int, rule: Rule)) -> Double? {
         let figure = running[place.running]
+        if place.rule == .atStart { return figure.atStart?.value }
+        guard figure.count > 0 else { return nil }
         switch place.rule {
-        case .mean: return figure.count > 0 ? figure.sum / Double(figure.count) : nil
+        case .mean: return figure.sum / Double(figure.count)
         case .max: return figure.peak
         case .min: return figure.low
         case .first: return figure.first
