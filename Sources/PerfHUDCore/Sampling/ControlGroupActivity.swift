@@ -15,6 +15,10 @@ final class ControlGroupActivity {
     private var hasQuota = false
     /// The `places.generation` the files were opened for.
     private var generation = -1
+    /// When the quota was last read (it is read again every ten seconds: one may be set or
+    /// lifted at any time). Its own clock: the memory limit's reader may be the one whose call
+    /// looks the groups up again.
+    private var quotaReadAt: UInt64?
     private var quotaFiles: (unified: String?, cpu: String?) = (nil, nil)
     /// The process is in the root of the v2 hierarchy: that group's pressure is the whole
     /// machine's (it equals `/proc/pressure/*`), not the process's, so none is read for it. Not
@@ -34,9 +38,11 @@ final class ControlGroupActivity {
     }
 
     func read(into activity: inout Activity.EverySecond, now: UInt64, buffer: UnsafeMutableRawBufferPointer) {
-        // A quota may be set or lifted at any time: read again at every look-up of the groups.
-        if places.refresh(now: now) || places.generation != generation {
-            if places.generation != generation { reopen() }
+        places.refresh(now: now)
+        let reopened = places.generation != generation
+        if reopened { reopen() }
+        if reopened || quotaReadAt.map({ now &- $0 >= 10_000_000_000 }) ?? true {
+            quotaReadAt = now
             readQuota()
         }
         var throttled: UInt64?
