@@ -86,10 +86,7 @@ extension Perfhud {
 
         /// `perfhud-demo` beside this executable.
         private func demoProgramPath() -> String {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-            guard length > 0 else { return "perfhud-demo" }
-            let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard let executable = SystemCall.readLink("/proc/self/exe") else { return "perfhud-demo" }
             let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
             return directory + "/perfhud-demo"
         }

@@ -28,7 +28,7 @@ struct TopCommand: ParsableCommand {
         configuration.sort = sort
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         configuration.style = HUDStyle(color: !(noColor || noColorEnvironment), unicode: LocaleCharset.isUTF8())
-        let executable = (try? String(contentsOfSymlink: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable = SystemCall.readLink("/proc/self/exe") ?? CommandLine.arguments[0]
         // --no-summary: the HUD's end summary would be written on the shell's screen, under the
         // table's alternate screen, and be found there after `q`.
         configuration.hudCommand = { pid, tree in
@@ -39,12 +39,3 @@ struct TopCommand: ParsableCommand {
 }
 
 extension TopSort: ExpressibleByArgument {}
-
-private extension String {
-    init(contentsOfSymlink path: String) throws {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink(path, &buffer, buffer.count - 1)
-        guard length > 0 else { throw PerfHUDError(.notFound, "cannot read \(path)") }
-        self = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}

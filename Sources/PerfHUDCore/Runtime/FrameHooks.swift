@@ -12,10 +12,7 @@ enum FrameHooks {
 
     /// The directory holding the hooks, or nil.
     static func directory() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let executable = SystemCall.readLink("/proc/self/exe") else { return nil }
         let here = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         for candidate in [here, here + "/../lib/perfhud"] where access(candidate + "/" + glLibrary, R_OK) == 0 {
             return candidate

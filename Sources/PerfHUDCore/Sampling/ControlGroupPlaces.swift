@@ -32,26 +32,22 @@ final class ControlGroupPlaces {
 
     init(pid: Int32) { self.pid = pid }
 
-    /// The directories now, looked up again when ten seconds have passed since the last time.
-    /// - Returns: whether this call looked them up (a reader re-reads what may have changed since:
-    ///   whether a quota applies).
-    @discardableResult
-    func refresh(now: UInt64) -> Bool {
-        guard !resolvedOnce || now &- resolvedAt >= 10_000_000_000 else { return false }
+    /// Looks the directories up again when ten seconds have passed since the last time.
+    func refresh(now: UInt64) {
+        guard !resolvedOnce || now &- resolvedAt >= 10_000_000_000 else { return }
         resolvedAt = now
         resolvedOnce = true
         guard case .success(let ownGroups) = KeptOpenFile.contents(of: "/proc/\(pid)/cgroup", limit: 65536),
               case .success(let mounts) = KeptOpenFile.contents(of: "/proc/self/mountinfo", limit: 1 << 20) else {
             if resolvedFrom != nil || directories != Directories() { generation += 1 }
             resolvedFrom = nil; directories = Directories()
-            return true
+            return
         }
         let mountTable = (count: mounts.count, hash: mounts.hashValue)
-        if let before = resolvedFrom, before.groups == ownGroups, before.mounts == mountTable { return true }
+        if let before = resolvedFrom, before.groups == ownGroups, before.mounts == mountTable { return }
         resolvedFrom = (ownGroups, mountTable)
         directories = Self.directories(groups: String(decoding: ownGroups, as: UTF8.self), mountInfo: String(decoding: mounts, as: UTF8.self))
         generation += 1
-        return true
     }
 
     /// Where the groups of `/proc/PID/cgroup` (`groups`) are mounted (`mountInfo`, of this

@@ -10,19 +10,17 @@ public enum SystemCall {
     /// poll(2). With an infinite timeout an interrupted call is made again; with a finite one it
     /// returns 0 (nothing ready), so a caller that computes its timeout (a watchdog due) computes it again.
     public static func poll(_ descriptors: inout [pollfd], timeoutMilliseconds: Int32 = -1) -> Result<Int32, SystemError> {
-        while true {
-            let result = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds) }
-            if result >= 0 { return .success(result) }
-            let code = errno
-            if code != EINTR { return .failure(SystemError(code)) }
-            if timeoutMilliseconds >= 0 { return .success(0) }
-        }
+        descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, $0.count, timeoutMilliseconds: timeoutMilliseconds) }
     }
 
     /// poll(2) of one descriptor (no array to allocate), as `poll(_:timeoutMilliseconds:)`.
     public static func poll(_ slot: inout pollfd, timeoutMilliseconds: Int32 = -1) -> Result<Int32, SystemError> {
+        poll(&slot, 1, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    private static func poll(_ slots: UnsafeMutablePointer<pollfd>?, _ count: Int, timeoutMilliseconds: Int32) -> Result<Int32, SystemError> {
         while true {
-            let result = Glibc.poll(&slot, 1, timeoutMilliseconds)
+            let result = Glibc.poll(slots, nfds_t(count), timeoutMilliseconds)
             if result >= 0 { return .success(result) }
             let code = errno
             if code != EINTR { return .failure(SystemError(code)) }
@@ -120,6 +118,15 @@ public enum SystemCall {
         if Glibc.connect(descriptor, address, length) == 0 { return .success(true) }
         let code = errno
         return code == EINPROGRESS || code == EINTR ? .success(false) : .failure(SystemError(code))
+    }
+
+    /// readlink(2): where the symbolic link `path` points (`/proc/self/exe`: this executable); nil
+    /// where it cannot be read.
+    public static func readLink(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let length = buffer.withUnsafeMutableBytes { readlink(path, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
+        guard length > 0, length < buffer.count else { return nil }
+        return String(decoding: buffer[0..<length], as: UTF8.self)
     }
 
     /// waitpid(2): the child that changed state (0 with WNOHANG when none did) and its raw status.

@@ -146,32 +146,53 @@ public enum TopRows {
         var tcpConnections: [String: Double] = [:]
         var retransmits: [String: Double] = [:]
 
+        /// The series read, their names looked up once (a scrape has a sample per series per
+        /// target, each compared with these).
+        private enum Name {
+            static let up = TargetSeries.perfhud_target_up.name
+            static let info = TargetSeries.perfhud_target_info.name
+            static let cpuRatio = Figure.metricName(.cpu_percent)
+            static let resident = Figure.metricName(.rss_bytes)
+            static let processes = Figure.metricName(.processes)
+            static let trend = Figure.metricName(.rss_trend_bytes_per_hour)
+            static let framesPerSecond = Figure.metricName(.fps)
+            static let actionsPerSecond = Figure.metricName(.actions_per_second)
+            static let highFrequencyRate = TargetSeries.perfhud_high_frequency_action_rate.name
+            static let gpuRatio = Figure.metricName(.gpu_percent)
+            static let gpuMemory = Figure.metricName(.gpu_memory_bytes)
+            static let sentBytes = Figure.metricName(.net_tx_bytes_total)
+            static let receivedBytes = Figure.metricName(.net_rx_bytes_total)
+            static let tcpConnections = Figure.metricName(.tcp_connections)
+            static let retransmits = Figure.metricName(.tcp_retransmits_total)
+            static let phase = TargetSeries.perfhud_phase_info.name
+        }
+
         init(_ samples: [PrometheusSample]) {
             var seen = Set<String>()
             for sample in samples {
                 guard let target = sample.labels["target"] else { continue }
                 // A target is one that has `perfhud_target_up`; other series only add to it.
-                if sample.name == TargetSeries.perfhud_target_up.name, seen.insert(target).inserted { targets.append(target) }
+                if sample.name == Name.up, seen.insert(target).inserted { targets.append(target) }
                 let value = sample.value
                 switch sample.name {
-                case TargetSeries.perfhud_target_up.name: up[target] = value
-                case TargetSeries.perfhud_target_info.name:
+                case Name.up: up[target] = value
+                case Name.info:
                     info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil })
-                case Figure.metricName(.cpu_percent): cpuRatio[target] = value.isFinite ? value : nil
-                case Figure.metricName(.rss_bytes): resident[target] = value
-                case Figure.metricName(.processes): processes[target] = value
-                case Figure.metricName(.rss_trend_bytes_per_hour): trend[target] = value.isFinite ? value : nil
-                case Figure.metricName(.fps): framesPerSecond[target] = value.isFinite ? value : nil
-                case Figure.metricName(.actions_per_second): actionsPerSecond[target] = value.isFinite ? value : nil
-                case TargetSeries.perfhud_high_frequency_action_rate.name:
+                case Name.cpuRatio: cpuRatio[target] = value.isFinite ? value : nil
+                case Name.resident: resident[target] = value
+                case Name.processes: processes[target] = value
+                case Name.trend: trend[target] = value.isFinite ? value : nil
+                case Name.framesPerSecond: framesPerSecond[target] = value.isFinite ? value : nil
+                case Name.actionsPerSecond: actionsPerSecond[target] = value.isFinite ? value : nil
+                case Name.highFrequencyRate:
                     if let label = sample.labels["action"], value.isFinite, value > (hot[target]?.rate ?? -1) { hot[target] = (label, value) }
-                case Figure.metricName(.gpu_percent): gpuRatio[target] = value.isFinite ? value : nil
-                case Figure.metricName(.gpu_memory_bytes): gpuMemory[target] = value.isFinite ? value : nil
-                case Figure.metricName(.net_tx_bytes_total): sentBytes[target] = value.isFinite ? value : nil
-                case Figure.metricName(.net_rx_bytes_total): receivedBytes[target] = value.isFinite ? value : nil
-                case Figure.metricName(.tcp_connections): tcpConnections[target] = value.isFinite ? value : nil
-                case Figure.metricName(.tcp_retransmits_total): retransmits[target] = value.isFinite ? value : nil
-                case TargetSeries.perfhud_phase_info.name: if let name = sample.labels["phase"], value == 1 { phase[target] = name }
+                case Name.gpuRatio: gpuRatio[target] = value.isFinite ? value : nil
+                case Name.gpuMemory: gpuMemory[target] = value.isFinite ? value : nil
+                case Name.sentBytes: sentBytes[target] = value.isFinite ? value : nil
+                case Name.receivedBytes: receivedBytes[target] = value.isFinite ? value : nil
+                case Name.tcpConnections: tcpConnections[target] = value.isFinite ? value : nil
+                case Name.retransmits: retransmits[target] = value.isFinite ? value : nil
+                case Name.phase: if let name = sample.labels["phase"], value == 1 { phase[target] = name }
                 default: break
                 }
             }
