@@ -20,9 +20,12 @@ demo: deps-apt build
 # --disable-local-rpath: no RUNPATH at all (neither $$ORIGIN nor the toolchain's directory).
 # Every build of this tree (make demo, test, install, package) uses these same flags: one release
 # build, never relinked by another set of flags.
+# --explicit-target-dependency-import-check error: a file that imports a target its own does not
+# depend on fails the build (SwiftPM otherwise finds a module another target built first): with
+# the core's layers as targets (Package.swift), a use up the order does not compile.
 # -function-sections (Swift and C, every module): each function in a section of its own, which
 # the linker drops when unused and places as Packaging/perfhud.order says (see Package.swift).
-SWIFT_FLAGS ?= -c $(CONFIG) --static-swift-stdlib --disable-local-rpath \
+SWIFT_FLAGS ?= -c $(CONFIG) --static-swift-stdlib --disable-local-rpath --explicit-target-dependency-import-check error \
   -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
 build:
 	$(SWIFT) build $(SWIFT_FLAGS) --product perfhud
@@ -66,7 +69,7 @@ $(BIN)/perfhud_vulkan_layer.json: $(HOOKS_SRC)/perfhud_vulkan_layer.json.in Sour
 test: deps build package unit fuzz-replay e2e
 
 unit:
-	$(SWIFT) test
+	$(SWIFT) test --explicit-target-dependency-import-check error
 
 e2e:
 	PERFHUD_BIN=$(abspath $(BIN)) python3 -m pytest -q Tests/EndToEnd Tests/GPU

@@ -25,13 +25,20 @@ let residentLinkFlags = [
     "-Xlinker", "--no-warn-symbol-ordering",
 ]
 
+// The tick's code (sampling, store, rows, recording) is in the core's targets. In a release build, no
+// run-time exclusivity checks: they were ~2.5k of the idle tick's ~49k instructions
+// (swift_beginAccess on each class property written); the compile-time checks stay, and debug
+// builds (the unit tests) keep the run-time ones.
+let coreSettings: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "perfhud",
     platforms: [.macOS(.v13)],  // Linux only in practice; Duration needs macOS 13 when type-checked there
     products: [
         .executable(name: "perfhud", targets: ["perfhud"]),
         .executable(name: "perfhud-demo", targets: ["perfhud-demo"]),
-        .library(name: "PerfHUDCore", targets: ["PerfHUDCore"]),
         // The client library programs link to report frames, actions and phases: no dependency.
         .library(name: "PerfHUDClient", targets: ["PerfHUDClient"]),
     ],
@@ -55,20 +62,74 @@ let package = Package(
         ),
         // Static inline wrappers for what Swift cannot import: variadic ioctl/syscall.
         .target(name: "CSystemShims"),
+        // The core, one target per layer, in the order the data flows: each imports only those
+        // below it, so a use up the order does not compile (docs/development.md, "How it is built").
+        // A name that crosses a layer is `package`; `public` is what the command line and the
+        // client's tests use.
+        // System calls, buffers, clocks, errors, text helpers: what every layer uses.
+        .target(name: "PerfHUDSupport", dependencies: ["CSystemShims"], swiftSettings: coreSettings),
+        // /proc and the control group: one Sample per tick.
+        .target(name: "PerfHUDSampling", dependencies: ["PerfHUDSupport", "CProc2", "CSystemShims"], swiftSettings: coreSettings),
+        // The event socket, its parser and aggregator, reducer logs, frames.
+        .target(name: "PerfHUDEvents", dependencies: ["PerfHUDSupport", "PerfHUDSampling", "CSystemShims"], swiftSettings: coreSettings),
+        // Ring buffers of the samples, the leak trend, phases.
+        .target(name: "PerfHUDStore", dependencies: ["PerfHUDSupport", "PerfHUDSampling"], swiftSettings: coreSettings),
+        // One tick (sample + store + events -> Tick), the table of figures, what a whole run adds up.
         .target(
-            name: "PerfHUDCore",
-            dependencies: ["CProc2", "CSystemShims", "CSQLite"],
-            // The tick's code (sampling, store, rows, recording) is here. In a release build, no
-            // run-time exclusivity checks: they were ~2.5k of the idle tick's ~49k instructions
-            // (swift_beginAccess on each class property written); the compile-time checks stay,
-            // and debug builds (the unit tests) keep the run-time ones.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            name: "PerfHUDPipeline",
+            dependencies: ["PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore"],
+            swiftSettings: coreSettings
+        ),
+        // The HUD's lines from a snapshot (pure).
+        .target(
+            name: "PerfHUDRender",
+            dependencies: ["PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline"],
+            swiftSettings: coreSettings
+        ),
+        // The screen, keys, the program's output on its area.
+        .target(
+            name: "PerfHUDTerminal",
+            dependencies: ["PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDPipeline", "PerfHUDRender", "CSystemShims"],
+            swiftSettings: coreSettings
+        ),
+        // The plain and JSON rows, the end summary.
+        .target(
+            name: "PerfHUDOutput",
+            dependencies: [
+                "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline", "PerfHUDRender",
+                "PerfHUDTerminal",
+            ],
+            swiftSettings: coreSettings
+        ),
+        // The SQLite recording, replay, reports.
+        .target(
+            name: "PerfHUDRecordings",
+            dependencies: [
+                "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline", "PerfHUDOutput",
+                "CSQLite",
+            ],
+            swiftSettings: coreSettings
+        ),
+        // `perfhud top`.
+        .target(
+            name: "PerfHUDTop",
+            dependencies: ["PerfHUDSupport", "PerfHUDSampling", "PerfHUDPipeline", "PerfHUDRender", "PerfHUDTerminal", "CSystemShims"],
+            swiftSettings: coreSettings
+        ),
+        // The loops: the session, the launched program, its events.
+        .target(
+            name: "PerfHUDRuntime",
+            dependencies: [
+                "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline", "PerfHUDRender",
+                "PerfHUDTerminal", "PerfHUDOutput", "PerfHUDRecordings", "CSystemShims",
+            ],
+            swiftSettings: coreSettings
         ),
         .target(
             name: "PerfHUDDaemon",
             dependencies: [
-                "PerfHUDCore",
-                "CSystemShims",
+                "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline",
+                "PerfHUDRecordings", "CSystemShims",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -78,8 +139,8 @@ let package = Package(
         .executableTarget(
             name: "perfhud",
             dependencies: [
-                "PerfHUDCore",
-                "PerfHUDDaemon",
+                "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline", "PerfHUDRender",
+                "PerfHUDOutput", "PerfHUDRecordings", "PerfHUDTop", "PerfHUDRuntime", "PerfHUDDaemon",
                 "PerfHUDClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -89,9 +150,21 @@ let package = Package(
         .executableTarget(name: "perfhud-demo", dependencies: ["PerfHUDClient"]),
         // Unit and in-process tests, one target per module. The client's tests send to the real
         // receiver of the core (no stand-in); the end-to-end tests (Tests/EndToEnd) run the binary.
-        .testTarget(name: "PerfHUDCoreTests", dependencies: ["PerfHUDCore"]),
-        .testTarget(name: "PerfHUDClientTests", dependencies: ["PerfHUDClient", "PerfHUDCore"]),
-        .testTarget(name: "PerfHUDDaemonTests", dependencies: ["PerfHUDDaemon", "PerfHUDCore"]),
+        .testTarget(
+            name: "PerfHUDCoreTests",
+            dependencies: [
+                "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline", "PerfHUDRender",
+                "PerfHUDTerminal", "PerfHUDOutput", "PerfHUDRecordings",
+            ]
+        ),
+        .testTarget(
+            name: "PerfHUDClientTests",
+            dependencies: ["PerfHUDClient", "PerfHUDSupport", "PerfHUDEvents", "PerfHUDPipeline"]
+        ),
+        .testTarget(
+            name: "PerfHUDDaemonTests",
+            dependencies: ["PerfHUDDaemon", "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

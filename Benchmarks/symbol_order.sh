@@ -23,7 +23,7 @@ trap cleanup EXIT
 # valgrind cannot read the debug information of the Swift toolchain's output: a copy without it.
 strip -g -o "$work/perfhud" "$bin/perfhud"
 tick='$s13PerfHUDDaemon13DaemonServiceC4tick33_*LL5finalySb_tF'
-sample='$s11PerfHUDCore7SessionC10takeSample*'
+sample='$s14PerfHUDRuntime7SessionC10takeSample*'
 grind() { local name=$1 dump=$2; shift 2
   valgrind --tool=callgrind --demangle=no --dump-instr=no --dump-before="$dump" \
     --callgrind-out-file="$work/cg.$name.%p" "$work/perfhud" "$@"; }

@@ -56,8 +56,10 @@ STAGES = {
     "sampling": r"14ProcessSamplerC6sampleAA6SampleVyF$",
     "store": r"12MetricsStoreV6record_",
     "events": r"13SessionEventsC4tick3now",
-    "rows": r"12ReportWriterC7consumey(Sb|y)AA4TickVF$",   # consume(_:) -> Bool before, -> Void now
-    "recording": r"8RecorderC(6record|7consume)yyAA4TickVF$",   # record(_:) before 43's one entry point
+    # The Tick's own module is `AA` while the core was one module (before the layers became targets),
+    # `0A11HUDPipeline` since: either matches.
+    "rows": r"12ReportWriterC7consumey(Sb|y)(AA|0A11HUDPipeline)4TickVF$",   # consume(_:) -> Bool before, -> Void now
+    "recording": r"8RecorderC(6record|7consume)yy(AA|0A11HUDPipeline)4TickVF$",   # record(_:) before 43's one entry point
 }
 RECEIVER = r"13EventReceiverC11receiveLoop"
 

@@ -1,52 +1,52 @@
 #!/usr/bin/env python3
-"""The layers of PerfHUDCore: which folder uses which, and whether they depend one way.
+"""The layers of perfhud's core, and the size of its files.
 
-Each folder of Sources/PerfHUDCore is a layer. A folder "uses" another when one of its Swift files
-names a type declared there, at top level or nested (a nested name counts where it is declared in
-one folder only), or a function declared outside any type: an identifier token, comments and string
-literals left out, code in string interpolations kept, a name after a dot left out (`Outer.Inner`
-names Outer); `extension X` names X. The folders must form no circle, and every use
-must point down LAYERS, the order the data flows in (docs/development.md, "How it is built").
+The core is one SwiftPM target per layer (Package.swift), in the order the data flows: a file names
+only what its target imports, `package` access is what crosses a layer, and the compiler refuses the
+rest. What the compiler cannot refuse is checked here, from the manifest as SwiftPM reads it
+(`swift package dump-package`):
 
-    python3 Tests/layers.py            the folder graph; exit 1 on a circle or a use up the order
+  - every core target depends only on targets below it in LAYERS (SwiftPM refuses a circle, not a
+    use up the order that makes none yet), and every layer is a target;
+  - every `import PerfHUD...` of a Swift file under Sources/ or Tests/ is a dependency its target
+    declares (SwiftPM finds a module built for another target without one, so a file could import
+    a layer its target does not depend on while that layer happened to be built first).
+
+    python3 Tests/layers.py            the check above; exit 1 on a use up the order or an undeclared import
     python3 Tests/layers.py --sizes    Swift files in Sources/ over 450 lines or with more than
                                        3 top-level types (reports only; exit 0; --strict: exit 1)
 
-Python 3, standard library only; it reads the sources and needs no build.
+Python 3, standard library only, and the Swift toolchain's `swift package dump-package` (no build).
 """
 import argparse
+import json
 import pathlib
 import re
+import subprocess
 import sys
-from collections import defaultdict
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCES = ROOT / "Sources"
-CORE = SOURCES / "PerfHUDCore"
 
-# Bottom first: a folder may use the folders before it, never one after it.
+# Bottom first: a layer may depend on those before it, never on one after it.
 LAYERS = [
-    "Support",     # system calls, buffers, clocks, errors, text helpers: what every layer uses
-    "Sampling",    # /proc and the control group: one Sample per tick
-    "Events",      # the event socket, its parser and aggregator, reducer logs, frames
-    "Store",       # ring buffers of the samples, the report, phases
-    "Pipeline",    # one tick: sample + store + events -> Tick, and what the whole run adds up
-    "Render",      # the HUD's lines from a snapshot (pure)
-    "Terminal",    # the screen, keys, the program's output on its area
-    "Output",      # the plain/JSON rows, the end summary
-    "Recordings",  # the SQLite recording, replay, reports
-    "Top",         # `perfhud top`, the metrics endpoint
-    "Runtime",     # the loops: the session, the launched program, its events
+    "PerfHUDSupport",     # system calls, buffers, clocks, errors, text helpers: what every layer uses
+    "PerfHUDSampling",    # /proc and the control group: one Sample per tick
+    "PerfHUDEvents",      # the event socket, its parser and aggregator, reducer logs, frames
+    "PerfHUDStore",       # ring buffers of the samples, the leak trend, phases
+    "PerfHUDPipeline",    # one tick: sample + store + events -> Tick, and what the whole run adds up
+    "PerfHUDRender",      # the HUD's lines from a snapshot (pure)
+    "PerfHUDTerminal",    # the screen, keys, the program's output on its area
+    "PerfHUDOutput",      # the plain/JSON rows, the end summary
+    "PerfHUDRecordings",  # the SQLite recording, replay, reports
+    "PerfHUDTop",         # `perfhud top`
+    "PerfHUDRuntime",     # the loops: the session, the launched program, its events
 ]
 
 MAX_LINES = 450
 MAX_TYPES = 3
 
-TYPE_KEYWORDS = ("struct", "class", "enum", "protocol", "actor", "typealias")
 DECLARATION = re.compile(r"\b(struct|class|enum|protocol|actor|typealias)\s+([A-Za-z_][A-Za-z0-9_]*)")
-# A function outside any type, not private: named from other files as a type is.
-FUNCTION = re.compile(r"^(?:(?:public|internal|@inlinable|@inline\(__always\)|@discardableResult)\s+)*func\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def code_of(text):
@@ -129,152 +129,71 @@ class SwiftFile:
         self.text = path.read_text()
         self.code = code_of(self.text)
         self.top_level = []   # (keyword, name) declared outside any braces
-        self.nested = []      # names declared inside braces
         depth = 0
         for match in re.finditer(r"[{}]|" + DECLARATION.pattern, self.code):
             if match.group(0) == "{":
                 depth += 1
             elif match.group(0) == "}":
                 depth -= 1
-            else:
+            elif depth == 0:
                 keyword, name = match.group(1), match.group(2)
                 if keyword == "class" and name in ("func", "var", "let", "subscript", "init"):
                     continue
-                (self.top_level if depth == 0 else self.nested).append((keyword, name) if depth == 0 else name)
-        # `Outer.Inner` names Outer; Inner after the dot is Outer's own (TimeSeries.Figure is not Figure).
-        self.functions = []   # functions declared outside any braces
-        depth = 0
-        for match in re.finditer(r"[{}]|" + FUNCTION.pattern, self.code, re.M):
-            if match.group(0) == "{":
-                depth += 1
-            elif match.group(0) == "}":
-                depth -= 1
-            elif depth == 0:
-                self.functions.append(match.group(1))
-        self.tokens = {match.group(0) for match in IDENTIFIER.finditer(self.code)
-                       if not re.search(r"\.\s*$", self.code[max(0, match.start() - 20):match.start()])}
+                self.top_level.append((keyword, name))
         self.lines = self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
 
-    @property
-    def declared(self):
-        return {name for _, name in self.top_level} | set(self.nested) | set(self.functions)
+
+def manifest(root=ROOT):
+    """{target name: (type, [its dependencies that are targets of the package], path)} from SwiftPM."""
+    result = subprocess.run(["swift", "package", "dump-package"], cwd=root, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        sys.exit(f"swift package dump-package failed:\n{result.stderr}")
+    targets = json.loads(result.stdout)["targets"]
+    names = {target["name"] for target in targets}
+    out = {}
+    for target in targets:
+        dependencies = [value[0] for entry in target["dependencies"] for kind, value in entry.items()
+                        if kind in ("target", "byName") and value[0] in names]
+        kind = target["type"]
+        folder = target.get("path") or ("Tests/" if kind == "test" else "Sources/") + target["name"]
+        out[target["name"]] = (kind, dependencies, folder)
+    return out
 
 
-def folder_of(path):
-    return path.relative_to(CORE).parts[0]
-
-
-def core_files():
-    return sorted(path for path in CORE.rglob("*.swift"))
-
-
-def graph():
-    """(folders, owner of each type name, {(from, to): [(file, type), ...]})."""
-    files = [SwiftFile(path) for path in core_files()]
-    owners = defaultdict(set)
-    for file in files:
-        for name in [name for _, name in file.top_level] + file.functions:
-            owners[name].add(folder_of(file.path))
-    nested_owners = defaultdict(set)
-    for file in files:
-        for name in file.nested:
-            nested_owners[name].add(folder_of(file.path))
-    # A nested type counts when its name is declared in one folder only and nowhere at top level:
-    # `Outer.Inner` already names Outer, and a common nested name (Kind, Row) would be guesswork.
-    for name, folders in nested_owners.items():
-        if name not in owners and len(folders) == 1:
-            owners[name] = set(folders)
-    edges = defaultdict(list)
-    folders = sorted({folder_of(file.path) for file in files})
-    for file in files:
-        here = folder_of(file.path)
-        own = file.declared
-        for token in sorted(file.tokens):
-            if token in own or token not in owners:
-                continue
-            there = owners[token]
-            if here in there:
-                continue
-            for folder in sorted(there):
-                edges[(here, folder)].append((file.path.relative_to(CORE).as_posix(), token))
-    return folders, owners, edges
-
-
-def strongly_connected(folders, edges):
-    """Tarjan's components of the folder graph, each a sorted list."""
-    successors = defaultdict(set)
-    for a, b in edges:
-        successors[a].add(b)
-    index, low, on_stack, stack, components = {}, {}, set(), [], []
-
-    def visit(node):
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for next_node in sorted(successors[node]):
-            if next_node not in index:
-                visit(next_node)
-                low[node] = min(low[node], low[next_node])
-            elif next_node in on_stack:
-                low[node] = min(low[node], index[next_node])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            components.append(sorted(component))
-
-    for folder in folders:
-        if folder not in index:
-            visit(folder)
-    return components
-
-
-def evidence(uses, limit=None):
-    shown = uses if limit is None else uses[:limit]
-    text = ", ".join(f"{file}:{name}" for file, name in shown)
-    if limit is not None and len(uses) > limit:
-        text += f", … ({len(uses) - limit} more)"
-    return text
-
-
-def check_layers(verbose=False):
-    folders, _, edges = graph()
-    status = 0
+def check_layers(root=ROOT):
+    targets = manifest(root)
     order = {name: position for position, name in enumerate(LAYERS)}
-    print("PerfHUDCore's folders, bottom first, and the folders each uses:")
-    for folder in sorted(folders, key=lambda name: (order.get(name, len(LAYERS)), name)):
-        used = sorted({b for a, b in edges if a == folder}, key=lambda name: (order.get(name, len(LAYERS)), name))
-        print(f"  {folder:<11} <- {', '.join(used) if used else '(nothing)'}")
-    unknown = [folder for folder in folders if folder not in order]
-    if unknown:
-        status = 1
-        print(f"\nFolders not in LAYERS (Tests/layers.py): {', '.join(unknown)}")
-    missing = [folder for folder in LAYERS if folder not in folders]
+    status = 0
+    missing = [name for name in LAYERS if name not in targets]
     if missing:
-        print(f"\nLAYERS names folders that are gone: {', '.join(missing)}")
-    circles = [component for component in strongly_connected(folders, edges) if len(component) > 1]
-    for component in circles:
         status = 1
-        print(f"\nCircle: {', '.join(component)} depend on each other. The uses that close it:")
-        for (a, b), uses in sorted(edges.items()):
-            if a in component and b in component:
-                print(f"  {a} -> {b}: {evidence(uses)}")
-    upward = [(a, b) for a, b in edges if a in order and b in order and order[b] > order[a]]
-    if upward:
+        print(f"LAYERS names what is no target of Package.swift: {', '.join(missing)}")
+    print("The core's targets, bottom first, and what each depends on:")
+    for name in LAYERS:
+        if name in targets:
+            print(f"  {name:<18} <- {', '.join(targets[name][1]) or '(nothing)'}")
+    for name in LAYERS:
+        if name not in targets:
+            continue
+        upward = [dependency for dependency in targets[name][1] if order.get(dependency, -1) >= order[name]]
+        if upward:
+            status = 1
+            print(f"Use up the order: {name} depends on {', '.join(upward)}")
+    undeclared = []
+    for name, (kind, dependencies, folder) in sorted(targets.items()):
+        if kind == "system":
+            continue
+        for path in sorted((root / folder).rglob("*.swift")):
+            for module in re.findall(r"^(?:@testable |@preconcurrency )?import (PerfHUD\w+)", path.read_text(), re.M):
+                if module in targets and module not in dependencies:
+                    undeclared.append(f"{path.relative_to(root).as_posix()} imports {module}, which {name} does not depend on")
+    if undeclared:
         status = 1
-        print("\nUses up the order (a lower layer naming a type of a higher one):")
-        for a, b in sorted(upward, key=lambda edge: (order[edge[0]], order[edge[1]])):
-            print(f"  {a} -> {b}: {evidence(edges[(a, b)])}")
-    if verbose:
-        print("\nEvery use:")
-        for (a, b), uses in sorted(edges.items()):
-            print(f"  {a} -> {b}: {evidence(uses)}")
+        print("Imports of a target not declared in Package.swift:")
+        for line in undeclared:
+            print(f"  {line}")
     if status == 0:
-        print(f"\nNo circle; every use points down: {' <- '.join(LAYERS)}.")
+        print(f"\nEvery layer depends only on those below it: {' <- '.join(LAYERS)}; every import is declared.")
     return status
 
 
@@ -303,11 +222,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", action="store_true", help="check file sizes instead (reports only)")
     parser.add_argument("--strict", action="store_true", help="with --sizes: exit 1 when a file is over")
-    parser.add_argument("--verbose", "-v", action="store_true", help="list every use between folders")
     arguments = parser.parse_args()
     if arguments.sizes:
         return check_sizes(arguments.strict)
-    return check_layers(arguments.verbose)
+    return check_layers()
 
 
 if __name__ == "__main__":

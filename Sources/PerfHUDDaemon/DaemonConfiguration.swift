@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDPipeline
 
 /// What `perfhud daemon` watches and how it reports.
 public struct DaemonConfiguration {

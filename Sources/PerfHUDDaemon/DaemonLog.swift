@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,6 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
+import PerfHUDStore
 import Prometheus
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDRecordings
 
 /// `--record FILE` for the daemon (one target): the recording, and which process its metadata names.
 ///

@@ -1,5 +1,5 @@
 import NIOCore
-import PerfHUDCore
+import PerfHUDSupport
 import CSystemShims
 #if canImport(Glibc)
 import Glibc

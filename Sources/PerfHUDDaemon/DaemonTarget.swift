@@ -1,4 +1,6 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
+import PerfHUDPipeline
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,7 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDEvents
+import PerfHUDStore
+import PerfHUDPipeline
 
 /// What the daemon warns about, and how often: each reason a target is missing once (not every
 /// look), each action once when it becomes high-frequency (not every tick while it stays so), and

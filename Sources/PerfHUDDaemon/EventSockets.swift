@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDEvents
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import PerfHUDCore
+import PerfHUDSupport
 
 /// `GET /metrics` and `GET /` over HTTP/1.1, on SwiftNIO's event loops: slow or malformed clients
 /// are NIO's business (a 400 from its decoder, a read timeout from an idle handler), never the

@@ -1,4 +1,6 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDEvents
+import PerfHUDPipeline
 
 /// What the daemon says about its targets: the journal lines about each, the periodic summaries,
 /// and the one-line status systemd shows (`systemctl status`, STATUS=).

@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
 
 /// Finds each target's processes: at the start, every `--discovery` interval for a target that is
 /// down or whose group changes members (`--match`, `--unit`), and when inotify says its unit

@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDSupport
 
 /// `--forget-after`: a target gone that long loses its series, so a host's churn (units that come
 /// and go, PIDs that are not coming back) does not grow the exposition for ever.

@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSampling
+import PerfHUDPipeline
 
 /// The daemon's target as one sample source: one sampler per root process (a `--match` or `--unit`
 /// group has several), summed. The CPU of processes that left the group stays in the totals, so

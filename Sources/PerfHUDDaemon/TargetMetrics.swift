@@ -1,4 +1,6 @@
-import PerfHUDCore
+import PerfHUDSampling
+import PerfHUDEvents
+import PerfHUDPipeline
 import Prometheus
 
 /// One target's series in the daemon's registry, each labelled `target="NAME"`: its figures, its

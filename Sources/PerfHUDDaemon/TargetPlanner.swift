@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
 
 /// Gives each target the daemon is told of its `target` label, before any is watched.
 ///

@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
 
 /// The targets the daemon watches now, and who may join them.
 ///

@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif

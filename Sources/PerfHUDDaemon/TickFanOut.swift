@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSampling
+import PerfHUDEvents
 
 /// One target's tick, and where its figures go: the journal (notes and warnings), the recording,
 /// the target's Prometheus series. Also where a target is seen going away: the tick is what finds

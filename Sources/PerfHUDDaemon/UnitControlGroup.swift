@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDSupport
 
 /// `--units PATTERN`: every matching unit under system.slice becomes a target (named after it);
 /// one that stops goes down, and is forgotten after `--forget-after` (`TargetForgetting`).

@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDSupport
 
 /// What the daemon asks inotify to watch for units (`ControlGroupEvents`): the directory where systemd
 /// makes each unit's group, and each unit target's `cgroup.events`.

@@ -1,4 +1,5 @@
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDRecordings
 
 /// What each option and argument takes, in the words of every message about it: a value the
 /// parser cannot read (`--tick 100`), one the command refuses (`--tick 20s`), one missing

@@ -1,6 +1,6 @@
 import ArgumentParser
 import PerfHUDClient
-import PerfHUDCore
+import PerfHUDSupport
 #if canImport(Glibc)
 import Glibc
 #endif

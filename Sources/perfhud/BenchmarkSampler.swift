@@ -1,5 +1,6 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDRecordings
 import PerfHUDDaemon
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,8 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDEvents
+import PerfHUDRender
+import PerfHUDOutput
 
 /// A duration on the command line: `250ms`, `2s`, `10m`, `1m30s`.
 struct DurationArgument: ExpressibleByArgument {

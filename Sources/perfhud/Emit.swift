@@ -1,5 +1,7 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDSampling
+import PerfHUDEvents
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDOutput
 
 /// How perfhud ends a program it launched (`run`, and the demo's program) when it ends the
 /// session itself: SIGTERM, then SIGKILL after the grace. `attach` ends nothing, so it has none.

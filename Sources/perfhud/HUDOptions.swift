@@ -1,5 +1,5 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDOutput
 #if canImport(Glibc)
 import Glibc
 #endif

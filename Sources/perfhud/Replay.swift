@@ -1,5 +1,7 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDPipeline
+import PerfHUDRecordings
+import PerfHUDRuntime
 #if canImport(Glibc)
 @preconcurrency import Glibc   // stdout, stderr: C globals, used by the main thread alone
 #endif

@@ -1,5 +1,7 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDPipeline
+import PerfHUDRecordings
 #if canImport(Glibc)
 @preconcurrency import Glibc   // stdout, stderr: C globals, used by the main thread alone
 #endif

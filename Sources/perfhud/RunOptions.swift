@@ -1,5 +1,5 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDOutput
 
 /// Options only `run` has: they read or hook into a program perfhud launches, which `attach`
 /// cannot do and the demo (which reports itself) does not need.

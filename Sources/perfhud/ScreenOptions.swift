@@ -1,5 +1,6 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDRender
+import PerfHUDOutput
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,7 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDSupport
+import PerfHUDRender
+import PerfHUDTop
 #if canImport(Glibc)
 import Glibc
 #endif

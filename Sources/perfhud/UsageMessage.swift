@@ -1,5 +1,5 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDSupport
 
 /// The one line a command line that cannot be read gets, in one style whatever found the fault
 /// (ArgumentParser or a command's `validate`): lower case, what was wrong and what is accepted

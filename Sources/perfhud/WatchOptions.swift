@@ -1,5 +1,8 @@
 import ArgumentParser
-import PerfHUDCore
+import PerfHUDEvents
+import PerfHUDStore
+import PerfHUDPipeline
+import PerfHUDRecordings
 
 /// Options of every command that watches a target — `attach`, `run`, `demo` and `daemon` —
 /// declared, validated and mapped to configuration here only, so a flag means the same everywhere.

@@ -14,9 +14,9 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "Sources"
-TABLE = SOURCES / "PerfHUDCore/Pipeline/FigureTable.swift"
-FIELDS = SOURCES / "PerfHUDCore/Pipeline/Figures.swift"
-NAMES = SOURCES / "PerfHUDCore/Pipeline/RunFigures.swift"
+TABLE = SOURCES / "PerfHUDPipeline/FigureTable.swift"
+FIELDS = SOURCES / "PerfHUDPipeline/Figures.swift"
+NAMES = SOURCES / "PerfHUDPipeline/RunFigures.swift"
 DECLARING = {TABLE, FIELDS, NAMES}
 
 # Literals that are the same text as a figure's name but name something else, each with why.

@@ -1,7 +1,9 @@
-"""The layers of PerfHUDCore depend one way (Tests/layers.py; docs/development.md, "How it is built").
+"""The core's layers are SwiftPM targets that depend one way (Tests/layers.py; docs/development.md,
+"How it is built"): what the compiler cannot refuse is checked from the manifest.
 
-Reads the sources only: no perfhud binary, no build.
+Reads the manifest and the sources only: no perfhud binary, no build.
 """
+import shutil
 import subprocess
 import sys
 
@@ -10,35 +12,34 @@ from conftest import ROOT
 CHECKER = ROOT / "Tests" / "layers.py"
 
 
-def run(*args):
-    return subprocess.run([sys.executable, str(CHECKER), *args], capture_output=True, text=True, timeout=120)
+def run(*args, checker=CHECKER):
+    return subprocess.run([sys.executable, str(checker), *args], capture_output=True, text=True, timeout=600)
 
 
-def test_the_folders_form_no_circle_and_depend_down_the_order():
+def test_every_layer_depends_only_on_those_below_it_and_every_import_is_declared():
     result = run()
-    assert result.returncode == 0, f"Tests/layers.py found a circle or a use up the order:\n{result.stdout}{result.stderr}"
-    assert "No circle" in result.stdout
+    assert result.returncode == 0, f"Tests/layers.py:\n{result.stdout}{result.stderr}"
+    assert "Every layer depends only on those below it" in result.stdout
+    assert "PerfHUDRuntime     <- PerfHUDSupport" in result.stdout
 
 
-def test_the_checker_finds_a_circle(tmp_path):
-    """The checker itself: two folders that name each other's types are reported, with the files."""
-    core = tmp_path / "Sources" / "PerfHUDCore"
-    (core / "Support").mkdir(parents=True)
-    (core / "Sampling").mkdir()
-    (core / "Events").mkdir()
-    (core / "Support" / "A.swift").write_text('struct A { var b: String { "\\(B())" } }  // "C" in a comment\n')
-    (core / "Sampling" / "B.swift").write_text('/* A */ let text = "A \\(1)"\nstruct B { }\nextension A { }\n')
-    # Named only in a comment and in strings: no use.
-    (core / "Events" / "E.swift").write_text('// A, B\nlet e = "A \\(2) B"\nlet f = #"B \\(x)"#\nlet g = """\nA\n"""\n')
-    checker = tmp_path / "Tests" / "layers.py"
-    checker.parent.mkdir()
-    checker.write_text(CHECKER.read_text())
-    result = subprocess.run([sys.executable, str(checker)], capture_output=True, text=True, timeout=60)
+def test_the_checker_finds_a_dependency_up_the_order_and_an_undeclared_import(tmp_path):
+    """The checker itself, on a copy of the package: Store made to depend on Render (a use up the
+    order that closes no circle SwiftPM would refuse), and a file of Events importing Store, which
+    Events does not depend on. Both are named, with the file."""
+    shutil.copytree(ROOT / "Sources", tmp_path / "Sources", symlinks=True,
+                    ignore=shutil.ignore_patterns("FrameHooks"))
+    shutil.copytree(ROOT / "Tests", tmp_path / "Tests", ignore=shutil.ignore_patterns("EndToEnd", "Fixtures", "Fuzz", "GPU"))
+    manifest = (ROOT / "Package.swift").read_text()
+    store = '.target(name: "PerfHUDStore", dependencies: ["PerfHUDSupport", "PerfHUDSampling"]'
+    assert store in manifest
+    (tmp_path / "Package.swift").write_text(manifest.replace(store, store.replace('"PerfHUDSampling"]', '"PerfHUDSampling", "PerfHUDRender"]')))
+    (tmp_path / "Packaging").mkdir()
+    (tmp_path / "Sources" / "PerfHUDEvents" / "Upward.swift").write_text("import PerfHUDStore\n")
+    result = run(checker=tmp_path / "Tests" / "layers.py")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "Circle: Sampling, Support" in result.stdout
-    assert "Support -> Sampling: Support/A.swift:B" in result.stdout
-    assert "Sampling -> Support: Sampling/B.swift:A" in result.stdout
-    assert "Events      <- (nothing)" in result.stdout
+    assert "Use up the order: PerfHUDStore depends on PerfHUDRender" in result.stdout
+    assert "Sources/PerfHUDEvents/Upward.swift imports PerfHUDStore, which PerfHUDEvents does not depend on" in result.stdout
 
 
 def test_no_source_file_is_over_450_lines_or_holds_more_than_3_types():

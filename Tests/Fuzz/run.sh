@@ -5,10 +5,12 @@
 #   Tests/Fuzz/run.sh replay [TARGET...]            run every checked-in corpus input once (make test)
 #   Tests/Fuzz/run.sh fuzz   [TARGET...] [SECONDS]  fuzz each target for SECONDS (default 600; make fuzz)
 #
-# A target is a directory here holding `entry.swift` (the @_cdecl("LLVMFuzzerTestOneInput") entry),
-# `sources` (the files of Sources/PerfHUDCore it compiles with, one per line), `corpus/` (seeds and
-# regression inputs, checked in) and optionally `dict` (a libFuzzer dictionary). The parsers are
-# compiled straight from their sources with swiftc: SwiftPM has no sanitizer=fuzzer build.
+# A target is a directory here holding `entry.swift` (the @_cdecl("LLVMFuzzerTestOneInput") entry,
+# importing the layers it fuzzes: `import PerfHUDEvents`), `corpus/` (seeds and regression inputs,
+# checked in) and optionally `dict` (a libFuzzer dictionary). The layers it imports, and those they
+# depend on as Package.swift says, are compiled once a run with swiftc, instrumented, each a module
+# of its own as SwiftPM builds it (.build/fuzz/modules): `swift build --sanitize fuzzer` would
+# instrument the whole package and make every executable and test a fuzzer, which cannot link.
 # New inputs found while fuzzing go to .build/fuzz/TARGET/found (not the checked-in corpus); a crash,
 # hang or leak leaves its input in .build/fuzz/TARGET/ and fails the run.
 set -euo pipefail
@@ -25,14 +27,69 @@ if [ ${#targets[@]} -eq 0 ]; then
   for directory in "$HERE"/*/; do [ -f "$directory/entry.swift" ] && targets+=("$(basename "$directory")"); done
 fi
 
+# The core's layers: each module's name, the modules it depends on (Package.swift, in dependency
+# order) and its source directory, from `swift package dump-package`.
+MODULES=$OUT/modules
+layers() {
+  swift package dump-package | python3 -c '
+import json, sys
+targets = {t["name"]: t for t in json.load(sys.stdin)["targets"]}
+def dependencies(name):
+    return [d for entry in targets[name]["dependencies"] for kind, value in entry.items() if kind in ("target", "byName") for d in value[:1] if d in targets]
+for name, target in targets.items():
+    if target["type"] in ("regular", "system"):
+        print(name, target["type"], " ".join(dependencies(name)))
+'
+}
+
+# Builds MODULE (after what it depends on) into $MODULES, once a run: Swift layers as a module and
+# a static library, the C shims as instrumented objects beside a module map, the system libraries'
+# module maps as they are.
+declare -A built=()
+order=()   # the Swift layers built, each after those it depends on
+build_module() {
+  local name=$1 kind dependencies
+  [ -n "${built[$name]:-}" ] && return 0
+  read -r kind dependencies <<< "${layer_info[$name]}"
+  for dependency in $dependencies; do build_module "$dependency" || return 1; done
+  mkdir -p "$MODULES"
+  case $kind in
+    system) : ;;   # CProc2, CSQLite: found through -I Sources/NAME (their module.modulemap links the library)
+    regular)
+      if [ -d "Sources/$name/include" ]; then   # a C target: CSystemShims
+        printf 'module %s {\n  header "%s"\n  export *\n}\n' "$name" "$PWD/Sources/$name/include/$name.h" > "$MODULES/$name.modulemap"
+        for source in Sources/"$name"/*.c; do
+          clang -O1 -fsanitize=fuzzer-no-link,address -I "Sources/$name/include" -c "$source" \
+            -o "$MODULES/$name-$(basename "$source" .c).o" || return 1
+        done
+      else
+        # -package-name as SwiftPM gives it: `package` declarations cross the layers.
+        swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "$name" -package-name perfhud \
+          -emit-module -emit-module-path "$MODULES/$name.swiftmodule" -emit-library -static -o "$MODULES/lib$name.a" \
+          "${module_flags[@]}" Sources/"$name"/*.swift >> "$MODULES/build.log" 2>&1 \
+          || { grep -v "Cannot export local symbol" "$MODULES/build.log" | tail -40; return 1; }
+        order+=("$name")
+      fi ;;
+  esac
+  built[$name]=1
+}
+
+declare -A layer_info=()
+while read -r name kind dependencies; do layer_info[$name]="$kind $dependencies"; done < <(layers)
+module_flags=(-I "$MODULES" -Xcc "-fmodule-map-file=$MODULES/CSystemShims.modulemap" -I Sources/CSQLite -I Sources/CProc2)
+
 build() {
-  local target=$1 sources=()
-  while read -r file; do [ -n "$file" ] && sources+=("Sources/PerfHUDCore/$file"); done < "$HERE/$target/sources"
+  local target=$1 imports=() libraries=()
+  mapfile -t imports < <(sed -n 's/^import \(PerfHUD[A-Za-z]*\)$/\1/p' "$HERE/$target/entry.swift")
+  for module in "${imports[@]}"; do build_module "$module" || return 1; done
+  # Each library before those it depends on (the linker reads an archive once, in order).
+  for ((i = ${#order[@]} - 1; i >= 0; i--)); do libraries+=("$MODULES/lib${order[i]}.a"); done
   mkdir -p "$OUT/$target"
   # (ld.gold warns about every ASan symbol it cannot export: kept in a log, shown on failure.)
-  # -I Sources/CSQLite: `import CSQLite` for a target that reads recordings (its modulemap links libsqlite3).
-  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_${target//-/_}" -I Sources/CSQLite \
-    "$HERE/$target/entry.swift" "${sources[@]}" -o "$OUT/$target/fuzzer" > "$OUT/$target/build.log" 2>&1 \
+  # Every module built so far is linked: the linker keeps only what the entry reaches.
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "Fuzz_${target//-/_}" -package-name perfhud \
+    "${module_flags[@]}" "$HERE/$target/entry.swift" "${libraries[@]}" \
+    "$MODULES"/CSystemShims-*.o -lproc2 -lsqlite3 -o "$OUT/$target/fuzzer" > "$OUT/$target/build.log" 2>&1 \
     || { grep -v "Cannot export local symbol" "$OUT/$target/build.log" | tail -40; return 1; }
 }
 

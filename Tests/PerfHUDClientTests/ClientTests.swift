@@ -1,7 +1,8 @@
 import XCTest
 import Dispatch
 @testable import PerfHUDClient
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDPipeline
 #if canImport(Glibc)
 import Glibc
 #endif

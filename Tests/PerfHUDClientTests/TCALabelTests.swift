@@ -1,6 +1,8 @@
 import XCTest
 @testable import PerfHUDClient
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDEvents
+@testable import PerfHUDPipeline
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSampling
+@testable import PerfHUDStore
 
 /// The parsers of the "why" files, on text as the kernel writes it, and the leak fit.
 final class ActivityTests: XCTestCase {

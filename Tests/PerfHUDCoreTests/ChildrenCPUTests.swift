@@ -1,5 +1,7 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDStore
 
 /// The pieces that keep `--include-children` CPU honest: the machine bound on the shown total,
 /// and where a control group may be made.

@@ -1,5 +1,8 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDStore
+@testable import PerfHUDRender
 
 /// The HUD's details line: its fields, their limits, and fitting a width by dropping fields.
 final class DetailsLineTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDEvents
 
 /// A sink that records what the parser found, as strings.
 struct RecordingSink: EventSink {

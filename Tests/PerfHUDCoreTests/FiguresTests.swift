@@ -1,5 +1,10 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDEvents
+@testable import PerfHUDStore
+@testable import PerfHUDPipeline
+@testable import PerfHUDRecordings
 
 /// The table of figures drives the JSON row and the recording: a figure is one entry there.
 final class FiguresTests: XCTestCase {

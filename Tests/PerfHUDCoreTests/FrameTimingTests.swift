@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
 
 /// Frames counted by when they ended, not by when their datagram arrived (`FrameTiming`): the
 /// aggregator is fed datagrams at explicit times, as the receiving thread would.

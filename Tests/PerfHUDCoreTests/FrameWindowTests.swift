@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
 
 /// The frame percentiles come from counts kept as frames arrive and leave the window
 /// (`FrameWindow`, `DurationHistogram`) instead of a sort of the window every tick: they must be

@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSampling
 
 /// The DRM fdinfo figures (issue 32) from fixtures of real drivers' keys (Tests/Fixtures/drm: two
 /// samples each, a second apart), and how a reading is attributed to a target.

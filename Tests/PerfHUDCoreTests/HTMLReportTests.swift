@@ -1,5 +1,6 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDPipeline
+@testable import PerfHUDRecordings
 
 /// `perfhud report --format html`: the page says what the summary says, escapes what it did not
 /// write itself, fetches nothing, and stays small for long recordings.

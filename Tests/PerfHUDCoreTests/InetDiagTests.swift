@@ -1,5 +1,6 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDStore
+@testable import PerfHUDPipeline
 
 /// The JSON row is written through `ByteBuffer` and integer formatting (issue 22): what a program
 /// reading the rows sees must not change — each number as `ReportFormatter.number` prints it

@@ -1,5 +1,7 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDStore
 
 final class MetricsStoreTests: XCTestCase {
     private func sample(at seconds: Double, cpu: Double, user: UInt64, system: UInt64, rss: UInt64, alive: Bool = true) -> Sample {

@@ -1,5 +1,7 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDRender
 
 /// The network figures' pure parts (issue 33): a daemon group's sum, the details line's field, the
 /// namespace's interface totals, and which closing sockets are the target's. The kernel's own

@@ -1,5 +1,8 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDPipeline
+@testable import PerfHUDRender
 
 final class ParsingTests: XCTestCase {
     private func withBytes<T>(_ text: String, _ body: (UnsafeRawBufferPointer) -> T) -> T {

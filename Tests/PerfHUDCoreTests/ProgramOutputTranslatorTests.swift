@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDTerminal
 
 final class ProgramOutputTranslatorTests: XCTestCase {
     private func translate(_ chunks: [String], offset: Int = 6, rows: Int = 18) -> (String, ProgramOutputTranslator.Effects, ProgramOutputTranslator) {

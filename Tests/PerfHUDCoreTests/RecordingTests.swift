@@ -1,5 +1,7 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDPipeline
+@testable import PerfHUDRecordings
 
 final class RecordingTests: XCTestCase {
     // MARK: --fail-on expressions

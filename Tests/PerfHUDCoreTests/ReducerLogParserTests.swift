@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
 
 final class ReducerLogParserTests: XCTestCase {
     private func labels(_ text: String, chunk: Int = 7) -> [String] {

@@ -1,5 +1,11 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDEvents
+@testable import PerfHUDStore
+@testable import PerfHUDPipeline
+@testable import PerfHUDRender
+@testable import PerfHUDTerminal
 
 final class RenderingTests: XCTestCase {
     private func snapshot(name: String = "myapp", status: TargetStatus = .running, samples: Int = 50) -> HUDSnapshot {

@@ -1,5 +1,10 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDEvents
+@testable import PerfHUDStore
+@testable import PerfHUDPipeline
+@testable import PerfHUDRecordings
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
 
 /// Exhaustive small-state tests, as swift-collections tests its deques: every capacity × start
 /// slot × number of appends, checked against a plain array holding the last `capacity` values.

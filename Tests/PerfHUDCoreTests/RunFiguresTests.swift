@@ -1,5 +1,9 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
+@testable import PerfHUDStore
+@testable import PerfHUDPipeline
+@testable import PerfHUDOutput
+@testable import PerfHUDRecordings
 
 /// The run's figures are computed once (`RunFrames`, `RunStorageIO`, `CPUSecondsByMode`) and say
 /// the same live (the end summary, the daemon) and from a recording (`report`, `export`).

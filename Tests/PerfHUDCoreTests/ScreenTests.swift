@@ -1,5 +1,11 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDEvents
+@testable import PerfHUDStore
+@testable import PerfHUDPipeline
+@testable import PerfHUDRender
+@testable import PerfHUDTerminal
 
 /// The screen as a person sees it: `Screen` writes into a `VirtualTerminal`, and the tests read
 /// rows, cursor and scroll region back. (The same behaviours run against tmux and pyte in

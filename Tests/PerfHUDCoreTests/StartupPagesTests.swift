@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
 
 /// Written before the release, in the test executable's writable data (initialised in the file,
 /// so its page starts as a page of the file): the release must keep the written value.

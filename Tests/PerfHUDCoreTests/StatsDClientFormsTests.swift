@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
 
 /// Issue 10, point 2: what plain StatsD and DogStatsD clients send, beside the tagged form. The
 /// lines are the ones PyPI `statsd` 4.0.1 and `datadog` 0.56.0 were seen to send (docs/events.md).

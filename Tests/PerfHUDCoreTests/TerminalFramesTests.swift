@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
 
 /// Frames read from a terminal program's output, and which source of frames is shown.
 final class TerminalFramesTests: XCTestCase {

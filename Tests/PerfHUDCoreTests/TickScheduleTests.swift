@@ -1,5 +1,6 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
 
 /// A session's ticks are deadlines its wait ends at (`TickSchedule`): as with the timerfd they
 /// replace, a tick is due at start + k × interval whatever time the tick itself took (no drift),

@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDStore
 
 final class TimeSeriesTests: XCTestCase {
     private func series(_ values: [(Double, Double?)], capacity: Int = 100) -> TimeSeries {

@@ -1,5 +1,5 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
 
 /// The keys a user typed, told from the terminal's replies on standard input (key-to-screen
 /// latency counts keys only).

@@ -1,5 +1,7 @@
 import XCTest
-@testable import PerfHUDCore
+@testable import PerfHUDSampling
+@testable import PerfHUDPipeline
+@testable import PerfHUDRecordings
 
 /// `report` on the "why" figures: the HTML charts and the sentences appear for a recording that
 /// has them and not for an older one; a thread's name (the target's to choose) is escaped; the

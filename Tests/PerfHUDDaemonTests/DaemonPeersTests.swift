@@ -1,6 +1,7 @@
 import XCTest
 @testable import PerfHUDDaemon
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,10 @@
 import XCTest
 @testable import PerfHUDDaemon
-@testable import PerfHUDCore
+@testable import PerfHUDSupport
+@testable import PerfHUDSampling
+@testable import PerfHUDEvents
+@testable import PerfHUDStore
+@testable import PerfHUDPipeline
 #if canImport(Glibc)
 import Glibc
 #endif

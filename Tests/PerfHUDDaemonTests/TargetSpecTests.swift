@@ -1,4 +1,4 @@
-import PerfHUDCore
+import PerfHUDSupport
 @testable import PerfHUDDaemon
 import XCTest
 

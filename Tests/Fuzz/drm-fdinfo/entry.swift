@@ -1,6 +1,8 @@
 // One /proc/PID/fdinfo/FD of a DRM descriptor (a driver's text: untrusted, as any file a process's
 // driver writes), parsed and passed twice through the client accounting the GPU thread does, then
 // attributed. Must hold for any input: no crash, no hang, every share in 0…100 and finite.
+import PerfHUDSampling
+
 nonisolated(unsafe) var clients = DRMClients()
 nonisolated(unsafe) var clock: UInt64 = 1_000_000_000
 

@@ -1,6 +1,8 @@
 // One datagram of the event protocol, parsed into the real aggregator the way the receiving
 // thread does it, then a snapshot as the HUD or the daemon takes one. Must hold for any input:
 // no crash, no hang, every line counted once, every figure finite and not negative.
+import PerfHUDEvents
+
 let aggregator = EventAggregator()
 nonisolated(unsafe) var clock: UInt64 = 1_000_000_000
 

@@ -1,6 +1,10 @@
 // One `--fail-on` expression, as a user (or a CI configuration) writes it: it must read or be
 // refused with a usage error — no crash, no hang — and a condition it reads must evaluate against
 // a summary without trapping, whatever the figure or the factor.
+import PerfHUDSupport
+import PerfHUDPipeline
+import PerfHUDRecordings
+
 let summary: RecordingSummary = {
     var recording = Recording()
     recording.samples = [.init(t: 0, cpuPercent: 5, residentBytes: 100, phase: "Gallery"), .init(t: 1, cpuPercent: 7, residentBytes: 300)]

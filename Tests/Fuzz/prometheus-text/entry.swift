@@ -3,6 +3,10 @@
 // key and drawn at several widths. Must hold for any input: no crash, no hang; every sample named
 // as the format names metrics; every drawn line fits its width and holds no control character
 // but the table's own SGR escapes (names and labels from the input are shown escaped).
+import PerfHUDSupport
+import PerfHUDRender
+import PerfHUDTop
+
 nonisolated(unsafe) var previous: TopScrape?
 nonisolated(unsafe) var clock: UInt64 = 1_000_000_000
 

@@ -1,6 +1,10 @@
 // A recording someone sent (a CI artifact, a file from a server): whatever its bytes, reading it
 // either fails with a data error (65) or gives a recording whose every figure can be summarized
 // and turned into rows without a trap. The bytes go to a file because SQLite reads files.
+import PerfHUDSupport
+import PerfHUDPipeline
+import PerfHUDRecordings
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,8 @@
 // whole, and fed again in pieces whose sizes come from the input itself (as a pipe delivers them).
 // Must hold for any input: no crash, no hang, both ways find the same labels, and every label is
 // bounded by the line it came from.
+import PerfHUDEvents
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = UnsafeBufferPointer(start: data, count: size)

@@ -1,5 +1,5 @@
 @testable import PerfHUDClient
-@testable import PerfHUDCore
+@testable import PerfHUDEvents
 #if canImport(Glibc)
 import Glibc
 #endif

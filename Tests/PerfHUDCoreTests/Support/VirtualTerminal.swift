@@ -1,4 +1,5 @@
-@testable import PerfHUDCore
+@testable import PerfHUDRender
+@testable import PerfHUDTerminal
 
 /// A small VT100/xterm model for in-process screen tests: the bytes perfhud writes go in, the
 /// screen a person would see comes out (cells, cursor, its visibility, the scroll region, the

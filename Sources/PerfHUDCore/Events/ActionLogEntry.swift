@@ -1,5 +1,0 @@
-/// An action for the log, with repeats folded: `Slider.changed ×37`.
-public struct ActionLogEntry: Equatable {
-    public var label: String
-    public var count: Double
-}

@@ -1,0 +1,55 @@
+import PerfHUDSupport
+
+/// One reading of the target (or of its process group with `--include-children`).
+/// An immutable value: optional fields are unknown or unavailable, never zero-filled.
+public struct Sample: Equatable {
+    /// When it was taken, CLOCK_MONOTONIC nanoseconds.
+    public var monotonicNanoseconds: UInt64
+    /// When it was taken, seconds since the Unix epoch.
+    public var wallSeconds: Double
+    /// False once the target has exited (or is a zombie waiting to be reaped).
+    public var alive: Bool
+    /// Cumulative CPU time, nanoseconds, from the process CPU clock. Never decreases.
+    public var cpuNanoseconds: UInt64?
+    /// Cumulative user and system time in clock ticks from /proc/PID/stat. Never decrease.
+    public var userTicks: UInt64?
+    public var systemTicks: UInt64?
+    public var residentBytes: UInt64?
+    public var virtualBytes: UInt64?
+    /// Pss of smaps_rollup; nil where it may not be read (it is never reported as 0 then).
+    public var proportionalBytes: UInt64?
+    public var threads: Int?
+    /// The smallest memory limit on the target's control group and those above it
+    /// (`ControlGroupMemoryLimit`, read once a second); nil where none applies.
+    public var memoryLimitBytes: UInt64?
+    /// Processes summed into this sample (1 unless `--include-children`).
+    public var processCount: Int
+    /// When the target started (CLOCK_MONOTONIC), where known precisely enough: the first
+    /// sample's CPU is taken over the time since then (there is no sample before it).
+    public var processStartNanoseconds: UInt64?
+    /// How many times the target exec'd since perfhud began to watch it.
+    public var execsSeen = 0
+    /// The "why" figures; nil when they are not collected (`ProcessSampler.collectsActivity`).
+    public var activity: Activity?
+    /// The GPU figures (`GPUWatch`); nil when not collected.
+    public var gpu: GPUFiguresBox?
+    /// The network figures (`NetworkWatch`); nil when not collected.
+    public var net: NetworkFiguresBox?
+
+    public init(monotonicNanoseconds: UInt64, wallSeconds: Double, alive: Bool,
+                cpuNanoseconds: UInt64? = nil, userTicks: UInt64? = nil, systemTicks: UInt64? = nil,
+                residentBytes: UInt64? = nil, virtualBytes: UInt64? = nil, proportionalBytes: UInt64? = nil,
+                threads: Int? = nil, processCount: Int = 1) {
+        self.monotonicNanoseconds = monotonicNanoseconds
+        self.wallSeconds = wallSeconds
+        self.alive = alive
+        self.cpuNanoseconds = cpuNanoseconds
+        self.userTicks = userTicks
+        self.systemTicks = systemTicks
+        self.residentBytes = residentBytes
+        self.virtualBytes = virtualBytes
+        self.proportionalBytes = proportionalBytes
+        self.threads = threads
+        self.processCount = processCount
+    }
+}

@@ -1,0 +1,167 @@
+import PerfHUDSampling
+
+/// The figures of one report, derived from the samples: what the HUD, plain and JSON show.
+public struct Report: Equatable, Sendable {
+    public var wallSeconds: Double
+    public var elapsedSeconds: Double
+    public var pid: Int32
+    public var alive: Bool
+    /// CPU time over wall time of the last tick window; 100 = one core busy.
+    public var cpuPercent: Double?
+    public var cpuMachinePercent: Double?
+    /// The user / system split of `cpuPercent`, from stat ticks over the last `MetricsStore.splitWindowSeconds`.
+    public var cpuUserPercent: Double?
+    public var cpuSystemPercent: Double?
+    public var residentBytes: UInt64?
+    /// Least-squares-free trend: RSS change over the last 10 s, per second.
+    public var residentTrendBytesPerSecond: Double?
+    public var proportionalBytes: UInt64?
+    public var virtualBytes: UInt64?
+    /// The smallest memory limit on the target's control group and those above it; nil where none applies.
+    public var memoryLimitBytes: UInt64?
+    public var threads: Int?
+    public var processCount: Int
+    /// Cumulative CPU seconds of the target (and descendants) since it started. Never decreases.
+    public var cpuSecondsTotal: Double?
+
+    // Why it is slow (`Activity`, derived by `MetricsStore`); nil where not read or not readable.
+    /// Run-queue delay over wall time, summed over threads: 100 = one thread waiting the whole time.
+    public var cpuWaitPercent: Double?
+    public var voluntarySwitchesPerSecond: Double?
+    public var involuntarySwitchesPerSecond: Double?
+    public var minorFaultsPerSecond: Double?
+    public var majorFaultsPerSecond: Double?
+    public var ioReadBytesPerSecond: Double?
+    public var ioWriteBytesPerSecond: Double?
+    public var ioReadCharsPerSecond: Double?
+    public var ioWriteCharsPerSecond: Double?
+    public var residentAnonBytes: UInt64?
+    public var residentFileBytes: UInt64?
+    public var residentShmemBytes: UInt64?
+    public var swapBytes: UInt64?
+    public var cpuThrottledPercent: Double?
+    public var pressure = PressurePercents()
+    /// The least-squares slope of RSS over `--leak-window`, its r², and the verdict (`LeakTrend`).
+    public var residentTrendBytesPerHour: Double?
+    public var residentTrendR2: Double?
+    public var leakSuspected: Bool?
+    /// The once-a-second figures as read (descriptors, the busiest threads, the OOM score), as one
+    /// value from the sample (`Activity.EverySecond.levels`); nil fields where not read.
+    public var everySecond = SecondLevels()
+    /// The GPU figures (`GPUWatch`, read once a second on the GPU thread); nil where not read.
+    public var gpuBox: GPUFiguresBox?
+    /// The GPU figures, all nil where not read. Setting one makes a new box (reading a recording).
+    public var gpu: GPUFigures {
+        get { gpuBox?.value ?? GPUFigures() }
+        set { gpuBox = GPUFiguresBox(newValue) }
+    }
+    /// The network figures (`NetworkWatch`, read once a second on the network thread); nil where not read.
+    public var netBox: NetworkFiguresBox?
+    /// The network figures, all nil where not read. Setting one makes a new box (reading a recording).
+    public var net: NetworkFigures {
+        get { netBox?.value ?? NetworkFigures() }
+        set { netBox = NetworkFiguresBox(newValue) }
+    }
+
+    /// Every stored figure, in the order declared (what the memberwise initialiser was, written out
+    /// because a memberwise initialiser is never visible outside its module).
+    public init(
+        wallSeconds: Double,
+        elapsedSeconds: Double,
+        pid: Int32,
+        alive: Bool,
+        cpuPercent: Double? = nil,
+        cpuMachinePercent: Double? = nil,
+        cpuUserPercent: Double? = nil,
+        cpuSystemPercent: Double? = nil,
+        residentBytes: UInt64? = nil,
+        residentTrendBytesPerSecond: Double? = nil,
+        proportionalBytes: UInt64? = nil,
+        virtualBytes: UInt64? = nil,
+        memoryLimitBytes: UInt64? = nil,
+        threads: Int? = nil,
+        processCount: Int,
+        cpuSecondsTotal: Double? = nil,
+        cpuWaitPercent: Double? = nil,
+        voluntarySwitchesPerSecond: Double? = nil,
+        involuntarySwitchesPerSecond: Double? = nil,
+        minorFaultsPerSecond: Double? = nil,
+        majorFaultsPerSecond: Double? = nil,
+        ioReadBytesPerSecond: Double? = nil,
+        ioWriteBytesPerSecond: Double? = nil,
+        ioReadCharsPerSecond: Double? = nil,
+        ioWriteCharsPerSecond: Double? = nil,
+        residentAnonBytes: UInt64? = nil,
+        residentFileBytes: UInt64? = nil,
+        residentShmemBytes: UInt64? = nil,
+        swapBytes: UInt64? = nil,
+        cpuThrottledPercent: Double? = nil,
+        pressure: PressurePercents = PressurePercents(),
+        residentTrendBytesPerHour: Double? = nil,
+        residentTrendR2: Double? = nil,
+        leakSuspected: Bool? = nil,
+        everySecond: SecondLevels = SecondLevels(),
+        gpuBox: GPUFiguresBox? = nil,
+        netBox: NetworkFiguresBox? = nil
+    ) {
+        self.wallSeconds = wallSeconds
+        self.elapsedSeconds = elapsedSeconds
+        self.pid = pid
+        self.alive = alive
+        self.cpuPercent = cpuPercent
+        self.cpuMachinePercent = cpuMachinePercent
+        self.cpuUserPercent = cpuUserPercent
+        self.cpuSystemPercent = cpuSystemPercent
+        self.residentBytes = residentBytes
+        self.residentTrendBytesPerSecond = residentTrendBytesPerSecond
+        self.proportionalBytes = proportionalBytes
+        self.virtualBytes = virtualBytes
+        self.memoryLimitBytes = memoryLimitBytes
+        self.threads = threads
+        self.processCount = processCount
+        self.cpuSecondsTotal = cpuSecondsTotal
+        self.cpuWaitPercent = cpuWaitPercent
+        self.voluntarySwitchesPerSecond = voluntarySwitchesPerSecond
+        self.involuntarySwitchesPerSecond = involuntarySwitchesPerSecond
+        self.minorFaultsPerSecond = minorFaultsPerSecond
+        self.majorFaultsPerSecond = majorFaultsPerSecond
+        self.ioReadBytesPerSecond = ioReadBytesPerSecond
+        self.ioWriteBytesPerSecond = ioWriteBytesPerSecond
+        self.ioReadCharsPerSecond = ioReadCharsPerSecond
+        self.ioWriteCharsPerSecond = ioWriteCharsPerSecond
+        self.residentAnonBytes = residentAnonBytes
+        self.residentFileBytes = residentFileBytes
+        self.residentShmemBytes = residentShmemBytes
+        self.swapBytes = swapBytes
+        self.cpuThrottledPercent = cpuThrottledPercent
+        self.pressure = pressure
+        self.residentTrendBytesPerHour = residentTrendBytesPerHour
+        self.residentTrendR2 = residentTrendR2
+        self.leakSuspected = leakSuspected
+        self.everySecond = everySecond
+        self.gpuBox = gpuBox
+        self.netBox = netBox
+    }
+
+    public var fdsOpen: UInt64? {
+        get { everySecond.fdsOpen }
+        set { everySecond.fdsOpen = newValue }
+    }
+    public var fdsLimit: UInt64? {
+        get { everySecond.fdsLimit }
+        set { everySecond.fdsLimit = newValue }
+    }
+    /// Up to three, busiest first; nil where not read.
+    public var busiestThreads: [BusyThread]? {
+        get { everySecond.busiestThreads }
+        set { everySecond.busiestThreads = newValue }
+    }
+}
+
+/// Pressure stall time over wall time of the target's cgroup v2 group, percent.
+public struct PressurePercents: Equatable, Sendable {
+    public var cpuSome: Double?, cpuFull: Double?
+    public var memorySome: Double?, memoryFull: Double?
+    public var ioSome: Double?, ioFull: Double?
+    public init() {}
+}

@@ -1,0 +1,31 @@
+import PerfHUDSupport
+import PerfHUDPipeline
+
+/// The HUD as a sink of ticks: what could not be read and the phases that ended as notices in the
+/// program's area, the action log (attach, demo), and the latest tick for the next frame, which
+/// the screen draws when it is due (not at every tick).
+package final class ScreenSink: TickSink {
+    package let screen: Screen
+    /// The screen's action log shows the actions (attach, demo; under `run` that area is the program's).
+    private let showsActionLog: Bool
+    /// The last tick handed over, which the HUD draws.
+    package private(set) var latest: Tick?
+    /// Ticks handed over before the last: what `--count` counts in the HUD.
+    package private(set) var drawn = 0
+
+    package init(screen: Screen, showsActionLog: Bool) {
+        self.screen = screen
+        self.showsActionLog = showsActionLog
+    }
+
+    package func consume(_ tick: Tick) {
+        latest = tick
+        for note in tick.notes { screen.notice(TerminalText.escaped(note)) }
+        for ended in tick.endedPhases { screen.noticePhaseEnded(ended.name, keptBytes: ended.keptBytes) }
+        if showsActionLog {
+            screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))
+        }
+        screen.invalidate()
+        if !tick.isFinal { drawn += 1 }
+    }
+}
