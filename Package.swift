@@ -29,8 +29,12 @@ let residentLinkFlags = [
 // run-time exclusivity checks: they were ~2.5k of the idle tick's ~49k instructions
 // (swift_beginAccess on each class property written); the compile-time checks stay, and debug
 // builds (the unit tests) keep the run-time ones.
+// And cross-module optimisation: the layers are modules (docs/development.md), and without it a
+// call from one layer into another is a call — no inlining, a generic (RingBuffer, the table's
+// accessors) run unspecialised through its metadata —, which made the idle tick 16 % dearer
+// (53.6k instructions against 46.1k as one module; docs/benchmarks.md, "Layers as targets").
 let coreSettings: [SwiftSetting] = [
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+    .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(

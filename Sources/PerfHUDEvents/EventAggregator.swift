@@ -28,7 +28,7 @@ public final class EventAggregator: @unchecked Sendable {
         package var counts = [Double](repeating: 0, count: EventAggregator.bucketSlots)
         package var ids = [Int64](repeating: -1, count: EventAggregator.bucketSlots)
 
-        @inline(__always)
+        @inlinable @inline(__always)
         package mutating func add(_ value: Double, bucket: Int64) {
             let slot = Int(bucket & Int64(EventAggregator.bucketSlots - 1))
             if ids[slot] != bucket {

@@ -92,7 +92,7 @@ public enum EventLineParser {
     /// (a label in the name or in the tags, tens of bytes) are scanned many bytes at a time, where a
     /// loop went byte by byte; for the short ones (a count, a type) the call costs about what the
     /// loop did (measured: docs/benchmarks.md, "What the code's shape saves").
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func find(_ byte: UInt8, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
         guard from < bytes.count, let base = bytes.baseAddress,
               let found = memchr(base + from, Int32(byte), bytes.count - from) else { return nil }
@@ -316,7 +316,7 @@ public enum EventLineParser {
         return nil
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func hasPrefix(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool {
         guard bytes.count >= prefix.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
         return memcmp(base, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
@@ -351,7 +351,7 @@ public enum EventLineParser {
         return false
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
         guard bytes.count == text.utf8CodeUnitCount else { return false }
         let pointer = text.utf8Start

@@ -29,7 +29,7 @@ public struct FrameBudget: Equatable {
     func isJanky(_ frameMilliseconds: Double) -> Bool { frameMilliseconds > jankLimitMilliseconds }
 
     /// Against the refresh: the refreshes a frame missed, max(0, round(duration / budget) − 1).
-    @inline(__always)
+    @inlinable @inline(__always)
     package func dropped(_ frameMilliseconds: Double) -> Double { max(0, (frameMilliseconds / milliseconds).rounded() - 1) }
 }
 

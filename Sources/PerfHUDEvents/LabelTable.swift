@@ -25,7 +25,7 @@ package struct LabelTable {
     }
 
     /// FNV-style mixing eight bytes at a time: labels are tens of bytes long.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf29ce484222325 ^ UInt64(bytes.count)
         var offset = 0

@@ -26,7 +26,7 @@ struct BatchedInsert {
         package init(kind: Kind, bits: Int64) { self.kind = kind; self.bits = bits }
 
         /// A figure's value as its column keeps it (`Column`; nil or not finite: NULL).
-        @inline(__always) package init(_ value: Double?, column: Column) {
+        @inlinable @inline(__always) package init(_ value: Double?, column: Column) {
             guard let value, value.isFinite, column.kind != .null else { self.init(kind: .null, bits: 0); return }
             self.init(kind: column.kind, bits: column.kind == .real ? Int64(bitPattern: value.bitPattern) : (value * column.scale).nearestInteger)
         }
@@ -59,7 +59,7 @@ struct BatchedInsert {
 
     // One value of the current row each; a row is `width` values in the table's column order.
     @inline(__always) mutating func appendNull() { values.append(Value(kind: .null, bits: 0)) }
-    @inline(__always) package mutating func appendInteger(_ value: Int64) { values.append(Value(kind: .integer, bits: value)) }
+    @inlinable @inline(__always) package mutating func appendInteger(_ value: Int64) { values.append(Value(kind: .integer, bits: value)) }
     /// Not finite is NULL.
     @inline(__always) mutating func appendReal(_ value: Double) {
         values.append(value.isFinite ? Value(kind: .real, bits: Int64(bitPattern: value.bitPattern)) : Value(kind: .null, bits: 0))
@@ -67,7 +67,7 @@ struct BatchedInsert {
     mutating func appendText(_ value: String) {
         values.append(Value(kind: .text, bits: Int64(texts.count))); texts.append(value)
     }
-    @inline(__always) package mutating func appendInteger(_ value: Int64?) { if let value { appendInteger(value) } else { appendNull() } }
+    @inlinable @inline(__always) package mutating func appendInteger(_ value: Int64?) { if let value { appendInteger(value) } else { appendNull() } }
 
     /// The next `count` values of the current row, written in place by `fill` (all of them NULL
     /// until it sets them): one capacity and uniqueness check for the row's figures, where an

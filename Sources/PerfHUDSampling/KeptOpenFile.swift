@@ -18,7 +18,7 @@ public struct KeptOpenFile {
 
     /// Reads the whole file (up to the buffer's size) into `buffer`; returns the byte count.
     /// The corresponding C call is `pread(2)` at offset 0.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, SystemError> {
         retryingInterrupts { pread(descriptor, buffer.baseAddress, buffer.count, 0) }
     }

@@ -6,9 +6,13 @@
 ///
 /// Not copyable: one owner, freed once (`deinit`), never copied by accident at each tick.
 public struct ByteBuffer: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
-    public private(set) var count = 0
-    private var capacity: Int
+    // @usableFromInline: the writers are @inlinable, so that the layers above (the JSON row, the
+    // recording) inline them as they did when the core was one module.
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    /// The bytes written.
+    public var count: Int { written }
+    @usableFromInline var written = 0
+    @usableFromInline var capacity: Int
 
     public init(capacity: Int = 2048) {
         self.capacity = max(capacity, 16)
@@ -18,16 +22,16 @@ public struct ByteBuffer: ~Copyable {
     deinit { base.deallocate() }
 
     /// Empties the buffer, keeping its memory.
-    public mutating func removeAll() { count = 0 }
+    public mutating func removeAll() { written = 0 }
 
     /// Makes room for `bytes` more bytes.
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func reserve(_ bytes: Int) {
         if count + bytes > capacity { grow(to: count + bytes) }
     }
 
     @inline(never)
-    private mutating func grow(to needed: Int) {
+    @usableFromInline mutating func grow(to needed: Int) {
         let newCapacity = max(needed, capacity * 2)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.update(from: base, count: count)
@@ -37,17 +41,17 @@ public struct ByteBuffer: ~Copyable {
     }
 
     /// One byte, in room already reserved.
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func put(_ byte: UInt8) {
         base[count] = byte
-        count += 1
+        written += 1
     }
 
     /// `length` bytes from `source`, in room already reserved.
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func put(_ source: UnsafePointer<UInt8>, _ length: Int) {
         (base + count).update(from: source, count: length)
-        count += length
+        written += length
     }
 
     /// The bytes `putWords` may read past its source's end and write past its length.
@@ -57,7 +61,7 @@ public struct ByteBuffer: ~Copyable {
     /// for `length + wordSlack`: up to 7 bytes past `length` are read from `source` (which must be
     /// readable that far) and written here, in room the next put overwrites. For the JSON row's
     /// ~60 keys of 10–40 bytes: a memcpy call each was 6.7k instructions of an idle tick's 51k.
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func putWords(_ source: UnsafePointer<UInt8>, _ length: Int) {
         let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(base + count)
         var offset = 0
@@ -65,18 +69,18 @@ public struct ByteBuffer: ~Copyable {
             to.storeBytes(of: from.loadUnaligned(fromByteOffset: offset, as: UInt64.self), toByteOffset: offset, as: UInt64.self)
             offset += 8
         }
-        count += length
+        written += length
     }
 
     /// A static ASCII text, in room already reserved.
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func put(_ text: StaticString) {
         put(text.utf8Start, text.utf8CodeUnitCount)
     }
 
     /// The decimal digits of `value`, zero-padded to at least `width` digits (at most 20), in
     /// room already reserved (`width` or 20 bytes, whichever is more).
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func putDigits(_ value: UInt64, width: Int = 0) {
         var length = 1
         var limit: UInt64 = 10
@@ -94,10 +98,10 @@ public struct ByteBuffer: ~Copyable {
             base[index + 1] = pairs[2 &* pair + 1]
         }
         if index > count { base[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10) }
-        count += length
+        written += length
     }
 
-    private static let digitPairs: StaticString =
+    @usableFromInline static let digitPairs: StaticString =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     /// Reserves room for `text` and appends it.

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Nanoseconds of CLOCK_MONOTONIC: immune to wall-clock steps, used for every rate.
-@inline(__always)
+@inlinable @inline(__always)
 public func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
@@ -11,7 +11,7 @@ public func monotonicNanoseconds() -> UInt64 {
 }
 
 /// Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps people read.
-@inline(__always)
+@inlinable @inline(__always)
 public func wallClockSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)

@@ -5,12 +5,12 @@
 extension Double {
     /// Rounded to `1 / scale` (scale 100: hundredths), as `value * scale` rounded, then divided:
     /// the recording's views divide the stored integer the same way, giving the same `Double`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func atResolution(_ scale: Double) -> Double { (self * scale).rounded() / scale }
 }
 
 extension Optional where Wrapped == Double {
-    @inline(__always)
+    @inlinable @inline(__always)
     package func atResolution(_ scale: Double) -> Double? { map { $0.atResolution(scale) } }
 }
 

@@ -24,8 +24,9 @@ public struct RingBuffer<Element> {
         storage = []
     }
 
-    /// Appends `element`, dropping the oldest one when full.
-    @inlinable
+    /// Appends `element`, dropping the oldest one when full. Always inlined: the store appends to
+    /// seven rings a tick from another module, where a call each cost ~50 instructions.
+    @inlinable @inline(__always)
     public mutating func append(_ element: Element) {
         if count < capacity {
             var slot = start + count

@@ -19,7 +19,7 @@ public struct SystemError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Calls `body` until it does not fail with EINTR: `SystemCall` and the kept-open files go through it.
-@inline(__always)
+@inlinable @inline(__always)
 public func retryingInterrupts<T: BinaryInteger>(_ body: () -> T) -> Result<T, SystemError> {
     while true {
         let result = body()
