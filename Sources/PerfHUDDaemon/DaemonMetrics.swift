@@ -83,11 +83,11 @@ public final class DaemonMetrics: @unchecked Sendable {
     public struct Target {
         public var sample: Sample
         /// The figures of the tick (`Figure.all` names the ones exported as gauges).
-        public var report: Report
+        public var report: TargetFigures
         public var commandName: String
         public var pid: Int32
         public var startTimeSeconds: Double?
-        public init(sample: Sample, report: Report, commandName: String, pid: Int32, startTimeSeconds: Double?) {
+        public init(sample: Sample, report: TargetFigures, commandName: String, pid: Int32, startTimeSeconds: Double?) {
             self.sample = sample
             self.report = report
             self.commandName = commandName

@@ -29,7 +29,7 @@ struct DaemonWarnings {
     /// The warnings this tick brings: actions that just became high-frequency, a leak suspected
     /// or no longer suspected (`report`: the tick's figures, nil while the target is down, which
     /// changes nothing; `leakWindow`: --leak-window, for the line).
-    mutating func check(events: EventSnapshot, report: Report?, threshold: Double, leakWindow: Double) -> [String] {
+    mutating func check(events: EventSnapshot, report: TargetFigures?, threshold: Double, leakWindow: Double) -> [String] {
         var lines: [String] = []
         let current = Set(events.highFrequencyActions.filter { $0.rate > 0 }.map { $0.action })
         for action in events.highFrequencyActions where current.contains(action.action) && !highFrequencyKnown.contains(action.action) {

@@ -15,7 +15,7 @@ package final class SessionSummary: TickSink {
     /// and peak, RSS at start, peak and end, the busiest thread, storage I/O, frames, FPS avg, janky
     /// and dropped.
     private let run: RunSummary
-    private var last: Report?
+    private var last: TargetFigures?
     private var worstAction: (action: String, peak: Double)?
     private var events: EventSnapshot?
     private var aggregates: RunAggregates { run.aggregates }
@@ -39,7 +39,7 @@ package final class SessionSummary: TickSink {
 
     /// The "why" line: peak wait, busiest thread, total I/O, peak descriptors, the leak verdict;
     /// nil when there is nothing to say (figures not collected, or all quiet).
-    private func whyLine(_ figure: (Figure.Field, RunAggregates.Rule) -> Double?, last: Report) -> String? {
+    private func whyLine(_ figure: (Figure.Field, RunAggregates.Rule) -> Double?, last: TargetFigures) -> String? {
         var parts: [String] = []
         if let wait = figure(.cpu_wait_percent, .max), wait >= 1 { parts.append("waiting for a CPU peaked at " + Units.percent(wait)) }
         if let busiest {

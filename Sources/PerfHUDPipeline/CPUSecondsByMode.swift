@@ -15,7 +15,7 @@ public struct CPUSecondsByMode {
     public init() {}
 
     /// One row. A total lower than the one before (a process of the group left it) starts again from there.
-    public mutating func add(_ report: Report) {
+    public mutating func add(_ report: TargetFigures) {
         if let userPercent = report.cpuUserPercent, let systemPercent = report.cpuSystemPercent, userPercent + systemPercent > 0 {
             userShare = userPercent / (userPercent + systemPercent)
         }

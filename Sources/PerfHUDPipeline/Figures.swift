@@ -9,7 +9,7 @@ import PerfHUDStore
 /// has it as a column, and the run figures `report` and `--fail-on` take from it (its mean, peak,
 /// first or last value over the rows: `RunAggregates`). The JSON row, the recording (its schema,
 /// its writer, its reader and its `samples` view), the daemon's metrics, the CSV export and
-/// `report`'s keys are built from this table, so a new figure is its collector (what fills `Report`
+/// `report`'s keys are built from this table, so a new figure is its collector (what fills `TargetFigures`
 /// or `EventSnapshot`; a once-a-second one: a field of `SecondLevels` and its read) plus, here, a
 /// case of `Field` (its JSON key: the case's name), its entry (`entry`), how it is read from a tick
 /// (`read`) and put back from a recording (`write`). The three are switches over `Field` without
@@ -180,11 +180,11 @@ public final class Figure: @unchecked Sendable {
     /// session without an event socket (`events` nil: null in the live row, empty in CSV, no
     /// sample in OpenMetrics, skipped by a run summary), and for a report figure without a report
     /// (a daemon target that is down).
-    public func value(_ report: Report?, _ events: EventSnapshot?) -> Double? {
+    public func value(_ report: TargetFigures?, _ events: EventSnapshot?) -> Double? {
         switch source {
         case .events:
             guard let events else { return nil }
-            return Self.read(field, report ?? Self.noReport, events)
+            return Self.read(field, report ?? Self.noFigures, events)
         case .report:
             guard let report else { return nil }
             return Self.read(field, report, events ?? EventSnapshot.empty)
@@ -195,7 +195,7 @@ public final class Figure: @unchecked Sendable {
     /// the sinks that read every figure of every tick call (the JSON row through `Figure.Plain`,
     /// the recorder, the run's aggregates, the daemon's mirror), walking fields as plain values,
     /// not figures — no reference counted and nothing copied into an Optional per figure per tick.
-    public static func read(_ field: Field, _ r: Report, _ e: EventSnapshot) -> Double? {
+    public static func read(_ field: Field, _ r: TargetFigures, _ e: EventSnapshot) -> Double? {
         switch field {
         case .cpu_percent: return r.cpuPercent
         case .cpu_machine_percent: return r.cpuMachinePercent
@@ -284,10 +284,10 @@ public final class Figure: @unchecked Sendable {
     }
 
     /// Puts a recorded value back (reading a recording).
-    package func write(_ r: inout Report, _ e: inout EventSnapshot, _ v: Double?) { Self.write(field, v, &r, &e) }
+    package func write(_ r: inout TargetFigures, _ e: inout EventSnapshot, _ v: Double?) { Self.write(field, v, &r, &e) }
 
     /// Puts the value `v` of the figure `field` back into a report and event figures (reading a recording).
-    package static func write(_ field: Field, _ v: Double?, _ r: inout Report, _ e: inout EventSnapshot) {
+    package static func write(_ field: Field, _ v: Double?, _ r: inout TargetFigures, _ e: inout EventSnapshot) {
         switch field {
         case .cpu_percent: r.cpuPercent = v
         case .cpu_user_percent: r.cpuUserPercent = v
@@ -396,7 +396,7 @@ public final class Figure: @unchecked Sendable {
         case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason
         case memory_limit_bytes, exit
     }
-    private static let noReport = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
+    private static let noFigures = TargetFigures(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 
     /// The value of a stored column (as `BatchedInsert.Column` wrote it).
     package func value(stored integer: Int64?, real: Double?) -> Double? {

@@ -11,7 +11,7 @@ public struct Recording {
     /// One recorded tick: the report and the event figures as the live row had them (read back
     /// through `Figure.all`), the phase and the command name at that tick.
     public struct SampleRow {
-        public var report: Report
+        public var report: TargetFigures
         /// The event figures of the row; nil when the session had no event socket.
         public var events: EventSnapshot?
         public var phase: String?
@@ -22,7 +22,7 @@ public struct Recording {
         public var execsSeen = 0
 
         public init(t: Double, cpuPercent: Double? = nil, residentBytes: UInt64? = nil, phase: String? = nil) {
-            report = Report(wallSeconds: 0, elapsedSeconds: t, pid: 0, alive: true, cpuPercent: cpuPercent, residentBytes: residentBytes,
+            report = TargetFigures(wallSeconds: 0, elapsedSeconds: t, pid: 0, alive: true, cpuPercent: cpuPercent, residentBytes: residentBytes,
                             processCount: 1)
             self.phase = phase
         }

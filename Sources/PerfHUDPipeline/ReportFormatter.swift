@@ -12,7 +12,7 @@ public enum ReportFormatter {
 
     /// One JSON object, no newline: `time`, `pid`, `alive`, then the fields of `Figure.all` in
     /// order (`appendJSON`, as a `String`).
-    public static func json(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil,
+    public static func json(_ report: TargetFigures, commandName: String, status: TargetStatus, events: EventSnapshot? = nil,
                             fields: [Figure] = Figure.all) -> String {
         var out = ByteBuffer(capacity: 2048)
         appendJSON(report, commandName: commandName, status: status, events: events, fields: fields, to: &out)
@@ -23,13 +23,13 @@ public enum ReportFormatter {
     /// millisecond, and the writer keeps one buffer for all of them, so a row allocates nothing
     /// once that buffer has grown (a `String` per field or per row cost more than the rest of the
     /// tick, and `Array.append` per piece half of what was left: `ByteBuffer`).
-    public static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot?,
+    public static func appendJSON(_ report: TargetFigures, commandName: String, status: TargetStatus, events: EventSnapshot?,
                                   fields: [Figure], to out: inout ByteBuffer) {
         appendJSON(report, commandName: commandName, status: status, events: events, plan: fields.map(\.plain), to: &out)
     }
 
     /// `appendJSON` with the fields as plain values, made once by a writer of many rows (`ReportWriter`).
-    package static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot?,
+    package static func appendJSON(_ report: TargetFigures, commandName: String, status: TargetStatus, events: EventSnapshot?,
                            plan fields: [Figure.Plain], to out: inout ByteBuffer) {
         // The snapshot is read where it is, a borrowed argument: `events ?? EventSnapshot()` was a
         // copy of it (a retain of each of its arrays and strings), or a new empty one, every row.
@@ -39,7 +39,7 @@ public enum ReportFormatter {
         appendJSON(report, commandName: commandName, status: status, figures: events, hasEvents: true, plan: fields, to: &out)
     }
 
-    private static func appendJSON(_ report: Report, commandName: String, status: TargetStatus, figures: EventSnapshot, hasEvents: Bool,
+    private static func appendJSON(_ report: TargetFigures, commandName: String, status: TargetStatus, figures: EventSnapshot, hasEvents: Bool,
                                    plan fields: [Figure.Plain], to out: inout ByteBuffer) {
         let first = out.count + 1
         out.append("{")
@@ -186,7 +186,7 @@ public enum ReportFormatter {
     }
 
     /// One line for people, the same figures as the status line.
-    public static func plain(_ report: Report, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
+    public static func plain(_ report: TargetFigures, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
         var parts = [String(rfc3339(report.wallSeconds).dropFirst(11).dropLast()),
                      "PID \(report.pid) " + TerminalText.escaped(commandName, maxLength: 32)]
         if status != .running { parts.append(status.description) }

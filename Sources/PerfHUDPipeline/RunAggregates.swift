@@ -64,7 +64,7 @@ public struct RunAggregates {
         public init() { values = [Double](repeating: .nan, count: RunAggregates.summarised.count) }
 
         /// Reads the tick's report and event figures, and how many execs of the target were seen by then.
-        public mutating func read(_ report: Report, _ events: EventSnapshot?, execs: Int = 0) {
+        public mutating func read(_ report: TargetFigures, _ events: EventSnapshot?, execs: Int = 0) {
             t = report.elapsedSeconds
             self.execs = execs
             // The snapshot is read where it is, a borrowed argument: `events ?? empty` was a copy
@@ -78,7 +78,7 @@ public struct RunAggregates {
             Self.read(report, events, eventFigures: true, into: &values)
         }
 
-        private static func read(_ report: Report, _ events: EventSnapshot, eventFigures: Bool, into values: inout [Double]) {
+        private static func read(_ report: TargetFigures, _ events: EventSnapshot, eventFigures: Bool, into values: inout [Double]) {
             values.withUnsafeMutableBufferPointer { values in
                 for index in RunAggregates.plain.indices {
                     let figure = RunAggregates.plain[index]

@@ -14,7 +14,7 @@ public struct RunStorageIO {
 
     /// One row, at `t` seconds since the start; `counted`: whether it is a row of what is summed
     /// (`--phase`: the phase's rows), which still starts the next row's interval when it is not.
-    public mutating func add(t: Double, _ report: Report, counted: Bool = true) {
+    public mutating func add(t: Double, _ report: TargetFigures, counted: Bool = true) {
         defer { previousT = t }
         guard counted, let previousT, t > previousT else { return }
         let seconds = t - previousT

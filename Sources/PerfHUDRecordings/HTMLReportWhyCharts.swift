@@ -23,7 +23,7 @@ extension HTMLReportCharts {
 
     package typealias Points = [(t: Double, value: Double?)]
 
-    package static func series(_ recording: Recording, _ value: (Report) -> Double?) -> Points {
+    package static func series(_ recording: Recording, _ value: (TargetFigures) -> Double?) -> Points {
         recording.samples.map { ($0.t, value($0.report)) }
     }
 

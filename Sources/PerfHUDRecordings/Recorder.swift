@@ -254,7 +254,7 @@ public final class Recorder: TickSink {
 
     /// Straight from each figure to its column, kept as its storage says (`BatchedInsert.Column`).
     /// The report and the event figures are this function's borrowed arguments, not copies.
-    private static func appendFigures(_ report: Report, _ events: EventSnapshot?, into samples: inout BatchedInsert) {
+    private static func appendFigures(_ report: TargetFigures, _ events: EventSnapshot?, into samples: inout BatchedInsert) {
         let columns = Self.columns
         samples.appendValues(columns.count) { row in
             guard let events else {

@@ -140,7 +140,7 @@ public struct RecordingRows: Sequence {
     }
 
     /// The report of one recorded sample, as `MetricsStore` derived it live.
-    public func report(_ sample: Recording.SampleRow) -> Report {
+    public func report(_ sample: Recording.SampleRow) -> TargetFigures {
         var report = sample.report
         report.pid = pid
         return report

@@ -18,7 +18,7 @@ package enum DetailsLine {
 
     /// The line for `report` (nil: no report yet); `note` in place of the figures when there are
     /// none to show (a recording made before they were kept).
-    package static func render(_ report: Report?, note: String?, width: Int, paint: Palette, unicode: Bool) -> String {
+    package static func render(_ report: TargetFigures?, note: String?, width: Int, paint: Palette, unicode: Bool) -> String {
         let separator = paint.dim(unicode ? " │ " : " | ")
         if let note { return TerminalText.truncated(" " + paint.dim(unicode ? note : TerminalText.ascii(note)), toWidth: width) }
         var fields = report.map { self.fields($0, paint: paint) } ?? []
@@ -30,7 +30,7 @@ package enum DetailsLine {
     /// The fields in order of appearance. Priorities: 0 a figure past its limit (kept longest), 1
     /// waiting and descriptors, 2 switches, faults, I/O, the busiest thread, 3 memory by kind and
     /// the OOM score, 4 throttling (under its limit) and pressure.
-    package static func fields(_ report: Report, paint: Palette) -> [Field] {
+    package static func fields(_ report: TargetFigures, paint: Palette) -> [Field] {
         var fields: [Field] = []
         func alarm(_ text: String) -> String { paint.red(paint.bold(text)) }
         if report.leakSuspected == true {

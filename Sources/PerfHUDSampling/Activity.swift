@@ -30,7 +30,7 @@ public struct Activity: Equatable {
         public var throttledNanoseconds: UInt64?
         /// Pressure stall totals of the target's cgroup v2 group, µs: cpu, memory, io × some, full.
         public var pressure = PressureTotals()
-        /// The figures shown as read, which reach the report as one value (`Report.everySecond`).
+        /// The figures shown as read, which reach the report as one value (`TargetFigures.everySecond`).
         public var levels = SecondLevels()
         public init() {}
     }
@@ -39,7 +39,7 @@ public struct Activity: Equatable {
 }
 
 /// The once-a-second figures shown as read (not rates): they travel as one value from the
-/// collector through `Activity` and `Sample` to `Report.everySecond`, where their table entries
+/// collector through `Activity` and `Sample` to `TargetFigures.everySecond`, where their table entries
 /// (`Figure`) read them. A new one is its field here, its collector (`ProcessActivity.readEverySecond`)
 /// and how two processes' values combine (`summed`), and its entry in the table of figures.
 public struct SecondLevels: Equatable, Sendable {

@@ -1,5 +1,5 @@
 /// Figures made once a second off the tick (the GPU's, the network's) as a tick carries them
-/// (`Sample`, `Report`): made once, shared by reference. A report is copied several times a tick;
+/// (`Sample`, `TargetFigures`): made once, shared by reference. The figures are copied several times a tick;
 /// the GPU figures inline (strings, a device) made each copy ~270 bytes and three retains longer
 /// (callgrind: +2,700 instructions an idle tick of memcpy alone).
 public final class FiguresBox<Boxed: Equatable>: Equatable {
@@ -11,10 +11,10 @@ public final class FiguresBox<Boxed: Equatable>: Equatable {
 /// Immutable: shared by the thread that reads the figures and the tick's.
 extension FiguresBox: Sendable where Boxed: Sendable {}
 
-/// A target's GPU figures as a tick carries them (`Sample.gpu`, `Report.gpuBox`).
+/// A target's GPU figures as a tick carries them (`Sample.gpu`, `TargetFigures.gpuBox`).
 public typealias GPUFiguresBox = FiguresBox<GPUFigures>
 
-/// The GPU figures of one target at one tick (`Report.gpu`): unknown is nil, never 0.
+/// The GPU figures of one target at one tick (`TargetFigures.gpu`): unknown is nil, never 0.
 public struct GPUFigures: Equatable, Sendable {
     public var busyPercent: Double?
     public var memoryBytes: UInt64?

@@ -1,8 +1,8 @@
-/// A target's network figures as a tick carries them (`Sample.net`, `Report.netBox`): made once a
+/// A target's network figures as a tick carries them (`Sample.net`, `TargetFigures.netBox`): made once a
 /// second (a pass of the network monitor) and shared by reference (`FiguresBox`).
 public typealias NetworkFiguresBox = FiguresBox<NetworkFigures>
 
-/// The network figures of one target at one tick (`Report.net`; docs/network.md): unknown is nil,
+/// The network figures of one target at one tick (`TargetFigures.net`; docs/network.md): unknown is nil,
 /// never 0; a target with no sockets reads a measured 0.
 public struct NetworkFigures: Equatable, Sendable {
     /// Bytes sent and received each second over the last pass, and since perfhud started watching.

@@ -5,7 +5,7 @@ import PerfHUDSampling
 /// before (the watcher calls it once a tick; replay builds its own history from the recording).
 public struct MetricsStore {
     public private(set) var series: TimeSeries
-    public private(set) var latest: Report?
+    public private(set) var latest: TargetFigures?
     public let pid: Int32
     public let startNanoseconds: UInt64
     private var previous: Sample?
@@ -42,11 +42,11 @@ public struct MetricsStore {
 
     /// Takes `sample` into the history and returns the report derived from it.
     @discardableResult
-    public mutating func record(_ sample: Sample, phase: Int? = nil) -> Report {
+    public mutating func record(_ sample: Sample, phase: Int? = nil) -> TargetFigures {
         let time = Double(sample.monotonicNanoseconds &- startNanoseconds) / 1e9
         // Elapsed time at the millisecond a recording keeps it at, so durations derived live (the
         // summary's) and from the recording (`report`'s) are the same numbers.
-        var report = Report(wallSeconds: sample.wallSeconds, elapsedSeconds: time.atResolution(1000), pid: pid, alive: sample.alive,
+        var report = TargetFigures(wallSeconds: sample.wallSeconds, elapsedSeconds: time.atResolution(1000), pid: pid, alive: sample.alive,
                             residentBytes: sample.residentBytes, proportionalBytes: sample.proportionalBytes,
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
                             processCount: sample.processCount,
@@ -102,7 +102,7 @@ public struct MetricsStore {
     }
 
     /// The "why" rates: per tick from the sample before; the once-a-second ones between two reads.
-    private mutating func derive(_ activity: Activity, _ sample: Sample, into report: inout Report) {
+    private mutating func derive(_ activity: Activity, _ sample: Sample, into report: inout TargetFigures) {
         report.residentAnonBytes = activity.memory?.anonBytes
         report.residentFileBytes = activity.memory?.fileBytes
         report.residentShmemBytes = activity.memory?.shmemBytes

@@ -9,8 +9,8 @@ final class DetailsLineTests: XCTestCase {
     private let plain = Palette(enabled: false)
 
     /// A report with every "why" figure, none past its limit.
-    private func report() -> Report {
-        var report = Report(wallSeconds: 0, elapsedSeconds: 10, pid: 1, alive: true, processCount: 1)
+    private func report() -> TargetFigures {
+        var report = TargetFigures(wallSeconds: 0, elapsedSeconds: 10, pid: 1, alive: true, processCount: 1)
         report.cpuWaitPercent = 12
         report.voluntarySwitchesPerSecond = 1170
         report.involuntarySwitchesPerSecond = 30

@@ -27,7 +27,7 @@ final class FiguresTests: XCTestCase {
     }
 
     func testTheJSONRowHasEveryFigureInTheTablesOrder() {
-        var report = Report(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
+        var report = TargetFigures(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
         report.gpu.unreportedReason = GPUUnreported.noDriver               // the key is there only with a reason
         report.net.unreportedReason = NetworkUnreported.notReadYet        // the key is there only with a reason
         var events = EventSnapshot()
@@ -93,7 +93,7 @@ final class FiguresTests: XCTestCase {
         let recorder = try Recorder(path: path, meta: Recorder.meta(version: "test", pid: 9, command: "x", commandLine: nil,
                                                                  tickNanoseconds: 100_000_000, events: EventConfiguration()),
                                     startNanoseconds: 0, warn: { XCTFail($0) })
-        var report = Report(wallSeconds: Double(time(nil)), elapsedSeconds: 0.5, pid: 9, alive: true, processCount: 1)
+        var report = TargetFigures(wallSeconds: Double(time(nil)), elapsedSeconds: 0.5, pid: 9, alive: true, processCount: 1)
         var events = EventSnapshot()
         // A distinct value for every recorded figure, at the figure's resolution (a truth value: 1;
         // the reason without frames: a code it has).

@@ -7,7 +7,7 @@ import XCTest
 /// (rounded half away from zero, at the figure's resolution), texts of any length escaped, the
 /// row valid JSON however large it grows past the buffer's first capacity.
 final class JSONRowTests: XCTestCase {
-    private func row(_ report: Report, command: String = "sleep") throws -> [String: Any] {
+    private func row(_ report: TargetFigures, command: String = "sleep") throws -> [String: Any] {
         let text = ReportFormatter.json(report, commandName: command, status: .running)
         return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
     }
@@ -31,7 +31,7 @@ final class JSONRowTests: XCTestCase {
     }
 
     func testNumbersPrintAsTheirRoundedValueAtTheFiguresResolution() throws {
-        var report = Report(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
+        var report = TargetFigures(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
         var random = SystemRandomNumberGenerator()
         // Halves (away from zero), the largest double below one half, negatives, large and tiny values.
         var values: [Double] = [0, -0.0, 0.005, 0.015, 0.49999999999999994, 2.5, -2.5, 0.125, 1e15, 8.9e15, -1e-9, 99.995, 4503599627370497]
@@ -51,7 +51,7 @@ final class JSONRowTests: XCTestCase {
     }
 
     func testALongCommandWithQuotesAndControlsIsEscapedAndTheRowStaysValid() throws {
-        let report = Report(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
+        let report = TargetFigures(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
         // ~20 KB of text: past the row buffer's first 2 KiB, with every byte that needs an escape.
         let command = String(repeating: "a\"b\\c\u{1B}[31m\n\td\u{7F}é\u{85}", count: 1500)
         let parsed = try row(report, command: command)

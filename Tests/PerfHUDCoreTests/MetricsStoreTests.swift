@@ -33,7 +33,7 @@ final class MetricsStoreTests: XCTestCase {
 
     func testTrendIsBytesPerSecondOverTenSeconds() {
         var store = MetricsStore(pid: 1, capacity: 1000, startNanoseconds: 0, onlineCPUs: 1, ticksPerSecond: 100)
-        var report: Report?
+        var report: TargetFigures?
         for step in 0...200 {
             let time = Double(step) / 10
             report = store.record(sample(at: time, cpu: time / 2, user: 0, system: 0, rss: UInt64(1_000_000 + step * 100_000)))

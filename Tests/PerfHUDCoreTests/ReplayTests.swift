@@ -124,7 +124,7 @@ final class ReplayTests: XCTestCase {
             let elapsed = Double(tick) * 0.1 + 0.0004 * Double(tick)   // not whole milliseconds
             // Figures at the resolution `MetricsStore` and `EventAggregator` keep them at.
             let cpus = Double(ProcessDirectory.onlineCPUs)
-            let report = Report(wallSeconds: wallStart + elapsed + 0.0123456, elapsedSeconds: elapsed, pid: 42, alive: true,
+            let report = TargetFigures(wallSeconds: wallStart + elapsed + 0.0123456, elapsedSeconds: elapsed, pid: 42, alive: true,
                                 cpuPercent: 33.33, cpuMachinePercent: (33.33 / cpus).atResolution(100), cpuUserPercent: 30, cpuSystemPercent: 3.33,
                                 residentBytes: 4096 * UInt64(tick + 1), residentTrendBytesPerSecond: 12, proportionalBytes: 2048,
                                 virtualBytes: 1 << 30, threads: 3, processCount: 1, cpuSecondsTotal: 0.0123456 * Double(tick))
@@ -140,7 +140,7 @@ final class ReplayTests: XCTestCase {
         }
         // The exit row: a tick of its own, the target no longer alive, with how it ended.
         let elapsed = 0.5
-        let exitReport = Report(wallSeconds: wallStart + elapsed, elapsedSeconds: elapsed, pid: 42, alive: false, processCount: 0,
+        let exitReport = TargetFigures(wallSeconds: wallStart + elapsed, elapsedSeconds: elapsed, pid: 42, alive: false, processCount: 0,
                                 cpuSecondsTotal: 0.0493824)
         var exitTick = Self.tick(exitReport, at: start + UInt64(elapsed * 1e9), commandName: "sleep", events: EventSnapshot(),
                                  status: .exited(code: 3, signal: nil))
@@ -184,7 +184,7 @@ final class ReplayTests: XCTestCase {
                                                                  tickNanoseconds: 100_000_000, events: EventConfiguration()),
                                     startNanoseconds: 0, warn: { XCTFail($0) })
         for tick in 0..<3 {
-            recorder.consume(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 42, alive: true, processCount: 1),
+            recorder.consume(Self.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 42, alive: true, processCount: 1),
                                       at: UInt64(tick) * 100_000_000, commandName: "sh", events: nil))
         }
         recorder.setMeta("target_ended", "1")     // as sessions before the exit row was a tick of its own wrote it
@@ -198,7 +198,7 @@ final class ReplayTests: XCTestCase {
     }
 
     /// A tick as the watcher hands it to the recorder.
-    static func tick(_ report: Report, at time: UInt64, commandName: String, events: EventSnapshot?, phases: PhaseHistory = PhaseHistory(),
+    static func tick(_ report: TargetFigures, at time: UInt64, commandName: String, events: EventSnapshot?, phases: PhaseHistory = PhaseHistory(),
                      status: TargetStatus = .running) -> Tick {
         let sample = Sample(monotonicNanoseconds: time, wallSeconds: report.wallSeconds, alive: report.alive, processCount: report.processCount)
         return Tick(monotonicNanoseconds: time, sample: sample, report: report, events: events, commandName: commandName,
@@ -220,7 +220,7 @@ final class ReplayTests: XCTestCase {
         for tick in 0..<4 {
             var events = EventSnapshot()
             events.framesTotal = 1
-            recorder.consume(Self.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 7, alive: true, cpuPercent: 5,
+            recorder.consume(Self.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 7, alive: true, cpuPercent: 5,
                                              residentBytes: 100, processCount: 1),
                                       at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases))
         }

@@ -162,7 +162,7 @@ final class RunFiguresTests: XCTestCase {
             framesTotal += frames.reduce(0) { $0 + $1.weight }
             var events = EventSnapshot()
             events.framesTotal = framesTotal
-            var tickValue = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
+            var tickValue = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                              at: time, commandName: "x", events: events)
             tickValue.frames = frames
             recorder.consume(tickValue)
@@ -209,7 +209,7 @@ final class RunFiguresTests: XCTestCase {
             live.append(ended)
             var events = EventSnapshot()
             events.phase = phases.current?.name
-            var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
+            var value = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                          at: UInt64(tick) * 100_000_000, commandName: "x", events: events, phases: phases)
             value.endedPhases = ended
             recorder.consume(value)
@@ -245,7 +245,7 @@ final class RunFiguresTests: XCTestCase {
             }
             var events = EventSnapshot()
             events.phase = phases.current?.name
-            var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
+            var value = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                          at: time, commandName: "x", events: events, phases: phases)
             value.frames = frames
             recorder.consume(value)
@@ -317,7 +317,7 @@ final class RunFiguresTests: XCTestCase {
                     nextFrame += 1
                 }
                 let tickActions: [(label: String, count: Double)] = tick % 7 == 0 ? [("Tap", 1)] : tick % 3 == 0 ? [("Scroll", Double(random(40)))] : []
-                var value = ReplayTests.tick(Report(wallSeconds: 1e9, elapsedSeconds: Double(now) / 1000, pid: 5, alive: true, processCount: 1),
+                var value = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(now) / 1000, pid: 5, alive: true, processCount: 1),
                                              at: start + UInt64(now) * 1_000_000, commandName: "x", events: EventSnapshot(), phases: history)
                 value.frames = frames
                 value.actions = tickActions
@@ -363,7 +363,7 @@ final class RunFiguresTests: XCTestCase {
 
     func testStorageIOIsEachRowsRateTimesItsIntervalInTheSummaryAndTheReport() {
         var io = RunStorageIO()
-        var report = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 1, alive: true, processCount: 1)
+        var report = TargetFigures(wallSeconds: 0, elapsedSeconds: 0, pid: 1, alive: true, processCount: 1)
         for (t, rate) in [(0.0, 999.0), (0.1, 1000), (0.25, 2000), (1.25, 0), (1.5, 400)] {
             report.ioReadBytesPerSecond = rate
             report.ioWriteBytesPerSecond = rate / 2
@@ -377,7 +377,7 @@ final class RunFiguresTests: XCTestCase {
 
     func testCPUSecondsByModeAddUpToTheClocksTotalAtEveryRow() {
         var modes = CPUSecondsByMode()
-        var report = Report(wallSeconds: 0, elapsedSeconds: 0, pid: 1, alive: true, processCount: 1)
+        var report = TargetFigures(wallSeconds: 0, elapsedSeconds: 0, pid: 1, alive: true, processCount: 1)
         for (total, user, system) in [(0.5, 80.0, 20.0), (0.75, 50, 50), (0.751, 0, 0), (1.5, 10, 90)] as [(Double, Double, Double)] {
             report.cpuSecondsTotal = total
             report.cpuUserPercent = user

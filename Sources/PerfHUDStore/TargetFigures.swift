@@ -1,7 +1,9 @@
 import PerfHUDSampling
 
-/// The figures of one report, derived from the samples: what the HUD, plain and JSON show.
-public struct Report: Equatable, Sendable {
+/// The target's figures at one tick, derived from its samples by `MetricsStore`: what the HUD and
+/// the plain and JSON rows show of the processes (the event stream's are `EventSnapshot`). A tick
+/// carries it as `Tick.report`; `report` the command reads recordings of them.
+public struct TargetFigures: Equatable, Sendable {
     public var wallSeconds: Double
     public var elapsedSeconds: Double
     public var pid: Int32
