@@ -11,7 +11,7 @@ the cost of one more tick, start-up and the end excluded.
           no events): the demo's tick less this one is what its frames and actions cost
   record  perfhud demo --record FILE
 Per stage (inclusive counts of the functions that are the stage): sampling (ProcessSampler.sample),
-store (MetricsStore.record), events (SessionEvents.tick: snapshot, drains), rows (ReportWriter.consume:
+store (MetricsStore.record), events (SessionEvents.tick: snapshot, drains), rows (RowWriter.consume:
 the JSON row), recording (Recorder.consume); the whole tick is Session.takeSample. Per frame: the
 event receiver thread's instructions per frame it took in (demo).
 
@@ -58,7 +58,7 @@ STAGES = {
     "events": r"13SessionEventsC4tick3now",
     # The Tick's own module is `AA` while the core was one module (before the layers became targets),
     # `0A11HUDPipeline` since: either matches.
-    "rows": r"12ReportWriterC7consumey(Sb|y)(AA|0A11HUDPipeline)4TickVF$",   # consume(_:) -> Bool before, -> Void now
+    "rows": r"(12ReportWriter|9RowWriter)C7consumey(Sb|y)(AA|0A11HUDPipeline)4TickVF$",   # consume(_:) -> Bool before, -> Void now
     "recording": r"8RecorderC(6record|7consume)yy(AA|0A11HUDPipeline)4TickVF$",   # record(_:) before 43's one entry point
 }
 RECEIVER = r"13EventReceiverC11receiveLoop"

@@ -40,8 +40,8 @@ struct DaemonWarnings {
             leakSuspected = suspected
             let rss = report.residentBytes.map { "RSS \(Units.bytes(Double($0))), " } ?? ""
             let slope = report.residentTrendBytesPerHour.map { Units.signedBytes($0) + "/h" } ?? "?"
-            let r2 = report.residentTrendR2.map { ReportFormatter.number($0, decimals: 2) } ?? "?"
-            let window = ReportFormatter.number(leakWindow, decimals: leakWindow < 10 ? 1 : 0) + " s"
+            let r2 = report.residentTrendR2.map { RowFormatter.number($0, decimals: 2) } ?? "?"
+            let window = RowFormatter.number(leakWindow, decimals: leakWindow < 10 ? 1 : 0) + " s"
             lines.append(suspected
                 ? "memory keeps growing: \(rss)\(slope) over the last \(window) (r² \(r2)): a leak is suspected"
                 : "memory no longer keeps growing: \(rss)\(slope) over the last \(window) (r² \(r2)): the leak is no longer suspected")

@@ -109,8 +109,8 @@ final class StatusReporter {
         if let cpu = report.cpuPercent { parts.append("CPU " + Units.percent(cpu)) }
         if let rss = report.residentBytes { parts.append("RSS " + Units.bytes(Double(rss))) }
         parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
-        if events.hasFrames { parts.append("FPS " + ReportFormatter.number(events.fps, decimals: 0)) }
-        if events.hasActions { parts.append("actions " + ReportFormatter.number(events.actionsPerSecond, decimals: 0) + "/s") }
+        if events.hasFrames { parts.append("FPS " + RowFormatter.number(events.fps, decimals: 0)) }
+        if events.hasActions { parts.append("actions " + RowFormatter.number(events.actionsPerSecond, decimals: 0) + "/s") }
         parts.append("events \(events.received)")
         return parts.joined(separator: ", ")
     }

@@ -50,12 +50,12 @@ package final class SessionSummary: TickSink {
             if read > 0 || written > 0 { parts.append("storage I/O read " + Units.bytes(read) + ", written " + Units.bytes(written)) }
         }
         if let fds = figure(.fds_open, .max) {
-            parts.append("fds peak " + ReportFormatter.number(fds, decimals: 0) + (last.fdsLimit.map { " of \($0)" } ?? ""))
+            parts.append("fds peak " + RowFormatter.number(fds, decimals: 0) + (last.fdsLimit.map { " of \($0)" } ?? ""))
         }
         if figure(.leak_suspected, .max) == 1 {
             var text = "leak suspected"
             if let slope = last.residentTrendBytesPerHour, let r2 = last.residentTrendR2 {
-                text += ": RSS " + Units.signedBytes(slope) + "/h (r² " + ReportFormatter.number(r2, decimals: 2) + ")"
+                text += ": RSS " + Units.signedBytes(slope) + "/h (r² " + RowFormatter.number(r2, decimals: 2) + ")"
             }
             parts.append(text)
         }
@@ -82,21 +82,21 @@ package final class SessionSummary: TickSink {
             var figures: [String] = []
             // `report`'s frames, FPS avg, janky and dropped, by its code (`RunFrames`) over the same frames.
             if frames.total > 0, seconds > 0 {
-                figures.append("frames " + ReportFormatter.number(frames.total, decimals: 0)
-                               + " (" + ReportFormatter.number(frames.total / seconds, decimals: 0) + " FPS avg"
+                figures.append("frames " + RowFormatter.number(frames.total, decimals: 0)
+                               + " (" + RowFormatter.number(frames.total / seconds, decimals: 0) + " FPS avg"
                                + (frames.source.map { ", " + $0.rawValue } ?? "") + "), janky "
-                               + ReportFormatter.number(frames.janky, decimals: 0) + ", dropped " + ReportFormatter.number(frames.dropped, decimals: 0))
+                               + RowFormatter.number(frames.janky, decimals: 0) + ", dropped " + RowFormatter.number(frames.dropped, decimals: 0))
             }
             if events.hasActions {
-                var text = "actions " + ReportFormatter.number(events.actionsTotal, decimals: 0)
+                var text = "actions " + RowFormatter.number(events.actionsTotal, decimals: 0)
                 if let worstAction {
                     text += " (high-frequency: " + TerminalText.escaped(worstAction.action, maxLength: 60) + " peaked at "
-                        + ReportFormatter.number(worstAction.peak, decimals: 0) + "/s)"
+                        + RowFormatter.number(worstAction.peak, decimals: 0) + "/s)"
                 }
                 figures.append(text)
             }
             if let p50 = events.inputLatencyP50, let p99 = events.inputLatencyP99 {
-                figures.append("key→screen p50 " + ReportFormatter.number(p50, decimals: 0) + " ms, p99 " + ReportFormatter.number(p99, decimals: 0) + " ms")
+                figures.append("key→screen p50 " + RowFormatter.number(p50, decimals: 0) + " ms, p99 " + RowFormatter.number(p99, decimals: 0) + " ms")
             }
             lines.append("perfhud: " + figures.joined(separator: "; "))
         }

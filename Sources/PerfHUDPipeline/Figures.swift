@@ -419,7 +419,7 @@ public final class Figure: @unchecked Sendable {
         case .net_unreported_reason: return NetworkUnreported.codes.sqlText(of: column)
         default: break
         }
-        if case .fixed(let scale) = storage { return "\(column) / \(ReportFormatter.number(scale, decimals: 0)).0" }
+        if case .fixed(let scale) = storage { return "\(column) / \(RowFormatter.number(scale, decimals: 0)).0" }
         return column
     }
 }

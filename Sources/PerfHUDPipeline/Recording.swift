@@ -102,7 +102,7 @@ public struct Recording {
     /// 8: the memory limit has a column (`sample_log.memory_limit_bytes`); older files read it as null.
     public static let formatVersion: Int64 = 8
 
-    /// Whole milliseconds of a Unix time, rounded as `ReportFormatter.rfc3339` rounds it.
+    /// Whole milliseconds of a Unix time, rounded as `RowFormatter.rfc3339` rounds it.
     package static func milliseconds(unix seconds: Double) -> Int64 {
         let whole = seconds.rounded(.down)
         return Int64(whole) * 1000 + Int64(((seconds - whole) * 1000).rounded())

@@ -1,5 +1,5 @@
 /// Where a tick goes. The sinks of a session — the HUD's screen (`ScreenSink`), the plain/JSON rows
-/// (`ReportWriter`), the end summary (`SessionSummary`), the recording (`Recorder`) — are handed
+/// (`RowWriter`), the end summary (`SessionSummary`), the recording (`Recorder`) — are handed
 /// the same `Tick` values, one after the other, by one fan-out: `TickSinks` in a session and in
 /// `replay` (whose ticks `RecordingRows` rebuilds from the recording). The daemon's `TickFanOut`
 /// is not one of them yet: it hands its recorder the tick, but its metrics and journal the tick's

@@ -7,7 +7,7 @@ extension BusyThread {
     /// in it become spaces).
     static func encoded(_ threads: [BusyThread]?) -> String {
         guard let threads else { return "-" }
-        return threads.map { "\($0.tid) \($0.pid) \(ReportFormatter.number($0.cpuPercent, decimals: 1)) "
+        return threads.map { "\($0.tid) \($0.pid) \(RowFormatter.number($0.cpuPercent, decimals: 1)) "
             + String($0.name.map { $0 == "\n" || $0 == "\r" ? " " : $0 }) }.joined(separator: "\n")
     }
 

@@ -75,17 +75,17 @@ public enum HTMLReport {
         // header says what the summary table says.
         let duration = run.summary.durationSeconds
         rows.append(("duration", SummaryFormatter.human(unit: "seconds", duration) + (duration >= 120 ? " (" + DurationText.format(nanoseconds: UInt64(duration * 1e9)) + ")" : "")
-            + ", \(run.summary.samples) samples, " + ReportFormatter.number(run.summary.frames, decimals: 0) + " frames"))
+            + ", \(run.summary.samples) samples, " + RowFormatter.number(run.summary.frames, decimals: 0) + " frames"))
         if let tick = meta["tick_seconds"].flatMap(Double.init), tick > 0 { rows.append(("tick", DurationText.format(nanoseconds: UInt64((tick * 1e9).rounded())))) }
         let recording = run.recording
         if recording.frameBudget.paced {
-            rows.append(("janky frames", "longer than " + ReportFormatter.number(recording.jankFactor, decimals: 2)
+            rows.append(("janky frames", "longer than " + RowFormatter.number(recording.jankFactor, decimals: 2)
                 + " × the program's pace (the median of its last \(FrameJudge.paceFrames) frames)"))
         } else {
-            rows.append(("frame budget", ReportFormatter.number(1000 / recording.refreshHz, decimals: 1) + " ms (" + ReportFormatter.number(recording.refreshHz, decimals: 1)
-                + " Hz); janky above " + ReportFormatter.number(recording.jankFactor, decimals: 2) + " × budget"))
+            rows.append(("frame budget", RowFormatter.number(1000 / recording.refreshHz, decimals: 1) + " ms (" + RowFormatter.number(recording.refreshHz, decimals: 1)
+                + " Hz); janky above " + RowFormatter.number(recording.jankFactor, decimals: 2) + " × budget"))
         }
-        rows.append(("high-frequency actions", "≥ " + ReportFormatter.number(recording.actionThreshold) + " a second"))
+        rows.append(("high-frequency actions", "≥ " + RowFormatter.number(recording.actionThreshold) + " a second"))
         var html = label.map { "<h3>\(HTMLText.escaped($0))</h3>" } ?? ""
         html += "<dl class=\"meta\">" + rows.map { "<dt>\(HTMLText.escaped($0.0))</dt><dd>\(HTMLText.escaped($0.1))</dd>" }.joined() + "</dl>\n"
         return html
@@ -96,8 +96,8 @@ public enum HTMLReport {
         func value(_ figures: RecordingSummary, _ key: String) -> Double? {
             RecordingSummary.keys.firstIndex(of: key).flatMap { figures.numbers[$0] }
         }
-        let jank = recording.frameBudget.paced ? ReportFormatter.number(recording.jankFactor, decimals: 2) + " × pace"
-            : ReportFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1) + " ms"
+        let jank = recording.frameBudget.paced ? RowFormatter.number(recording.jankFactor, decimals: 2) + " × pace"
+            : RowFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1) + " ms"
         let groups: [(String, [(key: String, label: String)])] = [
             ("Frames", [(RunFigure.frames.key, "frames"), (RunFigure.fps_avg.key, "average FPS (frames ÷ time)"), (RunFigure.fps_1pct_low.key, "1 % low FPS (1000 ÷ p99)"),
                         (RunFigure.fps_0_1pct_low.key, "0.1 % low FPS (1000 ÷ p99.9)"), (RunFigure.frame_p50_ms.key, "frame time p50"), (RunFigure.frame_p97_ms.key, "frame time p97"),
@@ -125,7 +125,7 @@ public enum HTMLReport {
                 let change = new - old
                 let percent = old != 0 ? change / abs(old) * 100 : nil
                 html += "<td class=\"\(judgement(row.key, change: change, percent: percent))\">\(HTMLText.escaped(signed(SummaryFormatter.human(row.key, change))))</td>"
-                    + "<td>\(percent.map { signed(ReportFormatter.number($0, decimals: 1)) + " %" } ?? "")</td></tr>"
+                    + "<td>\(percent.map { signed(RowFormatter.number($0, decimals: 1)) + " %" } ?? "")</td></tr>"
             }
             html += "</table>"
         }

@@ -158,7 +158,7 @@ package enum HTMLReportCharts {
             let name = label + (isHigh ? " (high-frequency, peak " + SummaryFormatter.human(unit: "", peaks[label]) + "/s)" : "")
             chart.lines.append(Line(name: name, points: rates(of: label, in: recording.actions, end: end), color: color, width: isHigh ? 2.6 : 1.4))
         }
-        chart.rules.append(Rule(value: recording.actionThreshold, label: "high-frequency ≥ " + ReportFormatter.number(recording.actionThreshold) + "/s", color: jankColor))
+        chart.rules.append(Rule(value: recording.actionThreshold, label: "high-frequency ≥ " + RowFormatter.number(recording.actionThreshold) + "/s", color: jankColor))
         if summary.topActions.count > labels.count { chart.notes.append("\(summary.topActions.count - labels.count) quieter labels not drawn") }
         return chart.html()
     }

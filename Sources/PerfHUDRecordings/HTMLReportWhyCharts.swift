@@ -121,7 +121,7 @@ extension HTMLReportCharts {
         html += "<table class=\"threads\"><tr><th>thread</th><th>\(otherProcesses ? "PID / TID" : "TID")</th><th>CPU time while listed</th><th>peak</th>"
             + "<th>the busiest thread for</th></tr>"
         for (index, thread) in threads.enumerated() {
-            let share = total > 0 ? " (" + ReportFormatter.number(thread.busiestSeconds / max(total, 1e-9) * 100, decimals: 0) + " %)" : ""
+            let share = total > 0 ? " (" + RowFormatter.number(thread.busiestSeconds / max(total, 1e-9) * 100, decimals: 0) + " %)" : ""
             html += "<tr data-tid=\"\(thread.tid)\"><td><i class=\"swatch\" style=\"background:\(threadColors[index % threadColors.count])\"></i>"
                 + HTMLText.escaped(thread.name) + "</td><td>\(otherProcesses ? "\(thread.pid) / \(thread.tid)" : "\(thread.tid)")</td>"
                 + "<td>\(HTMLText.escaped(SummaryFormatter.human(unit: "seconds", thread.cpuSeconds)))</td>"
@@ -165,12 +165,12 @@ extension HTMLReportCharts {
         let open = series(run.recording) { $0.fdsOpen.map { Double($0) } }
         guard let top = peak(open) else { return note(title, "not read (perfhud may list /proc/PID/fd only of a process it may trace)") }
         var chart = SVGChart(title: title, axisTitle: "descriptors open", axis: .rate("descriptors"), duration: duration, bands: bands)
-        chart.lines.append(Line(name: "open, peak " + ReportFormatter.number(top, decimals: 0), points: open, color: fdsColor, width: 2))
+        chart.lines.append(Line(name: "open, peak " + RowFormatter.number(top, decimals: 0), points: open, color: fdsColor, width: 2))
         // The limit as a line when the peak came within a quarter of it; far above, it would
         // flatten the line to nothing: said in the legend instead.
         if let limit = run.recording.samples.last(where: { $0.report.fdsLimit != nil })?.report.fdsLimit.map({ Double($0) }) {
-            if top >= limit / 4 { chart.rules.append(Rule(value: limit, label: "limit " + ReportFormatter.number(limit, decimals: 0), color: jankColor)) }
-            else { chart.notes.append("limit " + ReportFormatter.number(limit, decimals: 0) + " (far above: not drawn)") }
+            if top >= limit / 4 { chart.rules.append(Rule(value: limit, label: "limit " + RowFormatter.number(limit, decimals: 0), color: jankColor)) }
+            else { chart.notes.append("limit " + RowFormatter.number(limit, decimals: 0) + " (far above: not drawn)") }
         }
         return chart.html()
     }

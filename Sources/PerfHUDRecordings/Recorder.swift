@@ -139,9 +139,9 @@ public final class Recorder: TickSink {
         clock_gettime(CLOCK_REALTIME, &now)
         let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
         return [("format", "perfhud-recording"), ("perfhud_version", version),
-                ("options", "[" + CommandLine.arguments.map(ReportFormatter.quoted).joined(separator: ",") + "]"),
+                ("options", "[" + CommandLine.arguments.map(RowFormatter.quoted).joined(separator: ",") + "]"),
                 ("target_pid", String(pid)), ("target_command", command), ("target_command_line", commandLine ?? command),
-                ("started_at", ReportFormatter.rfc3339(wall)), ("started_at_unix", String(wall)),
+                ("started_at", RowFormatter.rfc3339(wall)), ("started_at_unix", String(wall)),
                 ("tick_seconds", String(Double(tickNanoseconds) / 1e9)), ("online_cpus", String(ProcessDirectory.onlineCPUs)),
                 ("refresh_hz", String(events.refreshHz)), ("jank_factor", String(events.jankFactor)),
                 ("jank_reference", events.frameBudget.referenceName),

@@ -15,7 +15,7 @@ public enum RecordingExport {
 
     public static func csv(_ recording: Recording, write: (String) -> Void) {
         write(csvHeader + "\n")
-        func n(_ value: Double?, _ decimals: Int = 3) -> String { value.map { ReportFormatter.number($0, decimals: decimals) } ?? "" }
+        func n(_ value: Double?, _ decimals: Int = 3) -> String { value.map { RowFormatter.number($0, decimals: decimals) } ?? "" }
         let mebibyte = 1024.0 * 1024.0
         let rows = RecordingRows(recording)
         for sample in recording.samples {
@@ -39,7 +39,7 @@ public enum RecordingExport {
         let rows = RecordingRows(recording)
         let figures = Figure.inFormat(recording.format)
         for row in rows {
-            write(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events, fields: figures) + "\n")
+            write(RowFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events, fields: figures) + "\n")
         }
     }
 }
@@ -51,23 +51,23 @@ extension RecordingExport {
     /// recorded user and system percentages (the recording keeps the split per tick, not the ticks).
     public static func openMetrics(_ recording: Recording, write: (String) -> Void) {
         let pid = recording.meta["target_pid"] ?? "0"
-        let labels = "{pid=" + ReportFormatter.quoted(pid) + "}"
+        let labels = "{pid=" + RowFormatter.quoted(pid) + "}"
         let start = recording.startedAtUnix
-        func stamp(_ t: Double) -> String { ReportFormatter.number(start + t, decimals: 3) }
+        func stamp(_ t: Double) -> String { RowFormatter.number(start + t, decimals: 3) }
         func family(_ name: String, _ type: String, _ help: String, _ value: (Recording.SampleRow) -> Double?) {
             write("# TYPE \(name) \(type)\n# HELP \(name) \(help)\n")
             let sampleName = type == "counter" ? name + "_total" : name
             for row in recording.samples {
                 guard let number = value(row) else { continue }
-                write(sampleName + labels + " " + ReportFormatter.number(number, decimals: 6) + " " + stamp(row.t) + "\n")
+                write(sampleName + labels + " " + RowFormatter.number(number, decimals: 6) + " " + stamp(row.t) + "\n")
             }
         }
         family(TargetSeries.perfhud_target_up.name, "gauge", "Whether the target is running.") { $0.alive ? 1 : 0 }
         let info = TargetSeries.perfhud_target_info.name
         write("# TYPE \(info) info\n# HELP \(info) The target.\n")
-        let comm = ReportFormatter.quoted(recording.meta["target_command"] ?? "")
+        let comm = RowFormatter.quoted(recording.meta["target_command"] ?? "")
         for row in recording.samples where row.alive {
-            write(info + "_info{comm=\(comm),pid=\(ReportFormatter.quoted(pid))} 1 " + stamp(row.t) + "\n")
+            write(info + "_info{comm=\(comm),pid=\(RowFormatter.quoted(pid))} 1 " + stamp(row.t) + "\n")
         }
         // The gauges of the table of figures, as the daemon exports them: one family a name, its
         // figures told apart by their labels (`perfhud_target_memory_bytes{kind}`).
@@ -76,7 +76,7 @@ extension RecordingExport {
             figure.value(rows.report(row), row.events)
         }
         func seriesLabels(_ metric: Figure.Metric) -> String {
-            "{" + (metric.labels.map { "\($0.name)=" + ReportFormatter.quoted($0.value) } + ["pid=" + ReportFormatter.quoted(pid)]).joined(separator: ",") + "}"
+            "{" + (metric.labels.map { "\($0.name)=" + RowFormatter.quoted($0.value) } + ["pid=" + RowFormatter.quoted(pid)]).joined(separator: ",") + "}"
         }
         func families(_ wanted: (Figure.Metric.Kind) -> Bool) -> [(name: String, figures: [(Figure, Figure.Metric)])] {
             var grouped: [(name: String, figures: [(Figure, Figure.Metric)])] = []
@@ -92,7 +92,7 @@ extension RecordingExport {
             for (figure, metric) in family.figures {
                 for row in recording.samples {
                     guard let number = value(figure, row).map({ $0 * metric.scale }) else { continue }
-                    write(family.name + seriesLabels(metric) + " " + ReportFormatter.number(number, decimals: 6) + " " + stamp(row.t) + "\n")
+                    write(family.name + seriesLabels(metric) + " " + RowFormatter.number(number, decimals: 6) + " " + stamp(row.t) + "\n")
                 }
             }
         }
@@ -106,7 +106,7 @@ extension RecordingExport {
                     defer { previous = row.t }
                     guard let rate = value(figure, row) else { continue }
                     if let previous { total += rate * metric.scale * (row.t - previous) }
-                    write(name + "_total" + seriesLabels(metric) + " " + ReportFormatter.number(total, decimals: 6) + " " + stamp(row.t) + "\n")
+                    write(name + "_total" + seriesLabels(metric) + " " + RowFormatter.number(total, decimals: 6) + " " + stamp(row.t) + "\n")
                 }
             }
         }
@@ -118,7 +118,7 @@ extension RecordingExport {
             let series = byMode.map { ($0.0, mode == "user" ? $0.1 : $0.2) }
             if mode == "user" { write("# TYPE \(cpuFamily) counter\n# HELP \(cpuFamily) CPU time of the target, by mode.\n") }
             for (t, value) in series {
-                write(cpu + "{mode=\"\(mode)\",pid=\(ReportFormatter.quoted(pid))} " + ReportFormatter.number(value, decimals: 6) + " " + stamp(t) + "\n")
+                write(cpu + "{mode=\"\(mode)\",pid=\(RowFormatter.quoted(pid))} " + RowFormatter.number(value, decimals: 6) + " " + stamp(t) + "\n")
             }
         }
         // The counters of the table (named without `_total` in the family, as OpenMetrics wants).

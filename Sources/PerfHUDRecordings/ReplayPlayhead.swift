@@ -37,7 +37,7 @@ public struct ReplayPlayhead: Equatable {
 
     /// What the status line says: `replay ×2 0:01:23/0:05:00`, `paused …`, `end …`.
     public var description: String {
-        let state = atEnd ? "end" : paused ? "paused" : "replay ×" + ReportFormatter.number(speed, decimals: 4)
+        let state = atEnd ? "end" : paused ? "paused" : "replay ×" + RowFormatter.number(speed, decimals: 4)
         return state + " " + DurationText.clock(seconds: position - start) + "/" + DurationText.clock(seconds: end - start)
     }
 }

@@ -64,7 +64,7 @@ package struct SVGChart {
         let yTop = yTicks.last ?? 1
         func x(_ t: Double) -> Double { Self.left + (duration > 0 ? min(max(t / duration, 0), 1) : 0) * plotWidth }
         func y(_ value: Double) -> Double { Self.top + plotHeight * (1 - min(max(value / yTop, 0), 1)) }
-        func n(_ value: Double) -> String { ReportFormatter.number(value, decimals: 1) }
+        func n(_ value: Double) -> String { RowFormatter.number(value, decimals: 1) }
         let columns = Int(plotWidth)
         func column(_ t: Double) -> Int { duration > 0 ? min(columns - 1, max(0, Int(t / duration * Double(columns)))) : 0 }
 
@@ -72,7 +72,7 @@ package struct SVGChart {
         svg += "<text class=\"axis-title\" x=\"4\" y=\"14\">\(HTMLText.escaped(axisTitle))</text>"
         for band in bands {
             let x0 = x(band.start), x1 = max(x(band.end), x0 + 1)
-            svg += "<rect class=\"band\" data-phase=\"\(HTMLText.escaped(band.name))\" x=\"\(n(x0))\" y=\"\(n(Self.top))\" width=\"\(n(x1 - x0))\" height=\"\(n(plotHeight))\" fill=\"\(band.color)\" fill-opacity=\"\(ReportFormatter.number(band.opacity))\">"
+            svg += "<rect class=\"band\" data-phase=\"\(HTMLText.escaped(band.name))\" x=\"\(n(x0))\" y=\"\(n(Self.top))\" width=\"\(n(x1 - x0))\" height=\"\(n(plotHeight))\" fill=\"\(band.color)\" fill-opacity=\"\(RowFormatter.number(band.opacity))\">"
                 + "<title>\(HTMLText.escaped(band.name)) \(Self.seconds(band.start))–\(Self.seconds(band.end)) s</title></rect>"
         }
         for tick in yTicks {
@@ -102,7 +102,7 @@ package struct SVGChart {
             let ruleY = y(rule.value)
             let labelY = max(ruleY - 4, lastLabelY + 14)
             lastLabelY = labelY
-            svg += "<line class=\"rule\" data-label=\"\(HTMLText.escaped(rule.label))\" data-value=\"\(ReportFormatter.number(rule.value, decimals: 3))\" x1=\"\(n(Self.left))\" x2=\"\(n(Self.width - Self.right))\" y1=\"\(n(ruleY))\" y2=\"\(n(ruleY))\" stroke=\"\(rule.color)\""
+            svg += "<line class=\"rule\" data-label=\"\(HTMLText.escaped(rule.label))\" data-value=\"\(RowFormatter.number(rule.value, decimals: 3))\" x1=\"\(n(Self.left))\" x2=\"\(n(Self.width - Self.right))\" y1=\"\(n(ruleY))\" y2=\"\(n(ruleY))\" stroke=\"\(rule.color)\""
                 + (rule.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>"
             ruleLabels += "<text class=\"rule-label\" x=\"\(n(Self.width - Self.right - 4))\" y=\"\(n(labelY))\" text-anchor=\"end\" style=\"fill:\(rule.color)\">\(HTMLText.escaped(rule.label))</text>"
         }
@@ -128,7 +128,7 @@ package struct SVGChart {
                 pen = "L"
             }
             svg += "<path class=\"line\" d=\"\(path)\" stroke=\"\(line.color)\" stroke-width=\"\(n(line.width))\""
-                + (line.dashed ? " stroke-dasharray=\"6 4\"" : "") + (line.opacity < 1 ? " stroke-opacity=\"\(ReportFormatter.number(line.opacity))\"" : "")
+                + (line.dashed ? " stroke-dasharray=\"6 4\"" : "") + (line.opacity < 1 ? " stroke-opacity=\"\(RowFormatter.number(line.opacity))\"" : "")
                 + "><title>\(HTMLText.escaped(line.name))</title></path>"
         }
         svg += ruleLabels
@@ -140,8 +140,8 @@ package struct SVGChart {
                 if point.value > worst[c] { worst[c] = point.value; at[c] = point.t }
             }
             for c in 0..<columns where count[c] > 0 {
-                svg += "<circle class=\"mark\" data-frames=\"\(ReportFormatter.number(count[c]))\" cx=\"\(n(x(at[c])))\" cy=\"\(n(y(worst[c])))\" r=\"3.5\" fill=\"\(marks.color)\">"
-                    + "<title>\(ReportFormatter.number(count[c])) \(HTMLText.escaped(marks.name)), worst \(Self.label(worst[c], axis: axis, scaleFrom: yTop, unit: true)) at \(Self.seconds(at[c])) s</title></circle>"
+                svg += "<circle class=\"mark\" data-frames=\"\(RowFormatter.number(count[c]))\" cx=\"\(n(x(at[c])))\" cy=\"\(n(y(worst[c])))\" r=\"3.5\" fill=\"\(marks.color)\">"
+                    + "<title>\(RowFormatter.number(count[c])) \(HTMLText.escaped(marks.name)), worst \(Self.label(worst[c], axis: axis, scaleFrom: yTop, unit: true)) at \(Self.seconds(at[c])) s</title></circle>"
             }
         }
         svg += "</svg>"
@@ -153,14 +153,14 @@ package struct SVGChart {
         var entries: [String] = []
         var named: Set<String> = []
         for band in bands where named.insert(band.name).inserted {
-            entries.append("<span class=\"key\"><i class=\"swatch\" style=\"background:\(band.color);opacity:\(ReportFormatter.number(min(1, band.opacity * 3)))\"></i>\(HTMLText.escaped(band.name))</span>")
+            entries.append("<span class=\"key\"><i class=\"swatch\" style=\"background:\(band.color);opacity:\(RowFormatter.number(min(1, band.opacity * 3)))\"></i>\(HTMLText.escaped(band.name))</span>")
         }
         for line in lines {
             entries.append("<span class=\"key\"><i class=\"stroke\(line.dashed ? " dashed" : "")\" style=\"border-color:\(line.color)\"></i>\(HTMLText.escaped(line.name))</span>")
         }
         if let scatter { entries.append("<span class=\"key\"><i class=\"stroke\" style=\"border-color:\(scatter.color)\"></i>\(HTMLText.escaped(scatter.name))</span>") }
         if let marks, !marks.points.isEmpty {
-            entries.append("<span class=\"key\"><i class=\"dot\" style=\"background:\(marks.color)\"></i>\(HTMLText.escaped(marks.name)) (\(ReportFormatter.number(marks.points.reduce(0) { $0 + $1.weight })))</span>")
+            entries.append("<span class=\"key\"><i class=\"dot\" style=\"background:\(marks.color)\"></i>\(HTMLText.escaped(marks.name)) (\(RowFormatter.number(marks.points.reduce(0) { $0 + $1.weight })))</span>")
         }
         entries += notes.map { "<span class=\"note\">\(HTMLText.escaped($0))</span>" }
         return entries.isEmpty ? "" : "<div class=\"legend\">" + entries.joined() + "</div>"
@@ -226,10 +226,10 @@ package struct SVGChart {
         switch axis {
         case .bytes, .bytesPerSecond:
             let (scale, name) = unitScale(top, axis: axis)
-            return ReportFormatter.number(value / scale, decimals: 2) + " " + name + (axis.isRate ? "/s" : "")
-        case .percent: return ReportFormatter.number(value, decimals: 1) + (unit ? " %" : "")
-        case .milliseconds: return ReportFormatter.number(value, decimals: 1) + (unit ? " ms" : "")
-        case .rate(let name): return ReportFormatter.number(value, decimals: 1) + (unit ? " " + name : "")
+            return RowFormatter.number(value / scale, decimals: 2) + " " + name + (axis.isRate ? "/s" : "")
+        case .percent: return RowFormatter.number(value, decimals: 1) + (unit ? " %" : "")
+        case .milliseconds: return RowFormatter.number(value, decimals: 1) + (unit ? " ms" : "")
+        case .rate(let name): return RowFormatter.number(value, decimals: 1) + (unit ? " " + name : "")
         }
     }
 
@@ -243,14 +243,14 @@ package struct SVGChart {
     }
 
     static func timeLabel(_ t: Double, duration: Double) -> String {
-        if duration <= 180 { return ReportFormatter.number(t, decimals: 1) }
+        if duration <= 180 { return RowFormatter.number(t, decimals: 1) }
         let whole = Int(t.rounded())
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         if duration < 3600 { return "\(whole / 60):\(two(whole % 60))" }
         return "\(whole / 3600):\(two(whole / 60 % 60)):\(two(whole % 60))"
     }
 
-    package static func seconds(_ t: Double) -> String { ReportFormatter.number(t, decimals: 1) }
+    package static func seconds(_ t: Double) -> String { RowFormatter.number(t, decimals: 1) }
 }
 
 extension SVGChart.Axis {

@@ -5,7 +5,7 @@ import PerfHUDPipeline
 /// `perfhud report --format json|markdown`: a run's summary as one JSON object or a table.
 public enum SummaryFormatter {
     package static func bytes(_ value: Double?) -> String {
-        ReportFormatter.number(value, decimals: 0)
+        RowFormatter.number(value, decimals: 0)
     }
 
     /// What the summary says beside the run's figures: facts a recording keeps in its meta and
@@ -50,35 +50,35 @@ public enum SummaryFormatter {
     public static func json(_ summary: RecordingSummary, facts: Facts, baseline: RecordingSummary? = nil) -> String {
         var fields: [String] = []
         for (key, value) in zip(RecordingSummary.keys, summary.numbers) {
-            fields.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: decimals(key)))
+            fields.append(RowFormatter.quoted(key) + ":" + RowFormatter.number(value, decimals: decimals(key)))
         }
-        fields.append("\"phase\":" + (summary.phase.map(ReportFormatter.quoted) ?? "null"))
-        fields.append("\"command\":" + ReportFormatter.quoted(facts.command))
-        fields.append("\"started_at\":" + (facts.startedAt.map(ReportFormatter.quoted) ?? "null"))
+        fields.append("\"phase\":" + (summary.phase.map(RowFormatter.quoted) ?? "null"))
+        fields.append("\"command\":" + RowFormatter.quoted(facts.command))
+        fields.append("\"started_at\":" + (facts.startedAt.map(RowFormatter.quoted) ?? "null"))
         func actions(_ list: [RecordingSummary.ActionFigures]) -> String {
-            "[" + list.map { "{\"action\":" + ReportFormatter.quoted($0.action) + ",\"total\":" + ReportFormatter.number($0.total)
-                + ",\"peak\":" + ReportFormatter.number($0.peak) + "}" }.joined(separator: ",") + "]"
+            "[" + list.map { "{\"action\":" + RowFormatter.quoted($0.action) + ",\"total\":" + RowFormatter.number($0.total)
+                + ",\"peak\":" + RowFormatter.number($0.peak) + "}" }.joined(separator: ",") + "]"
         }
         fields.append("\"high_frequency_actions\":" + actions(summary.highFrequencyActions))
         fields.append("\"top_actions\":" + actions(Array(summary.topActions.prefix(10))))
         fields.append("\"phases\":[" + summary.phases.map { phase in
-            "{\"name\":" + ReportFormatter.quoted(phase.name) + "," + RecordingSummary.phaseKeys.map { key in
-                ReportFormatter.quoted(key) + ":" + ReportFormatter.number(phase.value(of: key), decimals: decimals(key))
+            "{\"name\":" + RowFormatter.quoted(phase.name) + "," + RecordingSummary.phaseKeys.map { key in
+                RowFormatter.quoted(key) + ":" + RowFormatter.number(phase.value(of: key), decimals: decimals(key))
             }.joined(separator: ",") + "}"
         }.joined(separator: ",") + "]")
         if let baseline {
             var base: [String] = []
             for (key, value) in zip(RecordingSummary.keys, baseline.numbers) {
-                base.append(ReportFormatter.quoted(key) + ":" + ReportFormatter.number(value, decimals: decimals(key)))
+                base.append(RowFormatter.quoted(key) + ":" + RowFormatter.number(value, decimals: decimals(key)))
             }
             fields.append("\"baseline\":{" + base.joined(separator: ",") + "}")
         }
         // Why it was slow, beyond the table's figures: null where the run has none.
-        fields.append("\"busiest_thread\":" + (facts.busiest.map { "{\"pid\":\($0.pid),\"tid\":\($0.tid),\"name\":" + ReportFormatter.quoted($0.name)
-            + ",\"cpu_percent\":" + ReportFormatter.number($0.cpuPercent, decimals: 1) + ",\"t\":" + ReportFormatter.number(facts.busiestAt, decimals: 3) + "}" } ?? "null"))
-        fields.append("\"io_read_bytes_total\":" + ReportFormatter.number(facts.readBytes?.rounded(), decimals: 0))
-        fields.append("\"io_write_bytes_total\":" + ReportFormatter.number(facts.writtenBytes?.rounded(), decimals: 0))
-        fields.append("\"warnings\":[" + facts.warnings.map(ReportFormatter.quoted).joined(separator: ",") + "]")
+        fields.append("\"busiest_thread\":" + (facts.busiest.map { "{\"pid\":\($0.pid),\"tid\":\($0.tid),\"name\":" + RowFormatter.quoted($0.name)
+            + ",\"cpu_percent\":" + RowFormatter.number($0.cpuPercent, decimals: 1) + ",\"t\":" + RowFormatter.number(facts.busiestAt, decimals: 3) + "}" } ?? "null"))
+        fields.append("\"io_read_bytes_total\":" + RowFormatter.number(facts.readBytes?.rounded(), decimals: 0))
+        fields.append("\"io_write_bytes_total\":" + RowFormatter.number(facts.writtenBytes?.rounded(), decimals: 0))
+        fields.append("\"warnings\":[" + facts.warnings.map(RowFormatter.quoted).joined(separator: ",") + "]")
         return "{" + fields.joined(separator: ",") + "}"
     }
 
@@ -110,14 +110,14 @@ public enum SummaryFormatter {
         case "bytes": return Units.bytes(value)
         case "bytes per second": return Units.bytes(value) + "/s"
         case "bytes per hour": return Units.signedBytes(value) + "/h"
-        case "watts": return ReportFormatter.number(value, decimals: 1) + " W"
-        case "degrees Celsius": return ReportFormatter.number(value, decimals: 0) + " °C"
-        case "milliseconds": return ReportFormatter.number(value, decimals: 2) + " ms"
-        case "seconds": return ReportFormatter.number(value, decimals: 1) + " s"
-        case "frames per second": return ReportFormatter.number(value, decimals: 1)   // FPS, as its row says
-        case _ where unit.hasPrefix("percent"): return ReportFormatter.number(value, decimals: 1) + " %"
-        case _ where unit.hasSuffix("per second"): return ReportFormatter.number(value, decimals: 1) + "/s"
-        default: return ReportFormatter.number(value, decimals: 1)
+        case "watts": return RowFormatter.number(value, decimals: 1) + " W"
+        case "degrees Celsius": return RowFormatter.number(value, decimals: 0) + " °C"
+        case "milliseconds": return RowFormatter.number(value, decimals: 2) + " ms"
+        case "seconds": return RowFormatter.number(value, decimals: 1) + " s"
+        case "frames per second": return RowFormatter.number(value, decimals: 1)   // FPS, as its row says
+        case _ where unit.hasPrefix("percent"): return RowFormatter.number(value, decimals: 1) + " %"
+        case _ where unit.hasSuffix("per second"): return RowFormatter.number(value, decimals: 1) + "/s"
+        default: return RowFormatter.number(value, decimals: 1)
         }
     }
 
@@ -163,7 +163,7 @@ public enum SummaryFormatter {
             for (index, key) in RecordingSummary.keys.enumerated() {
                 let new = summary.numbers[index], old = baseline.numbers[index]
                 var change = ""
-                if let new, let old, old != 0 { change = (new >= old ? "+" : "") + ReportFormatter.number((new - old) / old * 100, decimals: 1) + " %" }
+                if let new, let old, old != 0 { change = (new >= old ? "+" : "") + RowFormatter.number((new - old) / old * 100, decimals: 1) + " %" }
                 lines.append("| \(key) | \(human(key, old)) | \(human(key, new)) | \(change) |")
             }
         } else {

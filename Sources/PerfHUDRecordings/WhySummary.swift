@@ -55,13 +55,13 @@ public struct WhySummary {
     public func sentences(_ summary: RecordingSummary, targetPID: Int32?) -> [(name: String, text: String)] {
         guard present else { return [] }
         let figure = { (field: Figure.Field, rule: RunAggregates.Rule) in summary.aggregates[field, rule] }
-        func percent(_ value: Double) -> String { ReportFormatter.number(value, decimals: 1) + " %" }
-        func rate(_ value: Double) -> String { ReportFormatter.number(value, decimals: value < 10 ? 1 : 0) + "/s" }
+        func percent(_ value: Double) -> String { RowFormatter.number(value, decimals: 1) + " %" }
+        func rate(_ value: Double) -> String { RowFormatter.number(value, decimals: value < 10 ? 1 : 0) + "/s" }
         var lines: [(name: String, text: String)] = []
         if let busiest {
             let who = busiest.pid != 0 && busiest.pid != targetPID ? "PID \(busiest.pid), TID \(busiest.tid)" : "TID \(busiest.tid)"
             lines.append(("busiest thread", TerminalText.escaped(busiest.name, maxLength: 32) + " (\(who)): " + percent(busiest.cpuPercent)
-                          + " of one core over its busiest second" + (busiestAt.map { ", " + ReportFormatter.number($0, decimals: 1) + " s in" } ?? "")))
+                          + " of one core over its busiest second" + (busiestAt.map { ", " + RowFormatter.number($0, decimals: 1) + " s in" } ?? "")))
         } else {
             lines.append(("busiest thread", threadsRead ? "none: no thread used a CPU in any second" : "not read"))
         }
@@ -79,17 +79,17 @@ public struct WhySummary {
             lines.append(("storage I/O", "not read (perfhud may read /proc/PID/io only of a process it may trace)"))
         }
         if let fds = figure(.fds_open, .max) {
-            var text = "peak " + ReportFormatter.number(fds, decimals: 0) + " open"
+            var text = "peak " + RowFormatter.number(fds, decimals: 0) + " open"
             if let limit = fdsLimit { text += " of a limit of \(limit) (" + percent(fds / Double(max(1, limit)) * 100) + ")" }
             lines.append(("descriptors", text))
         }
         if let first = leakFirstAt {
-            var text = "suspected from " + ReportFormatter.number(first, decimals: 1) + " s on"
-            if let trend = trendEnd { text += "; at the end RSS " + Units.signedBytes(trend.bytesPerHour) + "/h, r² " + ReportFormatter.number(trend.r2, decimals: 2) }
+            var text = "suspected from " + RowFormatter.number(first, decimals: 1) + " s on"
+            if let trend = trendEnd { text += "; at the end RSS " + Units.signedBytes(trend.bytesPerHour) + "/h, r² " + RowFormatter.number(trend.r2, decimals: 2) }
             if figure(.leak_suspected, .last) == 0 { text += " (no longer at the end)" }
             lines.append(("leak", text))
         } else if let trend = trendEnd {
-            lines.append(("leak", "not suspected (at the end RSS " + Units.signedBytes(trend.bytesPerHour) + "/h, r² " + ReportFormatter.number(trend.r2, decimals: 2) + ")"))
+            lines.append(("leak", "not suspected (at the end RSS " + Units.signedBytes(trend.bytesPerHour) + "/h, r² " + RowFormatter.number(trend.r2, decimals: 2) + ")"))
         }
         if let peak = figure(.cpu_throttled_percent, .max), peak > 0 {
             lines.append(("throttled", "peak " + percent(peak) + " of the time by its CPU quota" + (figure(.cpu_throttled_percent, .mean).map { ", average " + percent($0) } ?? "")))

@@ -26,9 +26,9 @@ enum GPUText {
             let text = Units.bytes(Double(used)) + "/" + Units.bytes(Double(total))
             parts.append(Double(used) > Double(total) * 0.9 ? paint.red(text) : text)
         }
-        if let temperature = device.temperatureCelsius { parts.append(ReportFormatter.number(temperature, decimals: 0) + "°C") }
-        if let power = device.powerWatts { parts.append(ReportFormatter.number(power, decimals: 0) + "W") }
-        if let clock = device.clockMHz { parts.append(ReportFormatter.number(clock, decimals: 0) + "MHz") }
+        if let temperature = device.temperatureCelsius { parts.append(RowFormatter.number(temperature, decimals: 0) + "°C") }
+        if let power = device.powerWatts { parts.append(RowFormatter.number(power, decimals: 0) + "W") }
+        if let clock = device.clockMHz { parts.append(RowFormatter.number(clock, decimals: 0) + "MHz") }
         if let reasons = device.throttleReasons {
             let names = throttleNames(reasons)
             if !names.isEmpty { parts.append(paint.yellow("throttled " + names.joined(separator: ","))) }

@@ -98,14 +98,14 @@ public enum HUDRenderer {
         if let events = snapshot.events, snapshot.status == .running {
             if events.hasFrames {
                 // A terminal program draws when it has something to show: no redraw in the last second is idling.
-                var text = "FPS " + (events.fps == 0 && events.frameSource == .tty ? "idle" : ReportFormatter.number(events.fps, decimals: 0))
+                var text = "FPS " + (events.fps == 0 && events.frameSource == .tty ? "idle" : RowFormatter.number(events.fps, decimals: 0))
                 if let source = events.frameSource, source != .events { text += paint.dim(" " + source.rawValue) }
                 if let p99 = events.frameP99 {
                     // Coloured against what janky is judged by: the program's own pace (its median frame), or the refresh's budget.
                     let budget = events.paced ? (events.frameP50 ?? p99) : 1000 / max(1, events.refreshHz)
-                    text += " p99 " + paint.threshold(p99 / max(budget, 1e-3) * 100, warn: 101, alarm: 150, ReportFormatter.number(p99, decimals: 1) + "ms")
+                    text += " p99 " + paint.threshold(p99 / max(budget, 1e-3) * 100, warn: 101, alarm: 150, RowFormatter.number(p99, decimals: 1) + "ms")
                 }
-                text += " jank " + (events.jankyFrames > 0 ? paint.yellow(ReportFormatter.number(events.jankyFrames, decimals: 0)) : "0")
+                text += " jank " + (events.jankyFrames > 0 ? paint.yellow(RowFormatter.number(events.jankyFrames, decimals: 0)) : "0")
                 segments.append((2, text))
             } else if let note = snapshot.framesNote {
                 segments.append((4, paint.dim(note)))
@@ -113,13 +113,13 @@ public enum HUDRenderer {
                 segments.append((4, paint.dim(reason == FramesUnreported.terminalIdle ? "tty idle" : "frames not reported (" + reason + ")")))
             }
             if let p50 = events.inputLatencyP50, let p99 = events.inputLatencyP99 {
-                segments.append((3, "key→screen " + ReportFormatter.number(p50, decimals: 0) + "/" + ReportFormatter.number(p99, decimals: 0) + "ms"))
+                segments.append((3, "key→screen " + RowFormatter.number(p50, decimals: 0) + "/" + RowFormatter.number(p99, decimals: 0) + "ms"))
             }
             if events.hasActions {
-                segments.append((3, "act " + ReportFormatter.number(events.actionsPerSecond, decimals: 0) + "/s"))
+                segments.append((3, "act " + RowFormatter.number(events.actionsPerSecond, decimals: 0) + "/s"))
             }
             if let worst = events.highFrequencyActions.first {
-                let rate = worst.rate > 0 ? ReportFormatter.number(worst.rate, decimals: 0) + "/s" : "peak " + ReportFormatter.number(worst.peak, decimals: 0) + "/s"
+                let rate = worst.rate > 0 ? RowFormatter.number(worst.rate, decimals: 0) + "/s" : "peak " + RowFormatter.number(worst.peak, decimals: 0) + "/s"
                 segments.append((2, paint.yellow("⚠ " + TerminalText.escaped(worst.action, maxLength: 36) + " " + rate)))
             }
         }

@@ -57,7 +57,7 @@ public final class ReplaySession {
 
     /// Every row, as the live run printed them; paced by `--speed` when it is given.
     private func writeRows(signals: SignalChannel) {
-        let writer = ReportWriter(format: configuration.output, tickNanoseconds: tickNanoseconds,
+        let writer = RowWriter(format: configuration.output, tickNanoseconds: tickNanoseconds,
                                   everyNanoseconds: configuration.reportEveryNanoseconds, output: standardOutput)
         writer.figures = Figure.inFormat(recording.format)
         let startedAt = monotonicNanoseconds()

@@ -47,7 +47,7 @@ public final class Session {
         var execsRecorded = 0
     }
     /// When the session began, as a recording's `started_at` says it (RFC 3339).
-    private let startedAt = ReportFormatter.rfc3339(wallClockSeconds())
+    private let startedAt = RowFormatter.rfc3339(wallClockSeconds())
     /// One buffer for every read of the loop (program output, keys): allocated once.
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
 

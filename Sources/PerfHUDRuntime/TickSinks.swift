@@ -10,7 +10,7 @@ final class TickSinks {
     private let screenSink: ScreenSink?
     package var screen: Screen? { screenSink?.screen }
     /// The plain/JSON rows (`--output plain|json`), or nil with `screen`.
-    private let rows: ReportWriter?
+    private let rows: RowWriter?
     /// `--record FILE`, opened once the target is known.
     package var recorder: Recorder? {
         didSet { sinks = Self.sinks(screenSink, rows, recorder, summary, summaryLine) }
@@ -27,7 +27,7 @@ final class TickSinks {
     package init(configuration: SessionConfiguration, output: Terminal, showsActionLog: Bool) {
         screenSink = configuration.output == .hud
             ? ScreenSink(screen: Screen(device: output, style: configuration.style, ownsKeys: showsActionLog), showsActionLog: showsActionLog) : nil
-        rows = screenSink == nil ? ReportWriter(configuration: configuration, output: output) : nil
+        rows = screenSink == nil ? RowWriter(configuration: configuration, output: output) : nil
         summary = screenSink != nil && configuration.summary
             ? SessionSummary(tickNanoseconds: configuration.watch.tickNanoseconds, budget: configuration.watch.events.frameBudget) : nil
         summaryLine = configuration.output == .json && configuration.summary

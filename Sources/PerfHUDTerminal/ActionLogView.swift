@@ -34,7 +34,7 @@ struct ActionLogView {
         var output = ""
         let hidden = pending.dropLast(limit).reduce(0) { $0 + $1.count } + pendingDropped
         if hidden > 0 {
-            output += "… \(ReportFormatter.number(hidden, decimals: 0)) more actions\r\n"
+            output += "… \(RowFormatter.number(hidden, decimals: 0)) more actions\r\n"
             fold = nil
         }
         for entry in pending.suffix(limit) {
@@ -45,7 +45,7 @@ struct ActionLogView {
                 rewrite = true
             }
             var text = TerminalText.escaped(entry.label)
-            if count != 1 { text += " ×" + ReportFormatter.number(count, decimals: 1) }
+            if count != 1 { text += " ×" + RowFormatter.number(count, decimals: 1) }
             if highFrequency.contains(entry.label) { text = paint.yellow(text + " (high-frequency)") }
             // Up one line and erase it: the cursor sits at the start of the line after it.
             if rewrite { output += ControlSequence.cursorUp + ControlSequence.eraseLine }

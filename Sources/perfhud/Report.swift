@@ -97,7 +97,7 @@ struct ReportCommand: ParsableCommand {
             let result = try condition.holds(for: summary, baseline: oldSummary)
             if result.holds {
                 failed = true
-                fputs("perfhud: fail-on: \(FailCondition.quoted(condition.text)) holds (\(condition.metric) = \(ReportFormatter.number(result.actual, decimals: 3)), limit \(ReportFormatter.number(result.limit, decimals: 3)))\n", stderr)
+                fputs("perfhud: fail-on: \(FailCondition.quoted(condition.text)) holds (\(condition.metric) = \(RowFormatter.number(result.actual, decimals: 3)), limit \(RowFormatter.number(result.limit, decimals: 3)))\n", stderr)
             } else if let unknown = result.unknown {
                 // A gate that cannot be evaluated fails: a typo in a phase name must not pass a CI job.
                 if allowMissing {

@@ -386,7 +386,7 @@ def screenshot(page, tmp_path, name, size=(1280, 3200)):
 
 
 def shown(value, decimals=1):
-    """A figure as the page shows it (ReportFormatter.number): half away from zero, no trailing zeros."""
+    """A figure as the page shows it (RowFormatter.number): half away from zero, no trailing zeros."""
     text = format(decimal.Decimal(str(value)).quantize(decimal.Decimal(1).scaleb(-decimals), rounding=decimal.ROUND_HALF_UP), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -32,22 +32,22 @@ final class FiguresTests: XCTestCase {
         report.net.unreportedReason = NetworkUnreported.notReadYet        // the key is there only with a reason
         var events = EventSnapshot()
         events.framesUnreportedReason = FramesUnreported.nothingDrawn     // the key is there only with a reason
-        let withEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
+        let withEvents = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
         let expected = ["time", "pid", "alive"] + Figure.all.flatMap { figure -> [String] in
             figure.kind == .special(.exitStatus) ? ["exit_code", "exit_signal"] : [figure.name]
         }
         XCTAssertEqual(withEvents, expected)
-        let withoutEvents = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil))
+        let withoutEvents = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil))
         XCTAssertEqual(withoutEvents, ["time", "pid", "alive"] + Figure.all.filter {
             ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
         }.map(\.name))
-        let counted = keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: EventSnapshot()))
+        let counted = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: EventSnapshot()))
         XCTAssertFalse(counted.contains("frames_unreported_reason"), "no reason, no key")
         report.gpu.unreportedReason = nil
-        XCTAssertFalse(keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("gpu_unreported_reason"),
+        XCTAssertFalse(keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("gpu_unreported_reason"),
                        "no reason, no key")
         report.net.unreportedReason = nil
-        XCTAssertFalse(keys(ofJSON: ReportFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("net_unreported_reason"),
+        XCTAssertFalse(keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("net_unreported_reason"),
                        "no reason, no key")
     }
 

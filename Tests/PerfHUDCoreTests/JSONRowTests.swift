@@ -3,12 +3,12 @@ import XCTest
 @testable import PerfHUDPipeline
 
 /// The JSON row is written through `ByteBuffer` and integer formatting (issue 22): what a program
-/// reading the rows sees must not change — each number as `ReportFormatter.number` prints it
+/// reading the rows sees must not change — each number as `RowFormatter.number` prints it
 /// (rounded half away from zero, at the figure's resolution), texts of any length escaped, the
 /// row valid JSON however large it grows past the buffer's first capacity.
 final class JSONRowTests: XCTestCase {
     private func row(_ report: TargetFigures, command: String = "sleep") throws -> [String: Any] {
-        let text = ReportFormatter.json(report, commandName: command, status: .running)
+        let text = RowFormatter.json(report, commandName: command, status: .running)
         return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
     }
 
@@ -40,14 +40,14 @@ final class JSONRowTests: XCTestCase {
         for value in values {
             report.cpuPercent = value                    // 2 decimals
             report.cpuSecondsTotal = abs(value) / 1e6    // 6 decimals
-            let text = ReportFormatter.json(report, commandName: "x", status: .running)
+            let text = RowFormatter.json(report, commandName: "x", status: .running)
             XCTAssertTrue(text.contains("\"cpu_percent\":" + reference(value, 2) + ","), "\(value): \(text.prefix(160))")
             XCTAssertTrue(text.contains("\"cpu_seconds_total\":" + reference(abs(value) / 1e6, 6) + ","), "\(value)")
-            XCTAssertEqual(ReportFormatter.number(value, decimals: 0), reference(value, 0))
+            XCTAssertEqual(RowFormatter.number(value, decimals: 0), reference(value, 0))
         }
         // More than 64 bits hold at 6 decimals: the whole number, not a crash.
         report.cpuSecondsTotal = 8e15
-        XCTAssertTrue(ReportFormatter.json(report, commandName: "x", status: .running).contains("\"cpu_seconds_total\":8000000000000000,"))
+        XCTAssertTrue(RowFormatter.json(report, commandName: "x", status: .running).contains("\"cpu_seconds_total\":8000000000000000,"))
     }
 
     func testALongCommandWithQuotesAndControlsIsEscapedAndTheRowStaysValid() throws {
@@ -73,14 +73,14 @@ final class JSONRowTests: XCTestCase {
                     var characters = Array(repeating: Character("a"), count: length)
                     characters[place] = special
                     let text = String(characters)
-                    let quoted = ReportFormatter.quoted(text)
+                    let quoted = RowFormatter.quoted(text)
                     XCTAssertFalse(quoted.utf8.contains { $0 < 0x20 || $0 == 0x7F }, "\(length) \(place): \(quoted)")
                     XCTAssertFalse(quoted.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, "\(length) \(place): \(quoted)")
                     let back = try JSONSerialization.jsonObject(with: Data(quoted.utf8), options: .fragmentsAllowed) as? String
                     XCTAssertEqual(back, text, "\(length) \(place)")
                 }
                 let plain = String(repeating: "b", count: length)
-                XCTAssertEqual(ReportFormatter.quoted(plain), "\"" + plain + "\"")
+                XCTAssertEqual(RowFormatter.quoted(plain), "\"" + plain + "\"")
             }
         }
     }

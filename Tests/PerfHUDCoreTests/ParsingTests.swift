@@ -99,9 +99,9 @@ final class ParsingTests: XCTestCase {
     }
 
     func testJSONStringsEscapeControlCharacters() {
-        XCTAssertEqual(ReportFormatter.quoted("a\"b\\c\n\u{1B}"), "\"a\\\"b\\\\c\\n\\u001b\"")
-        XCTAssertEqual(ReportFormatter.quoted("é\u{9B}x\u{7F}"), "\"é\\u009bx\\u007f\"")
-        XCTAssertEqual(ReportFormatter.rfc3339(0.5), "1970-01-01T00:00:00.500Z")
+        XCTAssertEqual(RowFormatter.quoted("a\"b\\c\n\u{1B}"), "\"a\\\"b\\\\c\\n\\u001b\"")
+        XCTAssertEqual(RowFormatter.quoted("é\u{9B}x\u{7F}"), "\"é\\u009bx\\u007f\"")
+        XCTAssertEqual(RowFormatter.rfc3339(0.5), "1970-01-01T00:00:00.500Z")
     }
 
     /// A process lives while any of its threads does: a zombie leader whose thread count still
@@ -123,15 +123,15 @@ final class ParsingTests: XCTestCase {
 
 final class NumberFormattingTests: XCTestCase {
     func testJSONNumbers() {
-        XCTAssertEqual(ReportFormatter.number(52.3), "52.3")
-        XCTAssertEqual(ReportFormatter.number(0), "0")
-        XCTAssertEqual(ReportFormatter.number(-1.25), "-1.25")
-        XCTAssertEqual(ReportFormatter.number(-0.004), "0")
-        XCTAssertEqual(ReportFormatter.number(0.05), "0.05")
-        XCTAssertEqual(ReportFormatter.number(199.999), "200")
-        XCTAssertEqual(ReportFormatter.number(1.000123, decimals: 6), "1.000123")
-        XCTAssertEqual(ReportFormatter.number(.nan), "null")
-        XCTAssertEqual(ReportFormatter.number(nil), "null")
+        XCTAssertEqual(RowFormatter.number(52.3), "52.3")
+        XCTAssertEqual(RowFormatter.number(0), "0")
+        XCTAssertEqual(RowFormatter.number(-1.25), "-1.25")
+        XCTAssertEqual(RowFormatter.number(-0.004), "0")
+        XCTAssertEqual(RowFormatter.number(0.05), "0.05")
+        XCTAssertEqual(RowFormatter.number(199.999), "200")
+        XCTAssertEqual(RowFormatter.number(1.000123, decimals: 6), "1.000123")
+        XCTAssertEqual(RowFormatter.number(.nan), "null")
+        XCTAssertEqual(RowFormatter.number(nil), "null")
     }
 
     func testDisplayWidth() {

@@ -136,7 +136,7 @@ final class ReplayTests: XCTestCase {
             events.rejected = tick >= 2 ? ["peer uid": UInt64(tick)] : [:]
             let command = tick < 3 ? "sh" : "sleep"   // an exec
             recorder.consume(Self.tick(report, at: start + UInt64(elapsed * 1e9), commandName: command, events: events))
-            live.append(ReportFormatter.json(report, commandName: command, status: .running, events: events))
+            live.append(RowFormatter.json(report, commandName: command, status: .running, events: events))
         }
         // The exit row: a tick of its own, the target no longer alive, with how it ended.
         let elapsed = 0.5
@@ -146,7 +146,7 @@ final class ReplayTests: XCTestCase {
                                  status: .exited(code: 3, signal: nil))
         exitTick.isFinal = true
         recorder.consume(exitTick)
-        live.append(ReportFormatter.json(exitReport, commandName: "sleep", status: exitTick.status, events: exitTick.events))
+        live.append(RowFormatter.json(exitReport, commandName: "sleep", status: exitTick.status, events: exitTick.events))
         recorder.close()
         let recording = try Recording(path: path)
         XCTAssertEqual(recording.targetEnded, .exited(code: 3, signal: nil))
@@ -155,7 +155,7 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(rows.exitRow, 5)
         let replayed = (0..<rows.count).map { index -> String in
             let row = rows.row(index)
-            return ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events)
+            return RowFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events)
         }
         XCTAssertEqual(replayed, live)
         XCTAssertTrue(replayed[5].hasSuffix(",\"exit_code\":3,\"exit_signal\":null}"), replayed[5])
@@ -255,8 +255,8 @@ final class ReplayTests: XCTestCase {
         let rows = RecordingRows(recording)
         for index in 0..<rows.count {
             let row = rows.row(index)
-            XCTAssertFalse(ReportFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
-            XCTAssertFalse(ReportFormatter.plain(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
+            XCTAssertFalse(RowFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
+            XCTAssertFalse(RowFormatter.plain(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
         }
         let summary = RecordingSummary(recording)
         XCTAssertEqual(summary.phases.first { $0.name == "Big" }?.keptBytes, .max, "two visits that kept Int64.max saturate")

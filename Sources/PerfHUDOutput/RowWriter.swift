@@ -7,7 +7,7 @@ import PerfHUDTerminal
 
 /// `--output plain|json` (live or replayed): one report a line on standard output, every tick or every
 /// `--report-every`. A reader that goes away (a closed pipe) is remembered: the session then ends.
-package final class ReportWriter: TickSink {
+package final class RowWriter: TickSink {
     private let format: SessionConfiguration.Output
     private let output: Terminal
     private let tickNanoseconds: UInt64
@@ -55,12 +55,12 @@ package final class ReportWriter: TickSink {
         last = now
         if format == .json {
             row.removeAll()
-            ReportFormatter.appendJSON(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events,
+            RowFormatter.appendJSON(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events,
                                        plan: plan, to: &row)
             row.append("\n")
             row.withBytes { output.write($0) }
         } else {
-            output.write(ReportFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
+            output.write(RowFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
         }
         written += 1
     }

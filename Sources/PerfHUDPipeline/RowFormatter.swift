@@ -6,7 +6,7 @@ import PerfHUDEvents
 import PerfHUDStore
 
 /// One report as a line of text: `--output plain` for people, `--output json` for programs.
-public enum ReportFormatter {
+public enum RowFormatter {
     /// The keys about events (docs/figures.md, JSON output), in order: null when there is no event socket.
     public static var eventKeys: [String] { Figure.eventKeys }
 
@@ -28,7 +28,7 @@ public enum ReportFormatter {
         appendJSON(report, commandName: commandName, status: status, events: events, plan: fields.map(\.plain), to: &out)
     }
 
-    /// `appendJSON` with the fields as plain values, made once by a writer of many rows (`ReportWriter`).
+    /// `appendJSON` with the fields as plain values, made once by a writer of many rows (`RowWriter`).
     package static func appendJSON(_ report: TargetFigures, commandName: String, status: TargetStatus, events: EventSnapshot?,
                            plan fields: [Figure.Plain], to out: inout ByteBuffer) {
         // The snapshot is read where it is, a borrowed argument: `events ?? EventSnapshot()` was a
