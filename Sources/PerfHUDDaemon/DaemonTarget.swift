@@ -1,6 +1,7 @@
 import PerfHUDSupport
 import PerfHUDSampling
 import PerfHUDPipeline
+import PerfHUDRecordings
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,7 +60,10 @@ final class DaemonTarget {
         // No history: only the HUD draws one (its memory graph); a target's figures come from the
         // sample before and the leak fit its own. A full 10-minute ring was ~33 KiB a target.
         watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: DaemonTarget.historyCapacity,
-                                keepsEveryFrame: configuration.recordPath != nil, fallbackName: "", leak: configuration.watch.leak)
+                                fallbackName: "", leak: configuration.watch.leak)
+        // The daemon's one sink of every frame is its recording (its metrics take frames from the
+        // event thread: issue 43, item 2, open).
+        watcher.keepsEveryFrame = configuration.recordPath != nil && Recorder.readsEveryFrame
         remember()
     }
 

@@ -8,6 +8,8 @@ import PerfHUDTerminal
 /// `--output plain|json` (live or replayed): one report a line on standard output, every tick or every
 /// `--report-every`. A reader that goes away (a closed pipe) is remembered: the session then ends.
 package final class RowWriter: TickSink {
+    /// It reads the tick's figures, not each frame.
+    package static let readsEveryFrame = false
     private let format: SessionConfiguration.Output
     private let output: Terminal
     private let tickNanoseconds: UInt64

@@ -11,6 +11,8 @@ import PerfHUDPipeline
 /// tick of a session perfhud ended), so the two say the same; percentiles and lows need every
 /// frame: `--record` and `report` have them.
 package final class SessionSummary: TickSink {
+    /// It counts every frame and action.
+    package static let readsEveryFrame = true
     /// The run summed up by the code that sums up a recording for `report` (`RunSummary`): CPU avg
     /// and peak, RSS at start, peak and end, the busiest thread, storage I/O, frames, FPS avg, janky
     /// and dropped.

@@ -16,6 +16,8 @@ import PerfHUDStore
 /// frames and actions. With `phase`, the rows and actions of that phase only (`report --phase`);
 /// the run's frames inside its visits are counted from the recording's (`RecordingSummary`).
 public final class RunSummary: TickSink {
+    /// It counts every frame and action.
+    public static let readsEveryFrame = true
     /// The rows' figures, each as `RunAggregates` takes it.
     public private(set) var aggregates: RunAggregates
     /// Each phase's rows' figures (by the row's phase).
@@ -74,18 +76,19 @@ public final class RunSummary: TickSink {
             runLastT = t
             if countsPhasesAndActions { phaseFrames.placePending(visits: visits, lastRow: t) }
         }
-        for live in tick.frames {
+        let every = tick.everyFrame ?? Tick.EveryFrame()   // nil only where this sink is not fed (readsEveryFrame)
+        for live in every.frames {
             // At the recording's resolution: live and replayed, the same durations are counted and a
             // phase picks the same frames.
             let frame = Recording.Frame(live, since: startNanoseconds)
             frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
             if countsPhasesAndActions { phaseFrames.add(frame, visits: visits, lastRow: runLastT) }
         }
-        if countsPhasesAndActions && !tick.actions.isEmpty {
+        if countsPhasesAndActions && !every.actions.isEmpty {
             // At the recording's resolution, as frames are.
             let at = Recording.recordedSeconds(elapsed: t)
             if phase == nil || isInside(phase!, at) {
-                for action in tick.actions { actions.add(label: action.label, count: action.count, t: at) }
+                for action in every.actions { actions.add(label: action.label, count: action.count, t: at) }
             }
         }
         guard tick.isRow else { return }

@@ -26,21 +26,21 @@ public final class TargetWatcher {
     private let source: SampleSource
     /// The name shown until the source can read one (what was launched).
     private let fallbackName: String
-    /// `--record`: the frames and actions of each tick are handed over in the `Tick`.
-    private let keepsEveryFrame: Bool
+    /// Whether each tick carries every frame and action (`Tick.everyFrame`): set by whoever feeds
+    /// the ticks to sinks, from what the sinks' types say they read (`TickSink.readsEveryFrame`),
+    /// before the first tick. From then on the event stream keeps them for the next tick.
+    public var keepsEveryFrame = false {
+        didSet { if keepsEveryFrame && !oldValue { events.aggregator.startRecording() } }
+    }
 
     /// - Parameters:
     ///   - capacity: samples kept in history (`--history / --tick`).
-    ///   - keepsEveryFrame: whether ticks carry every frame and the actions per label (`--record`, and
-    ///     the HUD's end summary, which counts the frames as `report` does).
-    public init(source: SampleSource, events: SessionEvents, pid: Int32, capacity: Int, keepsEveryFrame: Bool, fallbackName: String,
+    public init(source: SampleSource, events: SessionEvents, pid: Int32, capacity: Int, fallbackName: String,
                 leak: LeakTrend.Settings = LeakTrend.Settings()) {
         self.source = source
         self.events = events
         self.fallbackName = fallbackName
-        self.keepsEveryFrame = keepsEveryFrame
         store = MetricsStore(pid: pid, capacity: capacity, startNanoseconds: monotonicNanoseconds(), leak: leak)
-        if keepsEveryFrame { events.aggregator.startRecording() }
     }
 
     public var commandName: String { source.currentCommandName ?? fallbackName }
@@ -62,11 +62,11 @@ public final class TargetWatcher {
         let now = sample?.monotonicNanoseconds ?? monotonicNanoseconds()
         let ended = events.tick(now: now, startNanoseconds: store.startNanoseconds, residentBytes: sample?.residentBytes)
         let (log, logDropped) = events.aggregator.drainLog()
-        let (frames, actions) = keepsEveryFrame ? events.aggregator.drainRecorded() : ([], [])
+        let everyFrame = keepsEveryFrame ? events.aggregator.drainRecorded() : nil
         guard let sample else { return nil }
         let report = store.record(sample, phase: events.phases.current?.id)
         return Tick(monotonicNanoseconds: now, sample: sample, report: report, events: events.snapshot, commandName: commandName,
-                    status: status, phases: events.phases, endedPhases: ended, frames: frames, actions: actions, log: log,
+                    status: status, phases: events.phases, endedPhases: ended, everyFrame: everyFrame.map { Tick.EveryFrame(frames: $0.frames, actions: $0.actions) }, log: log,
                     logDropped: logDropped, notes: source.takeNotes(), isFinal: final, endedByPerfhud: endedByPerfhud)
     }
 }

@@ -30,12 +30,21 @@ public struct Tick {
     public var phases: PhaseHistory
     /// Phases that ended since the tick before, and what each kept.
     public var endedPhases: [EndedPhase] = []
-    /// Frames that arrived since the tick before, each stamped with its own end time: carried
-    /// only where the watcher was made with `keepsEveryFrame` (a recording, a JSON or plain run's
-    /// summary); empty otherwise.
-    public var frames: [RecordedFrame] = []
-    /// Actions per label since the tick before (as `frames`: with `keepsEveryFrame` only).
-    public var actions: [(label: String, count: Double)] = []
+    /// Every frame and action since the tick before, where a sink asked for them in its type
+    /// (`TickSink.readsEveryFrame`: the recording, the run's summaries) and the fan-out told the
+    /// watcher so (`TargetWatcher.keepsEveryFrame`); nil where none of the sinks fed asked (the HUD
+    /// alone, the rows alone): never an empty list standing in for "not kept".
+    public var everyFrame: EveryFrame?
+
+    /// The frames since the tick before, each stamped with its own end time and carrying its
+    /// weight (a sampled line's frames stand for more), and the actions per label.
+    public struct EveryFrame {
+        public var frames: [RecordedFrame]
+        public var actions: [(label: String, count: Double)]
+        public init(frames: [RecordedFrame] = [], actions: [(label: String, count: Double)] = []) {
+            self.frames = frames; self.actions = actions
+        }
+    }
     /// The action log since the tick before, repeats folded, and how many did not fit.
     public var log: [ActionLogEntry] = []
     public var logDropped = 0.0
@@ -60,8 +69,8 @@ public struct Tick {
     /// returns in place; a `var` set field by field and returned was copied twice a tick (the value
     /// witness of a Tick and of all it holds (measured: docs/benchmarks.md, "What the code's shape saves")).
     public init(monotonicNanoseconds: UInt64, sample: Sample, report: TargetFigures, events: EventSnapshot?, commandName: String,
-                status: TargetStatus, phases: PhaseHistory, endedPhases: [EndedPhase] = [], frames: [RecordedFrame] = [],
-                actions: [(label: String, count: Double)] = [], log: [ActionLogEntry] = [], logDropped: Double = 0,
+                status: TargetStatus, phases: PhaseHistory, endedPhases: [EndedPhase] = [], everyFrame: EveryFrame? = nil,
+                log: [ActionLogEntry] = [], logDropped: Double = 0,
                 notes: [String] = [], isFinal: Bool = false, endedByPerfhud: Bool = false) {
         self.monotonicNanoseconds = monotonicNanoseconds
         self.sample = sample
@@ -71,8 +80,7 @@ public struct Tick {
         self.status = status
         self.phases = phases
         self.endedPhases = endedPhases
-        self.frames = frames
-        self.actions = actions
+        self.everyFrame = everyFrame
         self.log = log
         self.logDropped = logDropped
         self.notes = notes

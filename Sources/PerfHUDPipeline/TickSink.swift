@@ -8,5 +8,10 @@
 /// needs: what two sinks show is computed before the tick (`TargetWatcher`) or by one shared piece
 /// of code (`RunFrames`, `RunAggregates`, `RunStorageIO`, `CPUSecondsByMode`).
 public protocol TickSink: AnyObject {
+    /// Whether the sink reads every frame and action of a tick (`Tick.everyFrame`). Said by each
+    /// sink's type, with no default: the fan-out (`TickSinks`) has its watcher keep them when one of
+    /// its sinks reads them, so a sink that needs them cannot be fed ticks without them, and a
+    /// session that needs none does not pay for keeping them.
+    static var readsEveryFrame: Bool { get }
     func consume(_ tick: Tick)
 }

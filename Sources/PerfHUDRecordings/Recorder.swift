@@ -16,6 +16,8 @@ import PerfHUDOutput
 /// Storage is compact (fixed-point integers: a REAL costs 8 bytes, an integer 1–4), and the views
 /// `samples`, `frames` and `actions` give the figures in their units (seconds, percent, ms).
 public final class Recorder: TickSink {
+    /// It counts every frame and action.
+    public static let readsEveryFrame = true
     /// The format written (see `Recording.formatVersion`).
     public static let formatVersion = Recording.formatVersion
     /// The columns of `sample_log` that are not a figure of `Figure.all`: the time, whether the
@@ -176,8 +178,10 @@ public final class Recorder: TickSink {
             try recordPhases(tick.phases)
             if tick.isRow { try recordRow(tick, time: time, into: &samples) }
             if tick.isExitRow, case .exited(let code, let signal) = tick.status { recordEnd(exitCode: code, exitSignal: signal) }
-            if !tick.frames.isEmpty { recordFrames(tick.frames, into: &frames) }
-            if !tick.actions.isEmpty { try recordActions(tick.actions, time: time, into: &actions) }
+            if let every = tick.everyFrame {
+                if !every.frames.isEmpty { recordFrames(every.frames, into: &frames) }
+                if !every.actions.isEmpty { try recordActions(every.actions, time: time, into: &actions) }
+            }
             if tick.monotonicNanoseconds &- lastCommit >= 1_000_000_000 {
                 try writePending()
                 try dropOldestIfFull()

@@ -6,6 +6,8 @@ import PerfHUDPipeline
 /// (`RunSummary` fed the session's ticks, `RecordingSummary`, `SummaryFormatter`), so the two say
 /// the same. `replay --output json` ends with the line the recording gives (`line(for:)`).
 package final class SummaryLine: TickSink {
+    /// It counts every frame and action.
+    package static let readsEveryFrame = true
     private var run: RunSummary?
     private let budget: FrameBudget
     private let actionThreshold: Double

@@ -140,8 +140,6 @@ public final class Session {
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
         watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
-                                // The recording and the end summary count every frame (`RunFrames`).
-                                keepsEveryFrame: configuration.recordPath != nil || (configuration.output != .plain && configuration.summary),
                                 fallbackName: target.launchedName, leak: configuration.watch.leak)
         sinks.sessionStarts(at: watcher.store.startNanoseconds)
         // A HUD that shows none of the "why" figures and records nothing does not read their files.
@@ -158,6 +156,8 @@ public final class Session {
         }
         sinks.recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
                                                                   startNanoseconds: watcher.store.startNanoseconds, warn: warn) }
+        // Every sink is known now (the recorder last): the ticks carry every frame where one reads them.
+        watcher.keepsEveryFrame = sinks.readsEveryFrame
         guard let screen else { return }
         screen.snapshot = { [unowned self] in
             let latest = sinks.latest

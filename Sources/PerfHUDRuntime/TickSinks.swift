@@ -44,8 +44,13 @@ final class TickSinks {
     /// The reader of the rows went away (a closed pipe): the session ends.
     package var readerGone: Bool { rows?.readerGone ?? false }
 
+    /// Whether a sink fed here reads every frame and action (`TickSink.readsEveryFrame`): what the
+    /// watcher is told to keep.
+    package var readsEveryFrame: Bool { sinks.contains { type(of: $0).readsEveryFrame } }
+
     /// Hands `tick` to every sink.
     package func deliver(_ tick: Tick) {
+        assert(tick.everyFrame != nil || !readsEveryFrame, "a sink reads every frame: its watcher must keep them")
         deliveredFinal = tick.isFinal
         if latestCommandName != tick.commandName { latestCommandName = tick.commandName }
         for sink in sinks { sink.consume(tick) }

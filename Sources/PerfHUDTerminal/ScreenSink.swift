@@ -5,6 +5,8 @@ import PerfHUDPipeline
 /// program's area, the action log (attach, demo), and the latest tick for the next frame, which
 /// the screen draws when it is due (not at every tick).
 package final class ScreenSink: TickSink {
+    /// It reads the tick's figures, not each frame.
+    package static let readsEveryFrame = false
     package let screen: Screen
     /// The screen's action log shows the actions (attach, demo; under `run` that area is the program's).
     private let showsActionLog: Bool

@@ -164,7 +164,7 @@ final class RunFiguresTests: XCTestCase {
             events.framesTotal = framesTotal
             var tickValue = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                              at: time, commandName: "x", events: events)
-            tickValue.frames = frames
+            tickValue.everyFrame = Tick.EveryFrame(frames: frames)
             recorder.consume(tickValue)
             summary.consume(tickValue)
         }
@@ -186,7 +186,7 @@ final class RunFiguresTests: XCTestCase {
         let rows = RecordingRows(recording)
         for index in 0..<rows.count { replayed.consume(rows.row(index)) }
         XCTAssertEqual(replayed.text(commandName: "x", recordPath: nil), text)
-        XCTAssertEqual((0..<rows.count).reduce(0.0) { $0 + rows.row($1).frames.reduce(0) { $0 + $1.weight } }, 360)
+        XCTAssertEqual((0..<rows.count).reduce(0.0) { $0 + (rows.row($1).everyFrame?.frames ?? []).reduce(0) { $0 + $1.weight } }, 360)
     }
 
     func testReplayedTicksHaveThePhasesAndTheirKeptMemoryAsLive() throws {
@@ -247,7 +247,7 @@ final class RunFiguresTests: XCTestCase {
             events.phase = phases.current?.name
             var value = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                          at: time, commandName: "x", events: events, phases: phases)
-            value.frames = frames
+            value.everyFrame = Tick.EveryFrame(frames: frames)
             recorder.consume(value)
             live.consume(value)
         }
@@ -319,8 +319,7 @@ final class RunFiguresTests: XCTestCase {
                 let tickActions: [(label: String, count: Double)] = tick % 7 == 0 ? [("Tap", 1)] : tick % 3 == 0 ? [("Scroll", Double(random(40)))] : []
                 var value = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(now) / 1000, pid: 5, alive: true, processCount: 1),
                                              at: start + UInt64(now) * 1_000_000, commandName: "x", events: EventSnapshot(), phases: history)
-                value.frames = frames
-                value.actions = tickActions
+                value.everyFrame = Tick.EveryFrame(frames: frames, actions: tickActions)
                 if final { value.isFinal = true; value.endedByPerfhud = true }
                 run.consume(value)
                 counted += frames.map { Recording.Frame($0, since: start) }
