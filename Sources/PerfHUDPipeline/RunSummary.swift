@@ -76,19 +76,21 @@ public final class RunSummary: TickSink {
             runLastT = t
             if countsPhasesAndActions { phaseFrames.placePending(visits: visits, lastRow: t) }
         }
-        let every = tick.everyFrame ?? Tick.EveryFrame()   // nil only where this sink is not fed (readsEveryFrame)
-        for live in every.frames {
-            // At the recording's resolution: live and replayed, the same durations are counted and a
-            // phase picks the same frames.
-            let frame = Recording.Frame(live, since: startNanoseconds)
-            frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
-            if countsPhasesAndActions { phaseFrames.add(frame, visits: visits, lastRow: runLastT) }
-        }
-        if countsPhasesAndActions && !every.actions.isEmpty {
-            // At the recording's resolution, as frames are.
-            let at = Recording.recordedSeconds(elapsed: t)
-            if phase == nil || isInside(phase!, at) {
-                for action in every.actions { actions.add(label: action.label, count: action.count, t: at) }
+        // Fed through a fan-out, which has its watcher keep them for this sink (readsEveryFrame).
+        if let every = tick.everyFrame {
+            for live in every.frames {
+                // At the recording's resolution: live and replayed, the same durations are counted and a
+                // phase picks the same frames.
+                let frame = Recording.Frame(live, since: startNanoseconds)
+                frames.add(milliseconds: frame.milliseconds, weight: frame.weight, source: frame.source)
+                if countsPhasesAndActions { phaseFrames.add(frame, visits: visits, lastRow: runLastT) }
+            }
+            if countsPhasesAndActions && !every.actions.isEmpty {
+                // At the recording's resolution, as frames are.
+                let at = Recording.recordedSeconds(elapsed: t)
+                if phase == nil || isInside(phase!, at) {
+                    for action in every.actions { actions.add(label: action.label, count: action.count, t: at) }
+                }
             }
         }
         guard tick.isRow else { return }
