@@ -184,16 +184,16 @@ public final class EventAggregator: @unchecked Sendable {
     public func startRecording() { withLock { $0.recording = true } }
 
     /// The frames and the actions per label since the last call (`--record`, once a tick).
-    public func drainRecorded() -> (frames: [RecordedFrame], actions: [(label: String, count: Double)]) {
+    public func drainRecorded() -> EveryFrame {
         withLock { state in
-            if state.recordedFrames.isEmpty && state.recordedActions.isEmpty { return ([], []) }
+            if state.recordedFrames.isEmpty && state.recordedActions.isEmpty { return EveryFrame() }
             // Handed over, not copied and emptied: emptying an array whose buffer the tick shares
             // would allocate one of its whole capacity (once grown by a burst: every tick).
             let frames = state.recordedFrames
             state.recordedFrames = []
             let actions = state.recordedActions.sorted { $0.key < $1.key }.map { (state.labelStates[$0.key].name, $0.value) }
             state.recordedActions.removeAll(keepingCapacity: true)
-            return (frames, actions)
+            return EveryFrame(frames: frames, actions: actions)
         }
     }
 

@@ -10,3 +10,14 @@ public struct RecordedFrame: Equatable {
         self.time = time; self.milliseconds = milliseconds; self.source = source; self.weight = weight
     }
 }
+
+/// Every frame and action since the last drain (`EventAggregator.drainRecorded`), as a tick
+/// carries them (`Tick.everyFrame`): the frames each stamped with its own end time and carrying its
+/// weight (a sampled line's frames stand for more), the actions per label.
+public struct EveryFrame {
+    public var frames: [RecordedFrame]
+    public var actions: [(label: String, count: Double)]
+    public init(frames: [RecordedFrame] = [], actions: [(label: String, count: Double)] = []) {
+        self.frames = frames; self.actions = actions
+    }
+}

@@ -66,7 +66,7 @@ public final class TargetWatcher {
         guard let sample else { return nil }
         let report = store.record(sample, phase: events.phases.current?.id)
         return Tick(monotonicNanoseconds: now, sample: sample, report: report, events: events.snapshot, commandName: commandName,
-                    status: status, phases: events.phases, endedPhases: ended, everyFrame: everyFrame.map { Tick.EveryFrame(frames: $0.frames, actions: $0.actions) }, log: log,
+                    status: status, phases: events.phases, endedPhases: ended, everyFrame: everyFrame, log: log,
                     logDropped: logDropped, notes: source.takeNotes(), isFinal: final, endedByPerfhud: endedByPerfhud)
     }
 }

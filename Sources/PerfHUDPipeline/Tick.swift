@@ -35,16 +35,6 @@ public struct Tick {
     /// watcher so (`TargetWatcher.keepsEveryFrame`); nil where none of the sinks fed asked (the HUD
     /// alone, the rows alone): never an empty list standing in for "not kept".
     public var everyFrame: EveryFrame?
-
-    /// The frames since the tick before, each stamped with its own end time and carrying its
-    /// weight (a sampled line's frames stand for more), and the actions per label.
-    public struct EveryFrame {
-        public var frames: [RecordedFrame]
-        public var actions: [(label: String, count: Double)]
-        public init(frames: [RecordedFrame] = [], actions: [(label: String, count: Double)] = []) {
-            self.frames = frames; self.actions = actions
-        }
-    }
     /// The action log since the tick before, repeats folded, and how many did not fit.
     public var log: [ActionLogEntry] = []
     public var logDropped = 0.0

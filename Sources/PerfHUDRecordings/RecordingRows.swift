@@ -109,7 +109,7 @@ public struct RecordingRows: Sequence {
         var tick = Tick(monotonicNanoseconds: time, sample: read, report: report, events: sample.events,
                         commandName: sample.commandName ?? recording.meta["target_command"] ?? "",
                         status: isExitRow ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, phases: phases.history,
-                        endedPhases: own < 0 ? [] : ended, everyFrame: Tick.EveryFrame(frames: frames, actions: actions))
+                        endedPhases: own < 0 ? [] : ended, everyFrame: EveryFrame(frames: frames, actions: actions))
         tick.sample.execsSeen = sample.execsSeen
         tick.isFinal = isExitRow
         return tick

@@ -164,7 +164,7 @@ final class RunFiguresTests: XCTestCase {
             events.framesTotal = framesTotal
             var tickValue = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                              at: time, commandName: "x", events: events)
-            tickValue.everyFrame = Tick.EveryFrame(frames: frames)
+            tickValue.everyFrame = EveryFrame(frames: frames)
             recorder.consume(tickValue)
             summary.consume(tickValue)
         }
@@ -247,7 +247,7 @@ final class RunFiguresTests: XCTestCase {
             events.phase = phases.current?.name
             var value = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(tick) / 10, pid: 5, alive: true, processCount: 1),
                                          at: time, commandName: "x", events: events, phases: phases)
-            value.everyFrame = Tick.EveryFrame(frames: frames)
+            value.everyFrame = EveryFrame(frames: frames)
             recorder.consume(value)
             live.consume(value)
         }
@@ -319,7 +319,7 @@ final class RunFiguresTests: XCTestCase {
                 let tickActions: [(label: String, count: Double)] = tick % 7 == 0 ? [("Tap", 1)] : tick % 3 == 0 ? [("Scroll", Double(random(40)))] : []
                 var value = ReplayTests.tick(TargetFigures(wallSeconds: 1e9, elapsedSeconds: Double(now) / 1000, pid: 5, alive: true, processCount: 1),
                                              at: start + UInt64(now) * 1_000_000, commandName: "x", events: EventSnapshot(), phases: history)
-                value.everyFrame = Tick.EveryFrame(frames: frames, actions: tickActions)
+                value.everyFrame = EveryFrame(frames: frames, actions: tickActions)
                 if final { value.isFinal = true; value.endedByPerfhud = true }
                 run.consume(value)
                 counted += frames.map { Recording.Frame($0, since: start) }
