@@ -15,6 +15,8 @@ rest. What the compiler cannot refuse is checked here, from the manifest as Swif
     python3 Tests/layers.py            the check above; exit 1 on a use up the order or an undeclared import
     python3 Tests/layers.py --sizes    Swift files in Sources/ over 450 lines or with more than
                                        3 top-level types (reports only; exit 0; --strict: exit 1)
+    python3 Tests/layers.py --targets  each library and system-library target of the package, a line
+                                       each: NAME TYPE DEPENDENCY... (what Tests/Fuzz/run.sh builds from)
 
 Python 3, standard library only, and the Swift toolchain's `swift package dump-package` (no build).
 """
@@ -222,7 +224,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", action="store_true", help="check file sizes instead (reports only)")
     parser.add_argument("--strict", action="store_true", help="with --sizes: exit 1 when a file is over")
+    parser.add_argument("--targets", action="store_true", help="list the library targets and their dependencies")
     arguments = parser.parse_args()
+    if arguments.targets:
+        for name, (kind, dependencies, _) in manifest().items():
+            if kind in ("regular", "system"):
+                print(name, kind, *dependencies)
+        return 0
     if arguments.sizes:
         return check_sizes(arguments.strict)
     return check_layers()

@@ -27,20 +27,8 @@ if [ ${#targets[@]} -eq 0 ]; then
   for directory in "$HERE"/*/; do [ -f "$directory/entry.swift" ] && targets+=("$(basename "$directory")"); done
 fi
 
-# The core's layers: each module's name, the modules it depends on (Package.swift, in dependency
-# order) and its source directory, from `swift package dump-package`.
+# The instrumented layers, built once a run (build_module).
 MODULES=$OUT/modules
-layers() {
-  swift package dump-package | python3 -c '
-import json, sys
-targets = {t["name"]: t for t in json.load(sys.stdin)["targets"]}
-def dependencies(name):
-    return [d for entry in targets[name]["dependencies"] for kind, value in entry.items() if kind in ("target", "byName") for d in value[:1] if d in targets]
-for name, target in targets.items():
-    if target["type"] in ("regular", "system"):
-        print(name, target["type"], " ".join(dependencies(name)))
-'
-}
 
 # Builds MODULE (after what it depends on) into $MODULES, once a run: Swift layers as a module and
 # a static library, the C shims as instrumented objects beside a module map, the system libraries'
@@ -75,7 +63,7 @@ build_module() {
 }
 
 declare -A layer_info=()
-while read -r name kind dependencies; do layer_info[$name]="$kind $dependencies"; done < <(layers)
+while read -r name kind dependencies; do layer_info[$name]="$kind $dependencies"; done < <(python3 Tests/layers.py --targets)   # Package.swift as SwiftPM reads it
 module_flags=(-I "$MODULES" -Xcc "-fmodule-map-file=$MODULES/CSystemShims.modulemap" -I Sources/CSQLite -I Sources/CProc2)
 
 build() {
