@@ -98,12 +98,21 @@ def test_a_steady_60_fps_is_60_live_in_the_recording_and_in_the_replay(tmp_path,
                                capture_output=True, text=True, check=True).stdout.splitlines()]
     assert len(recorded) == len(rows)
     assert recorded == [row["fps"] for row in rows]
+    # FPS avg is the run's frames over its time from the first row to the last, which holds the
+    # program's start before its first frame (EGL's set-up: 0.1 s on a busy machine is 58.8).
     summary = report(path)
-    assert 59 <= summary["fps_avg"] <= 61, summary
+    span = rows[-1]["elapsed_seconds"] - rows[0]["elapsed_seconds"]
+    assert abs(summary["fps_avg"] - 359 / span) <= 0.01 and 55 <= summary["fps_avg"] <= 61, (summary, span)
 
 
 # A program not ours: enters four phases, several times, each between two ticks, and allocates
-# (and keeps) its memory at once after telling perfhud. Each phase's kept memory is what it took.
+# (and keeps) its memory soon after telling perfhud. Each phase's kept memory is what it took.
+# Soon, not at once: on an idle virtual machine the receiving thread's CPU is halted, and waking
+# it is the host's to schedule. A bare C receiver at SCHED_RR measured the send-to-read delay of
+# 78 such lines here (SO_TIMESTAMPNS): median 0.11 ms, max 3.4 ms; a program filling 4 MiB in
+# that time booked part of it on the phase before in 3 runs of 15, perfhud or not (docs/figures.md).
+# 30 ms later still falls between two 100 ms ticks most of the time, so an RSS read at the next
+# tick instead of the line's arrival fails here; the busy-machine test below allocates at once.
 PHASES = """
 import os, random, socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -116,7 +125,8 @@ for _ in range(3):
     for name, mib in sizes.items():
         time.sleep(0.2 + random.random() * 0.1)
         s.send(f"perfhud.phase:1|c|#phase:{name}".encode())
-        keep.append(b"\\x01" * (mib << 20))   # allocated and touched at once, kept
+        time.sleep(0.03)
+        keep.append(b"\\x01" * (mib << 20))   # allocated and touched in one go, kept
 time.sleep(0.3)
 s.send(b"perfhud.phase:1|c|#phase:End")
 time.sleep(0.3)
