@@ -83,13 +83,13 @@ public final class DaemonMetrics: @unchecked Sendable {
     public struct Target {
         public var sample: Sample
         /// The figures of the tick (`Figure.all` names the ones exported as gauges).
-        public var report: TargetFigures
+        public var figures: TargetFigures
         public var commandName: String
         public var pid: Int32
         public var startTimeSeconds: Double?
-        public init(sample: Sample, report: TargetFigures, commandName: String, pid: Int32, startTimeSeconds: Double?) {
+        public init(sample: Sample, figures: TargetFigures, commandName: String, pid: Int32, startTimeSeconds: Double?) {
             self.sample = sample
-            self.report = report
+            self.figures = figures
             self.commandName = commandName
             self.pid = pid
             self.startTimeSeconds = startTimeSeconds

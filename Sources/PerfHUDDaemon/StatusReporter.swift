@@ -104,7 +104,7 @@ final class StatusReporter {
     private func summary(of target: DaemonTarget?) -> String {
         guard let target else { return text() }
         guard let latest = target.latest else { return text(of: target) + "; target down" }
-        let report = latest.report, events = latest.events ?? EventSnapshot()
+        let report = latest.figures, events = latest.events ?? EventSnapshot()
         var parts = [text(of: target)]
         if let cpu = report.cpuPercent { parts.append("CPU " + Units.percent(cpu)) }
         if let rss = report.residentBytes { parts.append("RSS " + Units.bytes(Double(rss))) }

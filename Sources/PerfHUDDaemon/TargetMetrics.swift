@@ -28,7 +28,7 @@ public final class TargetMetrics {
         guard let metric = figure.metric else { return nil }
         switch metric.kind {
         case .gauge: return (figure, metric)
-        case .kernelTotal: return figure.source == .report ? (figure, metric) : nil
+        case .kernelTotal: return figure.source == .target ? (figure, metric) : nil
         case .counter, .labelled: return nil
         }
     }
@@ -110,7 +110,7 @@ public final class TargetMetrics {
         up.set(to: target == nil ? 0 : 1)
         if let target {
             // The row's `cpu_seconds_total` (the CPU clock) split by mode, as `export` splits a recording's.
-            let report = target.report
+            let report = target.figures
             cpuModes.add(report)
             advance(cpuUser, &cpuCounted.user, to: cpuModes.user)
             advance(cpuSystem, &cpuCounted.system, to: cpuModes.system)
@@ -128,11 +128,11 @@ public final class TargetMetrics {
             }
             // A total of the target's own since the daemon watches it (the network's): mirrored
             // while it is up; the group keeps a member's share when it leaves (`TargetGroup`).
-            for (index, figure) in Self.counterReads.enumerated() where figure.source == .report {
+            for (index, figure) in Self.counterReads.enumerated() where figure.source == .target {
                 guard let value = Figure.read(figure.field, report, events) else { continue }
                 advance(counters[index], &counted[index], to: value)
             }
-            followBusiestThread(target.report.busiestThreads)
+            followBusiestThread(target.figures.busiestThreads)
             set(&startTime, TargetSeries.perfhud_target_start_time_seconds.name, "When the target started, seconds since the epoch.", target.startTimeSeconds)
             let key = target.commandName + "\u{0}" + String(target.pid)
             if info?.key != key {
@@ -149,10 +149,10 @@ public final class TargetMetrics {
             busiestThread.follow(nil, in: registry)
             kernelLast = kernelLast.map { _ in nil }
             // Down: a target that comes back counts its totals from its start again.
-            for (index, figure) in Self.counterReads.enumerated() where figure.source == .report { counted[index] = 0 }
+            for (index, figure) in Self.counterReads.enumerated() where figure.source == .target { counted[index] = 0 }
             if let old = info { registry.unregisterGauge(old.gauge); info = nil }
         }
-        let report = target?.report
+        let report = target?.figures
         for (index, figure) in Self.counterReads.enumerated() where figure.source == .events {
             guard let value = figure.value(report, events) else { continue }
             advance(counters[index], &counted[index], to: value)

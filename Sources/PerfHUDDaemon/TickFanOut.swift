@@ -46,12 +46,12 @@ final class TickFanOut {
         }
         let snapshot = target.events.snapshot ?? EventSnapshot()
         recording.record(target)
-        for line in target.warned.check(events: snapshot, report: target.latest?.report, threshold: configuration.watch.events.actionThreshold,
+        for line in target.warned.check(events: snapshot, report: target.latest?.figures, threshold: configuration.watch.events.actionThreshold,
                                         leakWindow: configuration.watch.leak.windowSeconds) {
             status.log(.warning, target, line)
         }
         let figures = target.latest.map { tick in
-            DaemonMetrics.Target(sample: tick.sample, report: tick.report, commandName: tick.commandName, pid: target.group.rootPID ?? target.group.pids.first ?? 0,
+            DaemonMetrics.Target(sample: tick.sample, figures: tick.figures, commandName: tick.commandName, pid: target.group.rootPID ?? target.group.pids.first ?? 0,
                                  startTimeSeconds: target.group.startTicks.map { bootTime + Double($0) / Double(ProcessDirectory.ticksPerSecond) })
         }
         target.metrics?.update(target: figures, events: snapshot, actionTotals: target.events.aggregator.actionTotals())

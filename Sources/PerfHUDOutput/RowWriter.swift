@@ -57,12 +57,12 @@ package final class RowWriter: TickSink {
         last = now
         if format == .json {
             row.removeAll()
-            RowFormatter.appendJSON(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events,
+            RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events,
                                        plan: plan, to: &row)
             row.append("\n")
             row.withBytes { output.write($0) }
         } else {
-            output.write(RowFormatter.plain(tick.report, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
+            output.write(RowFormatter.plain(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
         }
         written += 1
     }

@@ -36,7 +36,7 @@ package final class SessionSummary: TickSink {
             worstAction = (action.action, action.peak)
         }
         run.consume(tick)
-        if tick.isRow { last = tick.report }
+        if tick.isRow { last = tick.figures }
     }
 
     /// The "why" line: peak wait, busiest thread, total I/O, peak descriptors, the leak verdict;

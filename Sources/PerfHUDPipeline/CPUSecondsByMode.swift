@@ -1,7 +1,7 @@
 import PerfHUDStore
 
 /// The target's CPU seconds by mode (user, system), defined once for the daemon's
-/// `perfhud_target_cpu_seconds_total{mode}` (fed each tick's report) and `export --format
+/// `perfhud_target_cpu_seconds_total{mode}` (fed each tick's figures) and `export --format
 /// openmetrics` (fed a recording's rows): the total is the row's `cpu_seconds_total` (the CPU
 /// clock, nanoseconds: exact), and each row's increase is split by that row's user and system
 /// shares (stat ticks, 10 ms resolution, over a longer window). So user + system is the JSON row's

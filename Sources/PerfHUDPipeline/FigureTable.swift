@@ -13,29 +13,29 @@ extension Figure {
         case .cpu_percent:
             // CSV: psrecord's `cpu` column is this figure.
             // The daemon's gauge is the row's figure (`perfhud top` shows it): not a rate of the counter again.
-            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, column: "cpu_centi", storage: .fixed(100),
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .target, column: "cpu_centi", storage: .fixed(100),
                           metric: .gauge("perfhud_target_cpu_ratio", "CPU time over wall time of the target's last tick, 1 = one core busy (the JSON row's cpu_percent / 100).",
                                          scale: 0.01),
                           summaries: [.mean("cpu_percent_avg"), .max("cpu_percent_max")], inCSV: false)
         case .cpu_machine_percent:
-            return Figure(field, "percent of all CPUs", .number(decimals: 2), .report)
+            return Figure(field, "percent of all CPUs", .number(decimals: 2), .target)
         case .cpu_user_percent:
-            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, column: "cpu_user_centi", storage: .fixed(100))
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .target, column: "cpu_user_centi", storage: .fixed(100))
         case .cpu_system_percent:
-            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, column: "cpu_system_centi", storage: .fixed(100))
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .target, column: "cpu_system_centi", storage: .fixed(100))
         case .rss_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, column: "rss_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, column: "rss_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
                           summaries: [.atStart("rss_start_bytes"), .max("rss_peak_bytes"), .last("rss_end_bytes")])
         case .pss_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, column: "pss_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, column: "pss_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),
                           summaries: [.max("pss_peak_bytes")])
         case .vsize_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, column: "vsize_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, column: "vsize_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_virtual_memory_bytes", "Virtual memory size."))
         case .threads:
-            return Figure(field, "threads", .number(decimals: 0), .report, column: "threads", storage: .integer, metric: .gauge("perfhud_target_threads", "Threads of the target."))
+            return Figure(field, "threads", .number(decimals: 0), .target, column: "threads", storage: .integer, metric: .gauge("perfhud_target_threads", "Threads of the target."))
         case .fps:
             return Figure(field, "frames per second", .number(decimals: 2), .events, column: "fps_centi", storage: .fixed(100),
                           metric: .gauge("perfhud_frames_per_second", "Frames that ended in the last second (the JSON row's fps); absent before the first frame."))
@@ -90,235 +90,235 @@ extension Figure {
         case .input_latency_p99_ms:
             return Figure(field, "milliseconds", .number(decimals: 3), .events, column: "latency_p99_us", storage: .fixed(1000))
         case .command:
-            return Figure(field, "", .special(.command), .report)
+            return Figure(field, "", .special(.command), .target)
         case .elapsed_seconds:
             // CSV: psrecord's `elapsed_time` column is this figure.
-            return Figure(field, "seconds", .number(decimals: 3), .report, column: "t_ms", storage: .fixed(1000), inCSV: false)
+            return Figure(field, "seconds", .number(decimals: 3), .target, column: "t_ms", storage: .fixed(1000), inCSV: false)
         case .rss_trend_bytes_per_second:
-            return Figure(field, "bytes per second", .number(decimals: 0), .report, column: "rss_trend", storage: .real)
+            return Figure(field, "bytes per second", .number(decimals: 0), .target, column: "rss_trend", storage: .real)
         case .processes:
-            return Figure(field, "processes", .number(decimals: 0), .report, column: "processes", storage: .integer,
+            return Figure(field, "processes", .number(decimals: 0), .target, column: "processes", storage: .integer,
                           metric: .gauge("perfhud_target_processes", "Processes summed into the target's figures."))
         case .cpu_seconds_total:
-            return Figure(field, "seconds", .number(decimals: 6), .report, column: "cpu_total_us", storage: .fixed(1e6),
+            return Figure(field, "seconds", .number(decimals: 6), .target, column: "cpu_total_us", storage: .fixed(1e6),
                           metric: .labelled("perfhud_target_cpu_seconds_total"))
         case .cpu_wait_percent:
             // Why it is slow (see README, Definitions): `Activity`, derived by `MetricsStore`. The daemon
             // exports the rates as counters of the kernel's own totals (`.kernelTotal`), several figures
             // sharing a family told apart by a label (`kind`, `direction`, `resource`).
-            return Figure(field, "percent of one CPU", .number(decimals: 2), .report, since: 4, column: "cpu_wait_centi", storage: .fixed(100),
+            return Figure(field, "percent of one CPU", .number(decimals: 2), .target, since: 4, column: "cpu_wait_centi", storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_cpu_wait_seconds_total", .cpuWaitSeconds, Help.wait, scale: 0.01),
                           summaries: [.mean("cpu_wait_percent_avg"), .max("cpu_wait_percent_max")])
         case .context_switches_voluntary_per_second:
-            return Figure(field, "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_voluntary_centi",
+            return Figure(field, "switches per second", .number(decimals: 2), .target, since: 4, column: "cs_voluntary_centi",
                           storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .voluntarySwitches, Help.switches,
                                                                     labels: [("kind", "voluntary")]),
                           summaries: [.max("context_switches_voluntary_per_second_max")])
         case .context_switches_involuntary_per_second:
-            return Figure(field, "switches per second", .number(decimals: 2), .report, since: 4, column: "cs_involuntary_centi",
+            return Figure(field, "switches per second", .number(decimals: 2), .target, since: 4, column: "cs_involuntary_centi",
                           storage: .fixed(100), metric: .kernelTotal("perfhud_target_context_switches_total", .involuntarySwitches, Help.switches,
                                                                     labels: [("kind", "involuntary")]),
                           summaries: [.max("context_switches_involuntary_per_second_max")])
         case .page_faults_minor_per_second:
-            return Figure(field, "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_minor_centi", storage: .fixed(100),
+            return Figure(field, "faults per second", .number(decimals: 2), .target, since: 4, column: "faults_minor_centi", storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_page_faults_total", .minorFaults, Help.faults, labels: [("kind", "minor")]),
                           summaries: [.max("page_faults_minor_per_second_max")])
         case .page_faults_major_per_second:
-            return Figure(field, "faults per second", .number(decimals: 2), .report, since: 4, column: "faults_major_centi", storage: .fixed(100),
+            return Figure(field, "faults per second", .number(decimals: 2), .target, since: 4, column: "faults_major_centi", storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_page_faults_total", .majorFaults, Help.faults, labels: [("kind", "major")]),
                           summaries: [.max("page_faults_major_per_second_max")])
         case .io_read_bytes_per_second:
-            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_bytes", storage: .integer,
+            return Figure(field, "bytes per second", .number(decimals: 0), .target, since: 4, column: "io_read_bytes", storage: .integer,
                           metric: .kernelTotal("perfhud_target_io_bytes_total", .ioReadBytes, Help.io, labels: [("direction", "read")]),
                           summaries: [.mean("io_read_bytes_per_second_avg"), .max("io_read_bytes_per_second_max")])
         case .io_write_bytes_per_second:
-            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_bytes", storage: .integer,
+            return Figure(field, "bytes per second", .number(decimals: 0), .target, since: 4, column: "io_write_bytes", storage: .integer,
                           metric: .kernelTotal("perfhud_target_io_bytes_total", .ioWriteBytes, Help.io, labels: [("direction", "write")]),
                           summaries: [.mean("io_write_bytes_per_second_avg"), .max("io_write_bytes_per_second_max")])
         case .io_read_chars_per_second:
-            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_read_chars", storage: .integer)
+            return Figure(field, "bytes per second", .number(decimals: 0), .target, since: 4, column: "io_read_chars", storage: .integer)
         case .io_write_chars_per_second:
-            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 4, column: "io_write_chars", storage: .integer)
+            return Figure(field, "bytes per second", .number(decimals: 0), .target, since: 4, column: "io_write_chars", storage: .integer)
         case .fds_open:
-            return Figure(field, "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_open", storage: .integer,
+            return Figure(field, "descriptors", .number(decimals: 0), .target, since: 4, column: "fds_open", storage: .integer,
                           metric: .gauge("perfhud_target_open_fds", "Open file descriptors of the target (/proc/PID/fd), read once a second."),
                           summaries: [.max("fds_open_max")])
         case .fds_limit:
-            return Figure(field, "descriptors", .number(decimals: 0), .report, since: 4, column: "fds_limit", storage: .integer,
+            return Figure(field, "descriptors", .number(decimals: 0), .target, since: 4, column: "fds_limit", storage: .integer,
                           metric: .gauge("perfhud_target_max_fds", "The target's soft limit of open file descriptors (/proc/PID/limits)."))
         case .rss_anon_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "rss_anon_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 4, column: "rss_anon_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "anon")]),
                           summaries: [.max("rss_anon_peak_bytes")])
         case .rss_file_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "rss_file_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 4, column: "rss_file_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "file")]))
         case .rss_shmem_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "rss_shmem_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 4, column: "rss_shmem_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "shmem")]))
         case .swap_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 4, column: "swap_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 4, column: "swap_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_memory_bytes", Help.memory, labels: [("kind", "swap")]),
                           summaries: [.max("swap_peak_bytes")])
         case .busiest_threads:
             // perfhud_target_busiest_thread_cpu_ratio and …_busiest_thread_info{thread}: the first of the list.
-            return Figure(field, "", .special(.busiestThreads), .report, since: 4, metric: .labelled("perfhud_target_busiest_thread_cpu_ratio"))
+            return Figure(field, "", .special(.busiestThreads), .target, since: 4, metric: .labelled("perfhud_target_busiest_thread_cpu_ratio"))
         case .cpu_throttled_percent:
-            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "throttled_centi", storage: .fixed(100),
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .target, since: 4, column: "throttled_centi", storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_cpu_throttled_seconds_total", .throttledSeconds, Help.throttled, scale: 0.01),
                           summaries: [.mean("cpu_throttled_percent_avg"), .max("cpu_throttled_percent_max")])
         case .pressure_cpu_some_percent:
-            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_some_centi",
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .target, since: 4, column: "psi_cpu_some_centi",
                           storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUSomeSeconds, Help.pressure, scale: 0.01,
                                                labels: [("resource", "cpu"), ("kind", "some")]),
                           summaries: [.max("pressure_cpu_some_percent_max")])
         case .pressure_cpu_full_percent:
-            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_cpu_full_centi",
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .target, since: 4, column: "psi_cpu_full_centi",
                           storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureCPUFullSeconds, Help.pressure, scale: 0.01,
                                                labels: [("resource", "cpu"), ("kind", "full")]))
         case .pressure_memory_some_percent:
-            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_some_centi",
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .target, since: 4, column: "psi_memory_some_centi",
                           storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemorySomeSeconds, Help.pressure, scale: 0.01,
                                                labels: [("resource", "memory"), ("kind", "some")]),
                           summaries: [.max("pressure_memory_some_percent_max")])
         case .pressure_memory_full_percent:
-            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_memory_full_centi",
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .target, since: 4, column: "psi_memory_full_centi",
                           storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureMemoryFullSeconds, Help.pressure, scale: 0.01,
                                                labels: [("resource", "memory"), ("kind", "full")]))
         case .pressure_io_some_percent:
-            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_some_centi",
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .target, since: 4, column: "psi_io_some_centi",
                           storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOSomeSeconds, Help.pressure, scale: 0.01,
                                                labels: [("resource", "io"), ("kind", "some")]),
                           summaries: [.max("pressure_io_some_percent_max")])
         case .pressure_io_full_percent:
-            return Figure(field, "percent of the wall time", .number(decimals: 2), .report, since: 4, column: "psi_io_full_centi",
+            return Figure(field, "percent of the wall time", .number(decimals: 2), .target, since: 4, column: "psi_io_full_centi",
                           storage: .fixed(100),
                           metric: .kernelTotal("perfhud_target_pressure_seconds_total", .pressureIOFullSeconds, Help.pressure, scale: 0.01,
                                                labels: [("resource", "io"), ("kind", "full")]))
         case .rss_trend_bytes_per_hour:
-            return Figure(field, "bytes per hour", .number(decimals: 0), .report, since: 4, column: "rss_trend_per_hour", storage: .integer,
+            return Figure(field, "bytes per hour", .number(decimals: 0), .target, since: 4, column: "rss_trend_per_hour", storage: .integer,
                           metric: .gauge("perfhud_target_rss_trend_bytes_per_second",
                                          "Slope of a least-squares line through RSS over --leak-window (bytes per second).", scale: 1.0 / 3600),
                           summaries: [.last("rss_trend_bytes_per_hour_end")])
         case .rss_trend_r2:
-            return Figure(field, "r²", .number(decimals: 3), .report, since: 4, column: "rss_trend_r2_milli", storage: .fixed(1000))
+            return Figure(field, "r²", .number(decimals: 3), .target, since: 4, column: "rss_trend_r2_milli", storage: .fixed(1000))
         case .leak_suspected:
-            return Figure(field, "", .boolean, .report, since: 4, column: "leak_suspected", storage: .integer,
+            return Figure(field, "", .boolean, .target, since: 4, column: "leak_suspected", storage: .integer,
                           metric: .gauge("perfhud_target_leak_suspected",
                                          "1 while RSS over a full --leak-window fits a line with r² ≥ 0.8 and a slope ≥ --leak-threshold."),
                           summaries: [.last("leak_suspected"), .max("leak_suspected_ever")], inCSV: true)
         case .oom_score:
             // Which process the kernel kills first when memory runs out (`/proc/PID/oom_score`, 0…2000), read
             // once a second: `Activity.EverySecond.levels`; of several processes, the highest.
-            return Figure(field, "score", .number(decimals: 0), .report, since: 5, column: "oom_score", storage: .integer,
+            return Figure(field, "score", .number(decimals: 0), .target, since: 5, column: "oom_score", storage: .integer,
                           metric: .gauge("perfhud_target_oom_score",
                                          "The target's /proc/PID/oom_score (0 to 2000): the higher, the sooner the kernel kills it when memory runs out; of several processes, the highest."),
                           summaries: [.max("oom_score_max")])
         // The GPU (`GPUReading`: NVML, DRM fdinfo), read once a second on a thread of its own; format 6.
         case .gpu_percent:
-            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_deci", storage: .fixed(10),
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .target, since: 6, column: "gpu_deci", storage: .fixed(10),
                           metric: .gauge("perfhud_target_gpu_busy_ratio",
                                          "Share of a GPU's time the target's work kept it busy over the last second (NVML's per-process SM share, or the busiest DRM engine), 1 = one GPU; absent where unknown.",
                                          scale: 0.01),
                           summaries: [.mean("gpu_percent_avg"), .max("gpu_percent_max")])
         case .gpu_memory_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 6, column: "gpu_memory_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 6, column: "gpu_memory_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_gpu_memory_bytes", "Device memory the target holds (NVML's used GPU memory, or DRM resident memory); absent where unknown."),
                           summaries: [.max("gpu_memory_bytes_max"), .last("gpu_memory_bytes_end")])
         case .gpu_memory_busy_percent:
-            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_memory_busy_deci", storage: .fixed(10),
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .target, since: 6, column: "gpu_memory_busy_deci", storage: .fixed(10),
                           summaries: [.max("gpu_memory_busy_percent_max")])
         case .gpu_encoder_percent:
-            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_encoder_deci", storage: .fixed(10),
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .target, since: 6, column: "gpu_encoder_deci", storage: .fixed(10),
                           summaries: [.max("gpu_encoder_percent_max")])
         case .gpu_decoder_percent:
-            return Figure(field, "percent of one GPU", .number(decimals: 1), .report, since: 6, column: "gpu_decoder_deci", storage: .fixed(10),
+            return Figure(field, "percent of one GPU", .number(decimals: 1), .target, since: 6, column: "gpu_decoder_deci", storage: .fixed(10),
                           summaries: [.max("gpu_decoder_percent_max")])
         case .gpu_name:
-            return Figure(field, "", .special(.gpuName), .report, since: 6)
+            return Figure(field, "", .special(.gpuName), .target, since: 6)
         case .gpu_device_percent:
-            return Figure(field, "percent of the device", .number(decimals: 1), .report, since: 6, column: "gpu_device_deci", storage: .fixed(10),
+            return Figure(field, "percent of the device", .number(decimals: 1), .target, since: 6, column: "gpu_device_deci", storage: .fixed(10),
                           summaries: [.max("gpu_device_percent_max")])
         case .gpu_device_memory_used_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 6, column: "gpu_device_memory_used_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 6, column: "gpu_device_memory_used_bytes", storage: .integer,
                           summaries: [.max("gpu_device_memory_used_bytes_max")])
         case .gpu_device_memory_total_bytes:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 6, column: "gpu_device_memory_total_bytes", storage: .integer)
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 6, column: "gpu_device_memory_total_bytes", storage: .integer)
         case .gpu_temperature_celsius:
-            return Figure(field, "degrees Celsius", .number(decimals: 0), .report, since: 6, column: "gpu_temperature", storage: .integer,
+            return Figure(field, "degrees Celsius", .number(decimals: 0), .target, since: 6, column: "gpu_temperature", storage: .integer,
                           summaries: [.max("gpu_temperature_celsius_max")])
         case .gpu_power_watts:
-            return Figure(field, "watts", .number(decimals: 3), .report, since: 6, column: "gpu_power_mw", storage: .fixed(1000),
+            return Figure(field, "watts", .number(decimals: 3), .target, since: 6, column: "gpu_power_mw", storage: .fixed(1000),
                           summaries: [.mean("gpu_power_watts_avg"), .max("gpu_power_watts_max")])
         case .gpu_clock_mhz:
-            return Figure(field, "MHz", .number(decimals: 0), .report, since: 6, column: "gpu_clock_mhz", storage: .integer)
+            return Figure(field, "MHz", .number(decimals: 0), .target, since: 6, column: "gpu_clock_mhz", storage: .integer)
         case .gpu_throttle_reasons:
             // NVML's clock event reasons, a bit set (docs/figures.md lists the bits); 0: none.
-            return Figure(field, "bit set", .number(decimals: 0), .report, since: 6, column: "gpu_throttle_reasons", storage: .integer,
+            return Figure(field, "bit set", .number(decimals: 0), .target, since: 6, column: "gpu_throttle_reasons", storage: .integer,
                           inCSV: true)
         case .gpu_unreported_reason:
             // Why there is no GPU figure (`GPUUnreported`); recorded as a code, as frames_unreported_reason.
-            return Figure(field, "", .special(.gpuUnreportedReason), .report, since: 6, column: "gpu_unreported", storage: .integer)
+            return Figure(field, "", .special(.gpuUnreportedReason), .target, since: 6, column: "gpu_unreported", storage: .integer)
         // The network (`NetworkMonitor`: sock_diag, the namespace's interfaces), read once a second on a thread of its own; format 7.
         case .net_tx_bytes_per_second:
-            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 7, column: "net_tx_rate", storage: .integer,
+            return Figure(field, "bytes per second", .number(decimals: 0), .target, since: 7, column: "net_tx_rate", storage: .integer,
                           summaries: [.mean("net_tx_bytes_per_second_avg"), .max("net_tx_bytes_per_second_max")])
         case .net_rx_bytes_per_second:
-            return Figure(field, "bytes per second", .number(decimals: 0), .report, since: 7, column: "net_rx_rate", storage: .integer,
+            return Figure(field, "bytes per second", .number(decimals: 0), .target, since: 7, column: "net_rx_rate", storage: .integer,
                           summaries: [.mean("net_rx_bytes_per_second_avg"), .max("net_rx_bytes_per_second_max")])
         case .net_tx_bytes_total:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 7, column: "net_tx_total", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 7, column: "net_tx_total", storage: .integer,
                           metric: .counter("perfhud_target_network_transmit_bytes_total", Help.networkBytes("sent", "acknowledged by the peer")),
                           summaries: [.last("net_tx_bytes_total")])
         case .net_rx_bytes_total:
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 7, column: "net_rx_total", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 7, column: "net_rx_total", storage: .integer,
                           metric: .counter("perfhud_target_network_receive_bytes_total", Help.networkBytes("received", "received")),
                           summaries: [.last("net_rx_bytes_total")])
         case .tcp_connections:
-            return Figure(field, "connections", .number(decimals: 0), .report, since: 7, column: "tcp_connections", storage: .integer,
+            return Figure(field, "connections", .number(decimals: 0), .target, since: 7, column: "tcp_connections", storage: .integer,
                           metric: .gauge("perfhud_target_tcp_connections", "Established TCP connections of the target's sockets (sock_diag), read once a second."),
                           summaries: [.max("tcp_connections_max")])
         case .tcp_retransmits_per_second:
-            return Figure(field, "segments per second", .number(decimals: 2), .report, since: 7, column: "tcp_retrans_centi", storage: .fixed(100),
+            return Figure(field, "segments per second", .number(decimals: 2), .target, since: 7, column: "tcp_retrans_centi", storage: .fixed(100),
                           summaries: [.max("tcp_retransmits_per_second_max")])
         case .tcp_retransmits_total:
-            return Figure(field, "segments", .number(decimals: 0), .report, since: 7, column: "tcp_retrans_total", storage: .integer,
+            return Figure(field, "segments", .number(decimals: 0), .target, since: 7, column: "tcp_retrans_total", storage: .integer,
                           metric: .counter("perfhud_target_tcp_retransmits_total",
                                            "TCP segments the target's sockets retransmitted since perfhud started watching (tcp_info total_retrans)."),
                           summaries: [.last("tcp_retransmits_total")])
         case .tcp_retransmit_percent:
-            return Figure(field, "percent of data segments", .number(decimals: 2), .report, since: 7, column: "tcp_retrans_share_centi",
+            return Figure(field, "percent of data segments", .number(decimals: 2), .target, since: 7, column: "tcp_retrans_share_centi",
                           storage: .fixed(100),
                           metric: .gauge("perfhud_target_tcp_retransmit_ratio",
                                          "Retransmitted over data segments the target's TCP sockets sent in the last second (0 to 1).", scale: 0.01),
                           summaries: [.max("tcp_retransmit_percent_max")])
         case .tcp_rtt_ms:
-            return Figure(field, "milliseconds", .number(decimals: 3), .report, since: 7, column: "tcp_rtt_us", storage: .fixed(1000),
+            return Figure(field, "milliseconds", .number(decimals: 3), .target, since: 7, column: "tcp_rtt_us", storage: .fixed(1000),
                           metric: .gauge("perfhud_target_tcp_rtt_seconds",
                                          "Mean smoothed round-trip time of the target's established TCP connections (tcp_info rtt); absent without one.",
                                          scale: 0.001),
                           summaries: [.mean("tcp_rtt_ms_avg"), .max("tcp_rtt_ms_max")])
         case .net_source:
             // Where the bytes come from (`NetworkSource`); recorded as a code.
-            return Figure(field, "", .special(.netSource), .report, since: 7, column: "net_source", storage: .integer)
+            return Figure(field, "", .special(.netSource), .target, since: 7, column: "net_source", storage: .integer)
         case .net_unreported_reason:
             // Why a network figure is unknown or part of the traffic is not counted (`NetworkUnreported`); recorded as a code.
-            return Figure(field, "", .special(.netUnreportedReason), .report, since: 7, column: "net_unreported", storage: .integer)
+            return Figure(field, "", .special(.netUnreportedReason), .target, since: 7, column: "net_unreported", storage: .integer)
         case .memory_limit_bytes:
             // The smallest memory limit on the target's control group and those above it (cgroup v2
             // memory.max, v1 memory.limit_in_bytes: `ControlGroupMemoryLimit`), read once a second;
             // null where none applies. Format 8.
-            return Figure(field, "bytes", .number(decimals: 0), .report, since: 8, column: "memory_limit_bytes", storage: .integer,
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 8, column: "memory_limit_bytes", storage: .integer,
                           metric: .gauge("perfhud_target_memory_limit_bytes",
                                          "The smallest memory limit on the target's control group and those above it (cgroup v2 memory.max, v1 memory.limit_in_bytes); absent where none applies."),
                           summaries: [.min("memory_limit_bytes_min")])
         case .exit:
-            return Figure(field, "", .special(.exitStatus), .report)
+            return Figure(field, "", .special(.exitStatus), .target)
         }
     }
 

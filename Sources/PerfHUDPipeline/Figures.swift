@@ -52,8 +52,8 @@ public final class Figure: @unchecked Sendable {
         case gpuName, gpuUnreportedReason, netSource, netUnreportedReason
     }
 
-    /// Where the value lives: the sample's report, or the event figures (null without an event socket).
-    public enum Source: Equatable { case report, events }
+    /// Where the value lives: the target's figures of the tick (`TargetFigures`), or the event figures (null without an event socket).
+    public enum Source: Equatable { case target, events }
 
     /// How the daemon exports a figure (base units): a gauge (absent while unknown), a counter
     /// that mirrors a cumulative figure (advanced by its increase, never back), a counter of the
@@ -176,7 +176,7 @@ public final class Figure: @unchecked Sendable {
 
     package var plain: Plain { Plain(key: key, kind: kind, source: source, nullWithoutEvents: nullWithoutEvents, field: field) }
 
-    /// The figure's value in a tick's report and event figures: nil for an event figure of a
+    /// The figure's value in a tick's target figures and event figures: nil for an event figure of a
     /// session without an event socket (`events` nil: null in the live row, empty in CSV, no
     /// sample in OpenMetrics, skipped by a run summary), and for a report figure without a report
     /// (a daemon target that is down).
@@ -185,7 +185,7 @@ public final class Figure: @unchecked Sendable {
         case .events:
             guard let events else { return nil }
             return Self.read(field, report ?? Self.noFigures, events)
-        case .report:
+        case .target:
             guard let report else { return nil }
             return Self.read(field, report, events ?? EventSnapshot.empty)
         }

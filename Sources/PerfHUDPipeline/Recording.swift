@@ -8,10 +8,10 @@ import PerfHUDStore
 /// A file damaged part-way is read up to the damage, with a warning; a file that is no recording
 /// is a `.data` error (65), a missing one `.noInput` (66).
 public struct Recording {
-    /// One recorded tick: the report and the event figures as the live row had them (read back
+    /// One recorded tick: the target's figures and the event figures as the live row had them (read back
     /// through `Figure.all`), the phase and the command name at that tick.
     public struct SampleRow {
-        public var report: TargetFigures
+        public var figures: TargetFigures
         /// The event figures of the row; nil when the session had no event socket.
         public var events: EventSnapshot?
         public var phase: String?
@@ -22,26 +22,26 @@ public struct Recording {
         public var execsSeen = 0
 
         public init(t: Double, cpuPercent: Double? = nil, residentBytes: UInt64? = nil, phase: String? = nil) {
-            report = TargetFigures(wallSeconds: 0, elapsedSeconds: t, pid: 0, alive: true, cpuPercent: cpuPercent, residentBytes: residentBytes,
+            figures = TargetFigures(wallSeconds: 0, elapsedSeconds: t, pid: 0, alive: true, cpuPercent: cpuPercent, residentBytes: residentBytes,
                             processCount: 1)
             self.phase = phase
         }
 
-        public var t: Double { get { report.elapsedSeconds } set { report.elapsedSeconds = newValue } }
-        public var alive: Bool { get { report.alive } set { report.alive = newValue } }
-        public var cpuPercent: Double? { get { report.cpuPercent } set { report.cpuPercent = newValue } }
-        public var cpuMachinePercent: Double? { report.cpuMachinePercent }
-        public var cpuUserPercent: Double? { report.cpuUserPercent }
-        public var cpuSystemPercent: Double? { report.cpuSystemPercent }
-        public var residentBytes: UInt64? { get { report.residentBytes } set { report.residentBytes = newValue } }
-        public var proportionalBytes: UInt64? { get { report.proportionalBytes } set { report.proportionalBytes = newValue } }
-        public var virtualBytes: UInt64? { report.virtualBytes }
-        public var threads: Int? { report.threads }
-        public var processes: Int { report.processCount }
-        public var cpuSecondsTotal: Double? { report.cpuSecondsTotal }
-        public var residentTrend: Double? { report.residentTrendBytesPerSecond }
+        public var t: Double { get { figures.elapsedSeconds } set { figures.elapsedSeconds = newValue } }
+        public var alive: Bool { get { figures.alive } set { figures.alive = newValue } }
+        public var cpuPercent: Double? { get { figures.cpuPercent } set { figures.cpuPercent = newValue } }
+        public var cpuMachinePercent: Double? { figures.cpuMachinePercent }
+        public var cpuUserPercent: Double? { figures.cpuUserPercent }
+        public var cpuSystemPercent: Double? { figures.cpuSystemPercent }
+        public var residentBytes: UInt64? { get { figures.residentBytes } set { figures.residentBytes = newValue } }
+        public var proportionalBytes: UInt64? { get { figures.proportionalBytes } set { figures.proportionalBytes = newValue } }
+        public var virtualBytes: UInt64? { figures.virtualBytes }
+        public var threads: Int? { figures.threads }
+        public var processes: Int { figures.processCount }
+        public var cpuSecondsTotal: Double? { figures.cpuSecondsTotal }
+        public var residentTrend: Double? { figures.residentTrendBytesPerSecond }
         /// The row's wall-clock time: the start, its elapsed time and the skew recorded with it (format 2 on).
-        public var wallSeconds: Double { report.wallSeconds }
+        public var wallSeconds: Double { figures.wallSeconds }
     }
     public struct Frame: Equatable {
         public var t: Double

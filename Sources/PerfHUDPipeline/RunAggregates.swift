@@ -63,7 +63,7 @@ public struct RunAggregates {
 
         public init() { values = [Double](repeating: .nan, count: RunAggregates.summarised.count) }
 
-        /// Reads the tick's report and event figures, and how many execs of the target were seen by then.
+        /// Reads the tick's target figures and event figures, and how many execs of the target were seen by then.
         public mutating func read(_ report: TargetFigures, _ events: EventSnapshot?, execs: Int = 0) {
             t = report.elapsedSeconds
             self.execs = execs

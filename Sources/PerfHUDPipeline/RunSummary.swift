@@ -65,7 +65,7 @@ public final class RunSummary: TickSink {
     }
 
     public func consume(_ tick: Tick) {
-        let t = tick.report.elapsedSeconds
+        let t = tick.figures.elapsedSeconds
         // The phases entered by this tick first: its frames and actions are placed in them.
         if countsPhasesAndActions {
             followPhases(tick.phases)
@@ -96,15 +96,15 @@ public final class RunSummary: TickSink {
         guard tick.isRow else { return }
         // The row's phase, as the row has it (a recording keeps it with the row).
         let rowPhase = tick.events?.phase ?? tick.phases.current?.name
-        storage.add(t: t, tick.report, counted: phase == nil || rowPhase == phase)
+        storage.add(t: t, tick.figures, counted: phase == nil || rowPhase == phase)
         if let phase, rowPhase != phase { return }
         if firstT == nil { firstT = t }
         lastT = t
         rows += 1
-        rowValues.read(tick.report, tick.events, execs: tick.sample.execsSeen)
+        rowValues.read(tick.figures, tick.events, execs: tick.sample.execsSeen)
         aggregates.add(rowValues)
         if let rowPhase, countsPhasesAndActions { aggregatesByPhase[rowPhase, default: RunAggregates()].add(rowValues) }
-        if let top = tick.report.busiestThreads?.first, top.cpuPercent > busiest?.cpuPercent ?? 0 { busiest = top; busiestAt = t }
+        if let top = tick.figures.busiestThreads?.first, top.cpuPercent > busiest?.cpuPercent ?? 0 { busiest = top; busiestAt = t }
     }
 
     /// Whether `t` is inside a visit of `name` as far as the run has gone (a visit not left yet

@@ -65,7 +65,7 @@ public final class TargetWatcher {
         let everyFrame = keepsEveryFrame ? events.aggregator.drainRecorded() : nil
         guard let sample else { return nil }
         let report = store.record(sample, phase: events.phases.current?.id)
-        return Tick(monotonicNanoseconds: now, sample: sample, report: report, events: events.snapshot, commandName: commandName,
+        return Tick(monotonicNanoseconds: now, sample: sample, figures: report, events: events.snapshot, commandName: commandName,
                     status: status, phases: events.phases, endedPhases: ended, everyFrame: everyFrame, log: log,
                     logDropped: logDropped, notes: source.takeNotes(), isFinal: final, endedByPerfhud: endedByPerfhud)
     }

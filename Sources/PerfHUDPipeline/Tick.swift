@@ -19,7 +19,7 @@ public struct Tick {
     /// What was read (cumulative counters, for sinks that export them as counters: the daemon).
     public var sample: Sample
     /// The figures derived from the sample (`MetricsStore.record`).
-    public var report: TargetFigures
+    public var figures: TargetFigures
     /// The event figures at this tick; nil without an event socket (JSON then says null, not 0).
     public var events: EventSnapshot?
     /// The target's name at this tick (it follows an exec).
@@ -58,13 +58,13 @@ public struct Tick {
     /// Every field at once: `TargetWatcher` builds a tick in one expression, which the optimizer
     /// returns in place; a `var` set field by field and returned was copied twice a tick (the value
     /// witness of a Tick and of all it holds (measured: docs/benchmarks.md, "What the code's shape saves")).
-    public init(monotonicNanoseconds: UInt64, sample: Sample, report: TargetFigures, events: EventSnapshot?, commandName: String,
+    public init(monotonicNanoseconds: UInt64, sample: Sample, figures: TargetFigures, events: EventSnapshot?, commandName: String,
                 status: TargetStatus, phases: PhaseHistory, endedPhases: [EndedPhase] = [], everyFrame: EveryFrame? = nil,
                 log: [ActionLogEntry] = [], logDropped: Double = 0,
                 notes: [String] = [], isFinal: Bool = false, endedByPerfhud: Bool = false) {
         self.monotonicNanoseconds = monotonicNanoseconds
         self.sample = sample
-        self.report = report
+        self.figures = figures
         self.events = events
         self.commandName = commandName
         self.status = status

@@ -24,7 +24,7 @@ extension HTMLReportCharts {
     package typealias Points = [(t: Double, value: Double?)]
 
     package static func series(_ recording: Recording, _ value: (TargetFigures) -> Double?) -> Points {
-        recording.samples.map { ($0.t, value($0.report)) }
+        recording.samples.map { ($0.t, value($0.figures)) }
     }
 
     /// A chart's place when it has nothing to draw: its title and why.
@@ -72,7 +72,7 @@ extension HTMLReportCharts {
         var previousT: Double?
         for sample in recording.samples {
             defer { previousT = sample.t }
-            guard let list = sample.report.busiestThreads else { continue }
+            guard let list = sample.figures.busiestThreads else { continue }
             let seconds = previousT.map { max(0, sample.t - $0) } ?? 0
             for (rank, thread) in list.enumerated() {
                 let key = "\(thread.pid) \(thread.tid)"
@@ -87,11 +87,11 @@ extension HTMLReportCharts {
         var ranked = threads.values.filter { $0.peak > 0 }.sorted { ($0.cpuSeconds, $1.tid) > ($1.cpuSeconds, $0.tid) }
         ranked = Array(ranked.prefix(threadsDrawn))
         // The first reading has no second before it (an empty list): unknown until a list has someone.
-        let firstListed = recording.samples.firstIndex { $0.report.busiestThreads?.isEmpty == false } ?? recording.samples.count
+        let firstListed = recording.samples.firstIndex { $0.figures.busiestThreads?.isEmpty == false } ?? recording.samples.count
         for index in ranked.indices {
             let (pid, tid) = (ranked[index].pid, ranked[index].tid)
             ranked[index].points = recording.samples.enumerated().map { row, sample in
-                guard row >= firstListed, let list = sample.report.busiestThreads else { return (sample.t, nil) }
+                guard row >= firstListed, let list = sample.figures.busiestThreads else { return (sample.t, nil) }
                 if let thread = list.first(where: { $0.pid == pid && $0.tid == tid }) { return (sample.t, thread.cpuPercent) }
                 // Only threads that ran are listed: with fewer than three listed, it did not run.
                 return (sample.t, list.count < 3 ? 0 : nil)
@@ -103,7 +103,7 @@ extension HTMLReportCharts {
     package static func threads(_ run: HTMLReport.Run, duration: Double, bands: [SVGChart.Band]) -> String {
         let title = "Busiest threads"
         let recording = run.recording
-        guard recording.samples.contains(where: { $0.report.busiestThreads != nil }) else { return note(title, "not read") }
+        guard recording.samples.contains(where: { $0.figures.busiestThreads != nil }) else { return note(title, "not read") }
         let threads = busiestThreads(recording)
         guard !threads.isEmpty else { return note(title, "no thread used a CPU in any second of the run") }
         let targetPID = Int32(recording.meta["target_pid"] ?? "")
@@ -168,7 +168,7 @@ extension HTMLReportCharts {
         chart.lines.append(Line(name: "open, peak " + RowFormatter.number(top, decimals: 0), points: open, color: fdsColor, width: 2))
         // The limit as a line when the peak came within a quarter of it; far above, it would
         // flatten the line to nothing: said in the legend instead.
-        if let limit = run.recording.samples.last(where: { $0.report.fdsLimit != nil })?.report.fdsLimit.map({ Double($0) }) {
+        if let limit = run.recording.samples.last(where: { $0.figures.fdsLimit != nil })?.figures.fdsLimit.map({ Double($0) }) {
             if top >= limit / 4 { chart.rules.append(Rule(value: limit, label: "limit " + RowFormatter.number(limit, decimals: 0), color: jankColor)) }
             else { chart.notes.append("limit " + RowFormatter.number(limit, decimals: 0) + " (far above: not drawn)") }
         }

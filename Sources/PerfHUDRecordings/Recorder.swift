@@ -173,7 +173,7 @@ public final class Recorder: TickSink {
     /// is N rows), only its events; the last tick of a target that ended by itself is the exit row.
     public func consume(_ tick: Tick) {
         guard !failed else { return }
-        let time = Recording.milliseconds(elapsed: tick.report.elapsedSeconds)
+        let time = Recording.milliseconds(elapsed: tick.figures.elapsedSeconds)
         do {
             try recordPhases(tick.phases)
             if tick.isRow { try recordRow(tick, time: time, into: &samples) }
@@ -236,24 +236,24 @@ public final class Recorder: TickSink {
             lastRejected = rejected
         }
         // Column by column, in the order of `sample_log`; written at the commit (`writePending`).
-        samples.appendInteger(time); samples.appendInteger(tick.report.alive ? 1 : 0)
+        samples.appendInteger(time); samples.appendInteger(tick.figures.alive ? 1 : 0)
         let hasEvents = tick.hasEvents
         samples.appendInteger(hasEvents ? 1 : nil); samples.appendInteger(phaseID)
         samples.appendInteger(tick.events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })
         samples.appendInteger(commandID)
         if let reasons { samples.appendText(reasons) } else { samples.appendNull() }
-        samples.appendInteger(Recording.milliseconds(unix: tick.report.wallSeconds) - startedAtMilliseconds - time)
-        if lastBusiest != .some(tick.report.busiestThreads) {
-            samples.appendText(BusyThread.encoded(tick.report.busiestThreads))
-            lastBusiest = .some(tick.report.busiestThreads)
+        samples.appendInteger(Recording.milliseconds(unix: tick.figures.wallSeconds) - startedAtMilliseconds - time)
+        if lastBusiest != .some(tick.figures.busiestThreads) {
+            samples.appendText(BusyThread.encoded(tick.figures.busiestThreads))
+            lastBusiest = .some(tick.figures.busiestThreads)
         } else {
             samples.appendNull()
         }
         // The GPU's name, as the command's: written when it changes, "" when the row has no device.
-        let gpuName = tick.report.gpuBox?.value.device?.name
+        let gpuName = tick.figures.gpuBox?.value.device?.name
         if gpuName != lastGPUName { samples.appendInteger(try nameID(gpuName ?? "")) } else { samples.appendNull() }
         lastGPUName = gpuName
-        Self.appendFigures(tick.report, tick.events, into: &samples)
+        Self.appendFigures(tick.figures, tick.events, into: &samples)
     }
 
     /// Straight from each figure to its column, kept as its storage says (`BatchedInsert.Column`).

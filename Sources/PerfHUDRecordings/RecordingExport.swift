@@ -19,7 +19,7 @@ public enum RecordingExport {
         let mebibyte = 1024.0 * 1024.0
         let rows = RecordingRows(recording)
         for sample in recording.samples {
-            let report = rows.report(sample)
+            let report = rows.figures(sample)
             var fields = [n(sample.t), n(sample.cpuPercent, 2), n(sample.residentBytes.map { Double($0) / mebibyte }),
                           n(sample.virtualBytes.map { Double($0) / mebibyte })]
             for figure in Figure.csvColumns {
@@ -39,7 +39,7 @@ public enum RecordingExport {
         let rows = RecordingRows(recording)
         let figures = Figure.inFormat(recording.format)
         for row in rows {
-            write(RowFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events, fields: figures) + "\n")
+            write(RowFormatter.json(row.figures, commandName: row.commandName, status: row.status, events: row.events, fields: figures) + "\n")
         }
     }
 }
@@ -73,7 +73,7 @@ extension RecordingExport {
         // figures told apart by their labels (`perfhud_target_memory_bytes{kind}`).
         let rows = RecordingRows(recording)
         func value(_ figure: Figure, _ row: Recording.SampleRow) -> Double? {
-            figure.value(rows.report(row), row.events)
+            figure.value(rows.figures(row), row.events)
         }
         func seriesLabels(_ metric: Figure.Metric) -> String {
             "{" + (metric.labels.map { "\($0.name)=" + RowFormatter.quoted($0.value) } + ["pid=" + RowFormatter.quoted(pid)]).joined(separator: ",") + "}"
@@ -112,7 +112,7 @@ extension RecordingExport {
         }
         // By mode as the daemon counts them (`CPUSecondsByMode`): user + system is each row's `cpu_seconds_total`.
         var modes = CPUSecondsByMode()
-        let byMode = recording.samples.map { row in modes.add(row.report); return (row.t, modes.user, modes.system) }
+        let byMode = recording.samples.map { row in modes.add(row.figures); return (row.t, modes.user, modes.system) }
         let cpu = Figure.metricName(.cpu_seconds_total), cpuFamily = String(cpu.dropLast("_total".count))
         for mode in ["user", "system"] {
             let series = byMode.map { ($0.0, mode == "user" ? $0.1 : $0.2) }

@@ -77,16 +77,16 @@ extension Recording {
             for (figure, column) in zip(Figure.recorded, figureColumns) {
                 guard let column else { continue }
                 let value = figure.value(stored: row.int64(column), real: row.double(column))
-                figure.write(&sample.report, &events, value.flatMap { $0.isFinite ? $0 : nil })
+                figure.write(&sample.figures, &events, value.flatMap { $0.isFinite ? $0 : nil })
             }
-            sample.report.elapsedSeconds = t
-            sample.report.pid = pid
+            sample.figures.elapsedSeconds = t
+            sample.figures.pid = pid
             sample.alive = aliveColumn.flatMap { row.int64($0) } != 0
             sample.phase = phaseColumn.flatMap { row.int64($0) }.flatMap { names[$0] }
             let skew = skewColumn.flatMap { row.int64($0) }.map { Double(max(-Int64(Self.latestTime), min(Int64(Self.latestTime), $0))) }
-            sample.report.wallSeconds = (Double(startedAtMilliseconds + milliseconds) + (skew ?? 0)) / 1000
+            sample.figures.wallSeconds = (Double(startedAtMilliseconds + milliseconds) + (skew ?? 0)) / 1000
             // As `MetricsStore` derives it.
-            sample.report.cpuMachinePercent = DerivedFigure.machinePercent(sample.report.cpuPercent, onlineCPUs: cpus)
+            sample.figures.cpuMachinePercent = DerivedFigure.machinePercent(sample.figures.cpuPercent, onlineCPUs: cpus)
             if let name = commandColumn.flatMap({ row.int64($0) }).flatMap({ names[$0] }) {
                 if !samples.isEmpty { execsSeen += 1 }
                 commandName = name
@@ -94,10 +94,10 @@ extension Recording {
             sample.commandName = commandName
             sample.execsSeen = execsSeen
             if let text = busiestColumn.flatMap({ row.text($0) }) { busiest = BusyThread.decoded(text) }
-            sample.report.busiestThreads = busiest
+            sample.figures.busiestThreads = busiest
             if let name = gpuNameColumn.flatMap({ row.int64($0) }).flatMap({ names[$0] }) { gpuName = name.isEmpty ? nil : name }
             // ("" is written when the device went away: the name is not carried past it.)
-            if let gpuName { sample.report.gpu.recordedDevice.name = gpuName }
+            if let gpuName { sample.figures.gpu.recordedDevice.name = gpuName }
             if let reasons = reasonsColumn.flatMap({ row.text($0) }) { rejectedReasons = Self.reasons(reasons) }
             if eventsColumn.flatMap({ row.int64($0) }) == 1 {
                 // As `EventAggregator` derives it (format 1 recorded p99 unrounded, so its 1 % low was too).

@@ -85,7 +85,7 @@ public struct RecordingRows: Sequence {
     private func row(_ index: Int, phases: inout Phases) -> Tick {
         let samples = recording.samples
         let sample = samples[Swift.min(index, samples.count - 1)]
-        let report = report(sample)
+        let report = figures(sample)
         let isExitRow = index == exitRow
         let time = UInt64(Swift.max(0, (report.elapsedSeconds * 1e9).rounded()).clampedInt)
         var read = Sample(monotonicNanoseconds: time, wallSeconds: report.wallSeconds, alive: report.alive,
@@ -106,7 +106,7 @@ public struct RecordingRows: Sequence {
         }
         // The last row has every phase entered (one that arrived after the last sample too).
         let ended = enterPhases(upTo: own == samples.count - 1 ? .infinity : sample.t, into: &phases)
-        var tick = Tick(monotonicNanoseconds: time, sample: read, report: report, events: sample.events,
+        var tick = Tick(monotonicNanoseconds: time, sample: read, figures: report, events: sample.events,
                         commandName: sample.commandName ?? recording.meta["target_command"] ?? "",
                         status: isExitRow ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, phases: phases.history,
                         endedPhases: own < 0 ? [] : ended, everyFrame: EveryFrame(frames: frames, actions: actions))
@@ -139,9 +139,9 @@ public struct RecordingRows: Sequence {
         return ended
     }
 
-    /// The report of one recorded sample, as `MetricsStore` derived it live.
-    public func report(_ sample: Recording.SampleRow) -> TargetFigures {
-        var report = sample.report
+    /// The target's figures of one recorded sample, as `MetricsStore` derived it live.
+    public func figures(_ sample: Recording.SampleRow) -> TargetFigures {
+        var report = sample.figures
         report.pid = pid
         return report
     }

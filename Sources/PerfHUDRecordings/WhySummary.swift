@@ -35,9 +35,9 @@ public struct WhySummary {
         for sample in recording.samples {
             // A rate is over the time since the sample before (the row before in the file, in
             // the phase or not): `RunStorageIO`, as the end summary sums it.
-            storage.add(t: sample.t, sample.report, counted: phase == nil || sample.phase == phase)
+            storage.add(t: sample.t, sample.figures, counted: phase == nil || sample.phase == phase)
             if let phase, sample.phase != phase { continue }
-            let report = sample.report
+            let report = sample.figures
             if report.cpuWaitPercent != nil || report.fdsOpen != nil || report.residentAnonBytes != nil || report.busiestThreads != nil
                 || report.ioWriteBytesPerSecond != nil || report.minorFaultsPerSecond != nil { present = true }
             if report.busiestThreads != nil { threadsRead = true }

@@ -50,7 +50,7 @@ public enum HUDRenderer {
     /// The details line (`style.showsDetails`). Worth redrawing at most `detailsRefreshInterval`:
     /// nobody reads ten figures faster, and half of them change once a second.
     public static func detailsLine(_ snapshot: HUDSnapshot, size: TerminalSize, style: HUDStyle) -> String {
-        DetailsLine.render(snapshot.report, note: snapshot.detailsNote, width: size.columns, paint: Palette(enabled: style.color), unicode: style.unicode)
+        DetailsLine.render(snapshot.figures, note: snapshot.detailsNote, width: size.columns, paint: Palette(enabled: style.color), unicode: style.unicode)
     }
 
     public static let detailsRefreshInterval: UInt64 = 250_000_000
@@ -78,7 +78,7 @@ public enum HUDRenderer {
 
     /// - Parameter unicode: false for a locale that is not UTF-8: every segment in ASCII.
     static func statusLine(_ snapshot: HUDSnapshot, width: Int, paint: Palette, unicode: Bool = true) -> String {
-        let report = snapshot.report
+        let report = snapshot.figures
         let name = TerminalText.escaped(snapshot.commandName, maxLength: 32)
         // Segments in order of appearance; lower priority numbers are dropped last: on 80
         // columns PID, CPU and RSS always stay, then frames and the worst high-frequency action.
@@ -165,7 +165,7 @@ public enum HUDRenderer {
         let start = now - span
         let columns = snapshot.series.minMax(.residentBytes, width: cells * 2, from: start, to: now, bridging: tick * 1.5)
         let values = columns.compactMap { $0 }
-        let current = snapshot.report?.residentBytes.map { Double($0) }
+        let current = snapshot.figures?.residentBytes.map { Double($0) }
         let header: String
         var low = values.map(\.lowerBound).min() ?? 0
         var high = values.map(\.upperBound).max() ?? 0

@@ -7,7 +7,7 @@ import PerfHUDPipeline
 public struct HUDSnapshot {
     public var pid: Int32
     public var commandName: String
-    public var report: TargetFigures?
+    public var figures: TargetFigures?
     public var series: TimeSeries
     public var tickNanoseconds: UInt64
     public var historySeconds: Double
@@ -25,11 +25,11 @@ public struct HUDSnapshot {
     /// Said on the details line in place of the figures (a recording made before they were kept).
     public var detailsNote: String?
 
-    public init(pid: Int32, commandName: String, report: TargetFigures?, series: TimeSeries, tickNanoseconds: UInt64,
+    public init(pid: Int32, commandName: String, figures: TargetFigures?, series: TimeSeries, tickNanoseconds: UInt64,
                 historySeconds: Double, status: TargetStatus, elapsedSeconds: Double) {
         self.pid = pid
         self.commandName = commandName
-        self.report = report
+        self.figures = figures
         self.series = series
         self.tickNanoseconds = tickNanoseconds
         self.historySeconds = historySeconds
@@ -39,10 +39,10 @@ public struct HUDSnapshot {
 }
 
 extension HUDSnapshot {
-    /// The frame of a live session: the last tick's report, events and phases, the store's series.
-    package init(pid: Int32, commandName: String, report: TargetFigures?, series: TimeSeries, watch: WatchConfiguration, status: TargetStatus,
+    /// The frame of a live session: the last tick's figures, events and phases, the store's series.
+    package init(pid: Int32, commandName: String, figures: TargetFigures?, series: TimeSeries, watch: WatchConfiguration, status: TargetStatus,
          elapsedSeconds: Double, events: EventSnapshot?, phases: PhaseHistory) {
-        self.init(pid: pid, commandName: commandName, report: report, series: series,
+        self.init(pid: pid, commandName: commandName, figures: figures, series: series,
                   tickNanoseconds: watch.tickNanoseconds, historySeconds: Double(watch.historyNanoseconds) / 1e9,
                   status: status, elapsedSeconds: elapsedSeconds)
         self.events = events

@@ -65,7 +65,7 @@ public final class ReplaySession {
         for tick in rows {
             // The exit row is written at once, whatever the interval, as it was live.
             if let speed = configuration.speed, !tick.isExitRow {
-                let due = startedAt &+ UInt64(min(1e18, max(0, (tick.report.elapsedSeconds - first) / speed * 1e9)))
+                let due = startedAt &+ UInt64(min(1e18, max(0, (tick.figures.elapsedSeconds - first) / speed * 1e9)))
                 if !sleep(until: due, signals: signals) { exitStatus = .signaled(SIGINT); return }
             }
             writer.consume(tick)
@@ -103,7 +103,7 @@ public final class ReplaySession {
         screen.snapshot = { [unowned self] in
             let row = rows.row(max(0, cursor.index))
             let ended = cursor.isAtLastSample ? recording.targetEnded : nil
-            var snapshot = HUDSnapshot(pid: pid, commandName: row.commandName, report: row.report, series: cursor.series,
+            var snapshot = HUDSnapshot(pid: pid, commandName: row.commandName, figures: row.figures, series: cursor.series,
                                        tickNanoseconds: tickNanoseconds, historySeconds: Double(configuration.historyNanoseconds) / 1e9,
                                        status: ended ?? .running, elapsedSeconds: cursor.sample?.t ?? 0)
             snapshot.events = row.events

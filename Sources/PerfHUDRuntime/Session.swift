@@ -161,7 +161,7 @@ public final class Session {
         guard let screen else { return }
         screen.snapshot = { [unowned self] in
             let latest = sinks.latest
-            var snapshot = HUDSnapshot(pid: pid, commandName: latest?.commandName ?? watcher.commandName, report: latest?.report,
+            var snapshot = HUDSnapshot(pid: pid, commandName: latest?.commandName ?? watcher.commandName, figures: latest?.figures,
                                        series: watcher.store.series, watch: configuration.watch, status: state.status,
                                        elapsedSeconds: Double(monotonicNanoseconds() &- state.startedAt) / 1e9, events: latest?.events,
                                        phases: latest?.phases ?? PhaseHistory())
@@ -182,7 +182,7 @@ public final class Session {
         actionLog?.tick(into: events.aggregator)
         guard let tick = watcher.tick() else { return }
         // The target ended between two ticks (attach): the last tick says so, with what the socket still held.
-        if !tick.report.alive && state.status == .running && program == nil { return targetEnded(.exited(code: nil, signal: nil)) }
+        if !tick.figures.alive && state.status == .running && program == nil { return targetEnded(.exited(code: nil, signal: nil)) }
         deliver(tick)
         recordExec()
         if let crash = configuration.crashAfterReports, sinks.reports >= crash { fatalError("crash requested by --crash-after") }

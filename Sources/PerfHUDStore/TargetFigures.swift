@@ -2,7 +2,7 @@ import PerfHUDSampling
 
 /// The target's figures at one tick, derived from its samples by `MetricsStore`: what the HUD and
 /// the plain and JSON rows show of the processes (the event stream's are `EventSnapshot`). A tick
-/// carries it as `Tick.report`; `report` the command reads recordings of them.
+/// carries it as `Tick.figures`; `report` the command reads recordings of them.
 public struct TargetFigures: Equatable, Sendable {
     public var wallSeconds: Double
     public var elapsedSeconds: Double

@@ -112,7 +112,7 @@ final class DetailsLineTests: XCTestCase {
     }
 
     func testTheHUDHasTheLineUnderTheStatusLineOnlyWhenShown() {
-        var snapshot = HUDSnapshot(pid: 1, commandName: "x", report: report(), series: TimeSeries(capacity: 10),
+        var snapshot = HUDSnapshot(pid: 1, commandName: "x", figures: report(), series: TimeSeries(capacity: 10),
                                    tickNanoseconds: 100_000_000, historySeconds: 600, status: .running, elapsedSeconds: 1)
         let size = TerminalSize(rows: 24, columns: 200)
         let hidden = HUDRenderer.render(snapshot, size: size, style: HUDStyle(color: false))

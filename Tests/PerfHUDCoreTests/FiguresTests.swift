@@ -39,7 +39,7 @@ final class FiguresTests: XCTestCase {
         XCTAssertEqual(withEvents, expected)
         let withoutEvents = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil))
         XCTAssertEqual(withoutEvents, ["time", "pid", "alive"] + Figure.all.filter {
-            ($0.source == .report || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
+            ($0.source == .target || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
         }.map(\.name))
         let counted = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: EventSnapshot()))
         XCTAssertFalse(counted.contains("frames_unreported_reason"), "no reason, no key")
@@ -119,22 +119,22 @@ final class FiguresTests: XCTestCase {
             XCTAssertEqual(Figure.read(figure.field, report, events), expected[figure.field], "\(figure.name) in memory")
         }
         let sample = Sample(monotonicNanoseconds: 500_000_000, wallSeconds: report.wallSeconds, alive: true)
-        recorder.consume(Tick(monotonicNanoseconds: 500_000_000, sample: sample, report: report, events: events, commandName: "x",
+        recorder.consume(Tick(monotonicNanoseconds: 500_000_000, sample: sample, figures: report, events: events, commandName: "x",
                              status: .running, phases: PhaseHistory()))
         recorder.close()
         let read = try Recording(path: path).samples[0]
         let readEvents = try XCTUnwrap(read.events)
         for figure in Figure.recorded {
-            let value = Figure.read(figure.field, read.report, readEvents)
+            let value = Figure.read(figure.field, read.figures, readEvents)
             XCTAssertNotNil(value, figure.name)
             XCTAssertEqual(value, expected[figure.field], figure.name)
         }
         // The figures derived on reading come back from what was recorded.
         for figure in Figure.all where figure.column == nil {
-            if case .number = figure.kind { XCTAssertNotNil(Figure.read(figure.field, read.report, readEvents), figure.name) }
+            if case .number = figure.kind { XCTAssertNotNil(Figure.read(figure.field, read.figures, readEvents), figure.name) }
         }
-        XCTAssertEqual(read.report.everySecond.oomScore, report.everySecond.oomScore)
-        XCTAssertNotNil(read.report.everySecond.oomScore)
+        XCTAssertEqual(read.figures.everySecond.oomScore, report.everySecond.oomScore)
+        XCTAssertNotNil(read.figures.everySecond.oomScore)
     }
 
     /// A figure's run summaries reach `report`'s keys, `--fail-on` and the phase figures, computed

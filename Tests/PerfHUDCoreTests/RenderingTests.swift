@@ -16,7 +16,7 @@ final class RenderingTests: XCTestCase {
                                 residentBytes: UInt64(100 + (step % 10) * 10) << 20, virtualBytes: 1 << 30,
                                 proportionalBytes: nil, threads: 3))
         }
-        return HUDSnapshot(pid: 4242, commandName: name, report: store.latest, series: store.series,
+        return HUDSnapshot(pid: 4242, commandName: name, figures: store.latest, series: store.series,
                            tickNanoseconds: 100_000_000, historySeconds: 600, status: status, elapsedSeconds: 5)
     }
 
@@ -120,7 +120,7 @@ extension RenderingTests {
                                 cpuNanoseconds: UInt64(step) * 50_000_000, userTicks: UInt64(step) * 4, systemTicks: UInt64(step),
                                 residentBytes: 100 << 20, virtualBytes: 1 << 30, proportionalBytes: 90 << 20, threads: 3))
         }
-        return HUDSnapshot(pid: 4242, commandName: "perfhud-demo", report: store.latest, series: store.series,
+        return HUDSnapshot(pid: 4242, commandName: "perfhud-demo", figures: store.latest, series: store.series,
                            tickNanoseconds: 100_000_000, historySeconds: 600, status: .running, elapsedSeconds: 2)
     }
 }

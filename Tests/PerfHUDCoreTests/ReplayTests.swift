@@ -155,7 +155,7 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(rows.exitRow, 5)
         let replayed = (0..<rows.count).map { index -> String in
             let row = rows.row(index)
-            return RowFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events)
+            return RowFormatter.json(row.figures, commandName: row.commandName, status: row.status, events: row.events)
         }
         XCTAssertEqual(replayed, live)
         XCTAssertTrue(replayed[5].hasSuffix(",\"exit_code\":3,\"exit_signal\":null}"), replayed[5])
@@ -192,7 +192,7 @@ final class ReplayTests: XCTestCase {
         recorder.close()
         let rows = RecordingRows(try Recording(path: path))
         XCTAssertEqual(rows.count, 4)
-        XCTAssertEqual(rows.row(3).report, rows.row(2).report)
+        XCTAssertEqual(rows.row(3).figures, rows.row(2).figures)
         XCTAssertEqual(rows.row(3).status, .exited(code: 0, signal: nil))
         XCTAssertEqual(rows.row(2).status, .running)
     }
@@ -201,7 +201,7 @@ final class ReplayTests: XCTestCase {
     static func tick(_ report: TargetFigures, at time: UInt64, commandName: String, events: EventSnapshot?, phases: PhaseHistory = PhaseHistory(),
                      status: TargetStatus = .running) -> Tick {
         let sample = Sample(monotonicNanoseconds: time, wallSeconds: report.wallSeconds, alive: report.alive, processCount: report.processCount)
-        return Tick(monotonicNanoseconds: time, sample: sample, report: report, events: events, commandName: commandName,
+        return Tick(monotonicNanoseconds: time, sample: sample, figures: report, events: events, commandName: commandName,
                     status: status, phases: phases)
     }
 
@@ -255,8 +255,8 @@ final class ReplayTests: XCTestCase {
         let rows = RecordingRows(recording)
         for index in 0..<rows.count {
             let row = rows.row(index)
-            XCTAssertFalse(RowFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
-            XCTAssertFalse(RowFormatter.plain(row.report, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
+            XCTAssertFalse(RowFormatter.json(row.figures, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
+            XCTAssertFalse(RowFormatter.plain(row.figures, commandName: row.commandName, status: row.status, events: row.events).isEmpty)
         }
         let summary = RecordingSummary(recording)
         XCTAssertEqual(summary.phases.first { $0.name == "Big" }?.keptBytes, .max, "two visits that kept Int64.max saturate")

@@ -20,7 +20,7 @@ final class ScreenTests: XCTestCase {
                                 cpuNanoseconds: UInt64(step) * 50_000_000, userTicks: UInt64(step) * 4, systemTicks: UInt64(step),
                                 residentBytes: UInt64(100 + step) << 20, virtualBytes: 1 << 30, proportionalBytes: nil, threads: 3))
         }
-        return HUDSnapshot(pid: 4242, commandName: name, report: store.latest, series: store.series,
+        return HUDSnapshot(pid: 4242, commandName: name, figures: store.latest, series: store.series,
                            tickNanoseconds: 100_000_000, historySeconds: 600, status: status, elapsedSeconds: 2)
     }
 

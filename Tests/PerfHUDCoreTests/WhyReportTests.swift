@@ -17,18 +17,18 @@ final class WhyReportTests: XCTestCase {
         for index in 0...100 {
             var row = Recording.SampleRow(t: Double(index) / 10, cpuPercent: 100, residentBytes: 10 << 20)
             guard format >= 4 else { recording.samples.append(row); continue }
-            row.report.cpuWaitPercent = 50
-            if index > 0 && ioReadable { row.report.ioWriteBytesPerSecond = Double(1 << 20); row.report.ioReadBytesPerSecond = 0 }
-            row.report.minorFaultsPerSecond = 0
-            row.report.majorFaultsPerSecond = 0
-            row.report.fdsOpen = 100
-            row.report.fdsLimit = 1024
-            row.report.residentAnonBytes = 8 << 20
-            row.report.busiestThreads = index < 10 ? [] : [BusyThread(pid: 42, tid: 43, name: "hot", cpuPercent: 90),
+            row.figures.cpuWaitPercent = 50
+            if index > 0 && ioReadable { row.figures.ioWriteBytesPerSecond = Double(1 << 20); row.figures.ioReadBytesPerSecond = 0 }
+            row.figures.minorFaultsPerSecond = 0
+            row.figures.majorFaultsPerSecond = 0
+            row.figures.fdsOpen = 100
+            row.figures.fdsLimit = 1024
+            row.figures.residentAnonBytes = 8 << 20
+            row.figures.busiestThreads = index < 10 ? [] : [BusyThread(pid: 42, tid: 43, name: "hot", cpuPercent: 90),
                                                           BusyThread(pid: 42, tid: 44, name: "<b>cold</b>", cpuPercent: 10)]
-            row.report.residentTrendBytesPerHour = 0
-            row.report.residentTrendR2 = 0
-            row.report.leakSuspected = false
+            row.figures.residentTrendBytesPerHour = 0
+            row.figures.residentTrendR2 = 0
+            row.figures.leakSuspected = false
             recording.samples.append(row)
         }
         return recording
@@ -58,7 +58,7 @@ final class WhyReportTests: XCTestCase {
         var recording = Self.recording()
         // From 5 s on three other threads take the list: "<b>cold</b>" is below the third, unknown.
         for index in 50...100 {
-            recording.samples[index].report.busiestThreads = [BusyThread(pid: 42, tid: 43, name: "hot", cpuPercent: 90)]
+            recording.samples[index].figures.busiestThreads = [BusyThread(pid: 42, tid: 43, name: "hot", cpuPercent: 90)]
                 + (45...47).map { BusyThread(pid: 42, tid: Int32($0), name: "w\($0)", cpuPercent: 20) }.prefix(2)
         }
         let threads = HTMLReportCharts.busiestThreads(recording)

@@ -141,7 +141,7 @@ final class DaemonUnitTests: XCTestCase {
         report.net = net
         var events = EventSnapshot()                     // a frame seen: the FPS gauge exists
         events.framesTotal = 3; events.fps = 3; events.actionsPerSecond = 1
-        metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, report: report, commandName: "x", pid: 7,
+        metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, figures: report, commandName: "x", pid: 7,
                                                                            startTimeSeconds: 1),
                                               events: events, actionTotals: [("A", 1)])
         metrics.update(sampleSeconds: 0.001)
@@ -170,7 +170,7 @@ final class DaemonUnitTests: XCTestCase {
         // 4.5 s of CPU by the CPU clock; the first row has no user/system split yet: all user until one comes.
         let read = sample(cpu: 4_500_000_000, user: 300, rss: 4096, pss: nil, threads: 4)
         var store = MetricsStore(pid: 42, capacity: 4, startNanoseconds: 0)
-        let target = DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "web",
+        let target = DaemonMetrics.Target(sample: read, figures: store.record(read), commandName: "web",
                                           pid: 42, startTimeSeconds: 1000)
         metrics.update(target: target, events: events, actionTotals: [("A", 3)])
         var text = exposition(registry)
@@ -186,7 +186,7 @@ final class DaemonUnitTests: XCTestCase {
         // A restarted target's CPU starts again from 0: the counter holds, then grows again.
         var restarted = target
         restarted.sample.userTicks = 100
-        restarted.report.cpuSecondsTotal = 1
+        restarted.figures.cpuSecondsTotal = 1
         restarted.pid = 43
         metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
         text = exposition(registry)
@@ -278,7 +278,7 @@ final class DaemonUnitTests: XCTestCase {
         read.activity = activity
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         func update(_ read: Sample) -> String {
-            metrics.update(target: DaemonMetrics.Target(sample: read, report: store.record(read), commandName: "db", pid: 7,
+            metrics.update(target: DaemonMetrics.Target(sample: read, figures: store.record(read), commandName: "db", pid: 7,
                                                         startTimeSeconds: 1),
                            events: EventSnapshot(), actionTotals: [])
             return exposition(registry)

@@ -33,8 +33,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let rows = RecordingRows(recording)
         for index in 0..<rows.count {
             let row = rows.row(index)
-            _ = RowFormatter.json(row.report, commandName: row.commandName, status: row.status, events: row.events)
-            _ = RowFormatter.plain(row.report, commandName: row.commandName, status: row.status, events: row.events)
+            _ = RowFormatter.json(row.figures, commandName: row.commandName, status: row.status, events: row.events)
+            _ = RowFormatter.plain(row.figures, commandName: row.commandName, status: row.status, events: row.events)
         }
         var cursor = ReplayCursor(recording: recording, capacity: 16, historySeconds: 1)
         for sample in recording.samples.reversed().prefix(8) { _ = cursor.move(to: sample.t) }
