@@ -1,10 +1,12 @@
+import PerfHUDPipeline
 import PerfHUDRecordings
 
 /// `--record FILE` for the daemon (one target): the recording, and which process its metadata names.
 ///
 /// The daemon's target may restart under another PID; the recording goes on, and its metadata
 /// follows the process being recorded now (the last one wins in the file).
-final class DaemonRecording {
+final class DaemonRecording: TickSink {
+    static var readsEveryFrame: Bool { Recorder.readsEveryFrame }
     private var recorder: Recorder?
     /// The PID the metadata names (0: none yet).
     private var recordedPID: Int32 = 0
@@ -23,15 +25,16 @@ final class DaemonRecording {
         recorder = opened
     }
 
-    /// Records the target's latest tick, if recording.
-    func record(_ target: DaemonTarget) {
-        guard let recorder, let latest = target.latest else { return }
-        if let pid = target.group.pids.first, pid != recordedPID {
-            recordedPID = pid
-            recorder.setMeta("target_pid", String(pid))
-            recorder.setMeta("target_command", target.group.commandName)
+    /// Records a tick of the target, if recording: an absent target's adds the frames, actions and
+    /// phases that came while it was away, and no row.
+    func consume(_ tick: Tick) {
+        guard let recorder else { return }
+        if tick.status != .absent, tick.figures.pid != 0, tick.figures.pid != recordedPID {
+            recordedPID = tick.figures.pid
+            recorder.setMeta("target_pid", String(tick.figures.pid))
+            recorder.setMeta("target_command", tick.commandName)
         }
-        recorder.consume(latest)
+        recorder.consume(tick)
     }
 
     func close() {

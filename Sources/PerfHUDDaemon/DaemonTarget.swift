@@ -25,13 +25,17 @@ final class DaemonTarget {
     private let registry: DaemonMetrics
     /// Nil while forgotten.
     private(set) var metrics: TargetMetrics?
-    /// Where frames go as they arrive (the event thread), swapped under its lock when forgotten.
-    private let frames = FrameSink()
+    /// Where its ticks go, in order (`TickFanOut`): its metrics while not forgotten, its journal
+    /// entries and the recording once the fan-out attached them.
+    private(set) var sinks: [TickSink] = []
+    private var journal: TargetJournal?
+    private var recording: DaemonRecording?
     var warned = DaemonWarnings()
     var wasUp = false
     /// When the target was last seen going away (CLOCK_MONOTONIC); nil while up or never seen.
     var downSince: UInt64?
     var lastDiscovery = UInt64(0)
+    /// Its last tick while it had a process (nil while absent): what the status summaries read.
     var latest: Tick?
     /// When its every figure was last read (CLOCK_MONOTONIC; 0: never), and how many event lines
     /// it had sent by then: between two full reads a tick reads its RSS alone (`DaemonService.tick`).
@@ -56,14 +60,10 @@ final class DaemonTarget {
         // A unit's bytes are systemd's own where it accounts them (IPAccounting=yes): every protocol.
         if case .unit(let unit) = spec.selector { group.unitNetwork = NetworkWatch(unit: unit) }
         let events = SessionEvents(configuration: configuration.watch.events)
-        events.aggregator.frameObserver = { [frames] seconds, weight in frames.record(seconds: seconds, weight: weight) }
         // No history: only the HUD draws one (its memory graph); a target's figures come from the
         // sample before and the leak fit its own. A full 10-minute ring was ~33 KiB a target.
         watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: DaemonTarget.historyCapacity,
                                 fallbackName: "", leak: configuration.watch.leak)
-        // The daemon's one sink of every frame is its recording (its metrics take frames from the
-        // event thread: issue 43, item 2, open).
-        watcher.keepsEveryFrame = configuration.recordPath != nil && Recorder.readsEveryFrame
         remember()
     }
 
@@ -90,37 +90,38 @@ final class DaemonTarget {
     /// Its series exist again (a forgotten target that came back).
     func remember() {
         guard metrics == nil else { return }
-        let made = registry.makeTarget(label: label)
-        metrics = made
-        frames.histogram = made.frameDuration
+        metrics = registry.makeTarget(label: label)
+        sinksChanged()
     }
 
     /// Its series leave the registry.
     func forget() {
         guard let metrics else { return }
-        frames.histogram = nil
         registry.remove(metrics)
         self.metrics = nil
+        sinksChanged()
+    }
+
+    /// The fan-out's sinks of this target besides its metrics: its journal, and the recording
+    /// where the daemon records.
+    func attach(journal: TargetJournal, recording: DaemonRecording?) {
+        self.journal = journal
+        self.recording = recording
+        sinksChanged()
+    }
+
+    var hasJournal: Bool { journal != nil }
+
+    /// The sinks in the order they are handed a tick; the watcher keeps every frame and action
+    /// where one of them reads them (the metrics do: their histogram and action counters).
+    private func sinksChanged() {
+        sinks = [metrics as TickSink?, journal, recording].compactMap { $0 }
+        if sinks.contains(where: { type(of: $0).readsEveryFrame }) { watcher.keepsEveryFrame = true }
     }
 
     /// Closes its socket and takes its series away (dropped from the configuration).
     func close() {
         forget()
         events.stop()
-    }
-}
-
-/// The frame histogram the event thread writes to, swapped by the sampling thread.
-final class FrameSink: @unchecked Sendable {
-    private let mutex = Mutex()
-    private var current: WeightedHistogram?
-
-    var histogram: WeightedHistogram? {
-        get { mutex.withLock { current } }
-        set { mutex.withLock { current = newValue } }
-    }
-
-    func record(seconds: Double, weight: Double) {
-        mutex.withLock { current }?.record(seconds, weight: weight)
     }
 }

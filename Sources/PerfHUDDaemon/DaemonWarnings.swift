@@ -27,16 +27,16 @@ struct DaemonWarnings {
     var reason: String { lastReason }
 
     /// The warnings this tick brings: actions that just became high-frequency, a leak suspected
-    /// or no longer suspected (`report`: the tick's figures, nil while the target is down, which
+    /// or no longer suspected (`figures`: the tick's, nil while the target is absent, which
     /// changes nothing; `leakWindow`: --leak-window, for the line).
-    mutating func check(events: EventSnapshot, report: TargetFigures?, threshold: Double, leakWindow: Double) -> [String] {
+    mutating func check(events: EventSnapshot, figures: TargetFigures?, threshold: Double, leakWindow: Double) -> [String] {
         var lines: [String] = []
         let current = Set(events.highFrequencyActions.filter { $0.rate > 0 }.map { $0.action })
         for action in events.highFrequencyActions where current.contains(action.action) && !highFrequencyKnown.contains(action.action) {
             lines.append("high-frequency action \(action.action): \(action.rate.clampedInt)/s (threshold \(threshold.clampedInt)/s)")
         }
         highFrequencyKnown = current
-        if let report, let suspected = report.leakSuspected, suspected != leakSuspected {
+        if let report = figures, let suspected = report.leakSuspected, suspected != leakSuspected {
             leakSuspected = suspected
             let rss = report.residentBytes.map { "RSS \(Units.bytes(Double($0))), " } ?? ""
             let slope = report.residentTrendBytesPerHour.map { Units.signedBytes($0) + "/h" } ?? "?"

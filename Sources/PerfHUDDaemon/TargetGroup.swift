@@ -26,8 +26,6 @@ final class TargetGroup: SampleSource {
     var isEmpty: Bool { samplers.isEmpty }
     var pids: [Int32] { samplers.keys.sorted() }
     var currentCommandName: String? { samplers.isEmpty ? nil : commandName }
-    /// When the earliest member started, in clock ticks since boot.
-    var startTicks: UInt64? { samplers.values.map(\.startTicks).min() }
 
     func takeNotes() -> [String] { samplers.values.flatMap { $0.takeNotes() } }
 
@@ -132,6 +130,8 @@ final class TargetGroup: SampleSource {
         // The tightest limit any member is under.
         result.memoryLimitBytes = a.memoryLimitBytes.map { Swift.min($0, b.memoryLimitBytes ?? $0) } ?? b.memoryLimitBytes
         result.processCount = a.processCount + b.processCount
+        // The earliest member's start.
+        result.startTicks = a.startTicks.map { Swift.min($0, b.startTicks ?? $0) } ?? b.startTicks
         result.activity = Activity.sum(a.activity, b.activity)
         result.gpu = GPUFigures.sum(a.gpu, b.gpu)
         result.net = NetworkFigures.sum(a.net, b.net)

@@ -1,5 +1,6 @@
 import PerfHUDSampling
 import PerfHUDEvents
+import PerfHUDStore
 import PerfHUDPipeline
 import Prometheus
 
@@ -13,7 +14,11 @@ import Prometheus
 /// kernel's counts behind the "why" figures (`KernelTotal`) are advanced the same way; a count that
 /// went back (a member of the group left, taking its count out of the sum) is the new starting
 /// point, so what the others count after it is not lost.
-public final class TargetMetrics {
+public final class TargetMetrics: TickSink {
+    /// Its frame histogram takes every frame with its weight, its action counters every action.
+    public static var readsEveryFrame: Bool { true }
+    public func consume(_ tick: Tick) { update(tick) }
+
     public let label: String
     private let registry: PrometheusCollectorRegistry
     private let labels: [(String, String)]
@@ -74,8 +79,6 @@ public final class TargetMetrics {
     private var rejected: [(counter: Counter, last: Double)] = []
     private var actions: [String: Counter] = [:]
     private var highFrequency: [String: Gauge] = [:]
-    /// The totals last mirrored into `actions`, by label (sampling thread only).
-    private var actionsCounted: [String: Double] = [:]
 
     /// Why the event socket refuses a datagram (`perfhud_events_rejected_total{reason}`).
     public static let rejectionReasons = ["peer", "no_credentials", "truncated", "other_target"]
@@ -105,16 +108,22 @@ public final class TargetMetrics {
                                           bounds: DaemonMetrics.frameBuckets, labels: labels)
     }
 
+    /// The start time of the target in seconds since the epoch: the boot time read once (it does
+    /// not move), plus the start's clock ticks after boot.
+    private static let bootTime = ProcessDirectory.bootTime
+
     /// Mirrors one tick's figures into the registry. Called from the sampling thread only.
-    public func update(target: DaemonMetrics.Target?, events: EventSnapshot, actionTotals: [(label: String, total: Double)]) {
-        up.set(to: target == nil ? 0 : 1)
-        if let target {
+    private func update(_ tick: Tick) {
+        let present = tick.status != .absent
+        let events = tick.events ?? .empty
+        up.set(to: present ? 1 : 0)
+        if present {
             // The row's `cpu_seconds_total` (the CPU clock) split by mode, as `export` splits a recording's.
-            let report = target.figures
+            let report = tick.figures
             cpuModes.add(report)
             advance(cpuUser, &cpuCounted.user, to: cpuModes.user)
             advance(cpuSystem, &cpuCounted.system, to: cpuModes.system)
-            let activity = target.sample.activity
+            let activity = tick.sample.activity
             for (index, (figure, kind, scale)) in Self.exportedReads.enumerated() {
                 switch kind {
                 case .gauge:
@@ -132,13 +141,14 @@ public final class TargetMetrics {
                 guard let value = Figure.read(figure.field, report, events) else { continue }
                 advance(counters[index], &counted[index], to: value)
             }
-            followBusiestThread(target.figures.busiestThreads)
-            set(&startTime, TargetSeries.perfhud_target_start_time_seconds.name, "When the target started, seconds since the epoch.", target.startTimeSeconds)
-            let key = target.commandName + "\u{0}" + String(target.pid)
+            followBusiestThread(report.busiestThreads)
+            let started = tick.sample.startTicks.flatMap { ticks in Self.bootTime.map { $0 + Double(ticks) / Double(ProcessDirectory.ticksPerSecond) } }
+            set(&startTime, TargetSeries.perfhud_target_start_time_seconds.name, "When the target started, seconds since the epoch.", started)
+            let key = tick.commandName + "\u{0}" + String(report.pid)
             if info?.key != key {
                 if let old = info { registry.unregisterGauge(old.gauge) }
                 let gauge = registry.gauge(TargetSeries.perfhud_target_info.name,
-                                               labels: labels + [("comm", target.commandName), ("pid", String(target.pid))],
+                                               labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))],
                                                help: "The watched target: its command name and (first) PID.")
                 gauge.set(to: 1)
                 info = (gauge, key)
@@ -152,7 +162,7 @@ public final class TargetMetrics {
             for (index, figure) in Self.counterReads.enumerated() where figure.source == .target { counted[index] = 0 }
             if let old = info { registry.unregisterGauge(old.gauge); info = nil }
         }
-        let report = target?.figures
+        let report: TargetFigures? = present ? tick.figures : nil
         for (index, figure) in Self.counterReads.enumerated() where figure.source == .events {
             guard let value = figure.value(report, events) else { continue }
             advance(counters[index], &counted[index], to: value)
@@ -160,15 +170,17 @@ public final class TargetMetrics {
         for (index, reason) in Self.rejectionReasons.enumerated() {
             advance(rejected[index].counter, &rejected[index].last, to: Double(events.rejected[reason] ?? 0))
         }
-        for (label, total) in actionTotals {
+        // Every action and frame since the tick before, as the tick carries them (`readsEveryFrame`).
+        for (label, count) in tick.everyFrame?.actions ?? [] {
             let counter = actions[label] ?? {
                 let made = registry.counter(Figure.metricName(.actions_total), labels: labels + [("action", label)],
                                                 help: "Actions the program dispatched, by label (at most --max-action-labels, then __other__).")
                 actions[label] = made
                 return made
             }()
-            advance(counter, &actionsCounted[label, default: 0], to: total)
+            counter.increment(by: count)
         }
+        for frame in tick.everyFrame?.frames ?? [] { frameDuration.record(frame.milliseconds / 1000, weight: frame.weight) }
         var listed = Set<String>()
         for action in events.highFrequencyActions {
             listed.insert(action.action)

@@ -1,19 +1,20 @@
 import PerfHUDSampling
 import PerfHUDEvents
 
-/// One target's tick, and where its figures go: the journal (notes and warnings), the recording,
-/// the target's Prometheus series. Also where a target is seen going away: the tick is what finds
-/// its processes gone.
+/// One target's tick, and where it goes: the one fan-out of the daemon. Each target's tick is
+/// handed, the same `Tick` value, to its sinks — its Prometheus series (`TargetMetrics`), its journal
+/// entries (`TargetJournal`) and the recording (`DaemonRecording`, `--record`) — as a session hands
+/// its own to the HUD, the rows and the recording (`TickSinks`). A sink reads the tick alone: the
+/// event figures, every frame with its weight and every action since the tick before are in it
+/// (`Tick.everyFrame`); a target with no process has a tick too (`.absent`), with what its event
+/// socket brought. Also where a target is seen going away: the tick is what finds its processes gone.
 ///
-/// Per target per tick, so what it reads once is kept (`bootTime`): this is the daemon's hot path.
+/// Per target per tick: this is the daemon's hot path.
 final class TickFanOut {
     private let configuration: DaemonConfiguration
     private let sockets: EventSockets
     private let status: StatusReporter
     let recording = DaemonRecording()
-    /// Read once: `ProcessDirectory.bootTime` reads and splits /proc/stat at each call, which per
-    /// target per tick was the largest part of a tick of 200 targets (perf).
-    private let bootTime = ProcessDirectory.bootTime ?? 0
 
     init(configuration: DaemonConfiguration, sockets: EventSockets, status: StatusReporter) {
         self.configuration = configuration
@@ -30,10 +31,16 @@ final class TickFanOut {
         return true
     }
 
-    /// One target's tick. - Returns: whether it went away.
+    /// One target's tick, to every sink of the target. - Returns: whether it went away.
     func tick(_ target: DaemonTarget, now: UInt64, final: Bool) -> Bool {
-        target.latest = target.watcher.tick(final: final, endedByPerfhud: final)
-        for note in target.latest?.notes ?? [] { status.log(.warning, target, note) }
+        if !target.hasJournal {
+            target.attach(journal: TargetJournal(target: target, status: status, configuration: configuration),
+                          recording: recording.isRecording ? recording : nil)
+        }
+        // The figures name the group's root as it is now (a restart is another PID).
+        target.watcher.pid = target.group.rootPID ?? target.group.pids.first ?? 0
+        let tick = target.watcher.tick(final: final, endedByPerfhud: final)
+        target.latest = tick.status == .absent ? nil : tick
         var wentAway = false
         if target.group.isEmpty && target.wasUp {
             target.wasUp = false
@@ -44,17 +51,7 @@ final class TickFanOut {
             status.publish()
             wentAway = true
         }
-        let snapshot = target.events.snapshot ?? EventSnapshot()
-        recording.record(target)
-        for line in target.warned.check(events: snapshot, report: target.latest?.figures, threshold: configuration.watch.events.actionThreshold,
-                                        leakWindow: configuration.watch.leak.windowSeconds) {
-            status.log(.warning, target, line)
-        }
-        let figures = target.latest.map { tick in
-            DaemonMetrics.Target(sample: tick.sample, figures: tick.figures, commandName: tick.commandName, pid: target.group.rootPID ?? target.group.pids.first ?? 0,
-                                 startTimeSeconds: target.group.startTicks.map { bootTime + Double($0) / Double(ProcessDirectory.ticksPerSecond) })
-        }
-        target.metrics?.update(target: figures, events: snapshot, actionTotals: target.events.aggregator.actionTotals())
+        for sink in target.sinks { sink.consume(tick) }
         return wentAway
     }
 }

@@ -40,7 +40,6 @@ extension EventAggregator {
         package var recording = false
         var recordedFrames: [RecordedFrame] = []
         var recordedActions: [Int: Double] = [:]
-        package var frameObserver: ((Double, Double) -> Void)?
         package var frameTiming = FrameTiming()
         var placing: [FrameTiming.Unplaced] = []
 
@@ -128,7 +127,6 @@ extension EventAggregator {
             allFrames.add(count, bucket: Int64(end / EventAggregator.bucketNanoseconds))
             frameTiming.noteDelay(now > end ? now - end : 0, bucket: bucket)
             framesTotal += count
-            frameObserver?(milliseconds / 1000, count)
             let verdict = judge.judge(milliseconds)
             if verdict.janky { janky += count }
             if verdict.dropped > 0 { dropped += verdict.dropped * count }

@@ -77,13 +77,6 @@ public final class EventAggregator: @unchecked Sendable {
         set { withLock { $0.residentProbe = newValue } }
     }
 
-    /// Called on the receiving thread for every frame, with its duration in seconds and its
-    /// weight (1 / sample rate): the daemon's histogram records each frame. Set before start.
-    public var frameObserver: ((Double, Double) -> Void)? {
-        get { state.frameObserver }
-        set { state.frameObserver = newValue }
-    }
-
     /// Runs `body` holding the lock, with the state to add to: the receiver calls it once per
     /// batch of datagrams.
     public func withLock<T>(_ body: (inout Ingest) -> T) -> T {

@@ -23,6 +23,11 @@ extension SampleSource {
 public final class TargetWatcher {
     public let events: SessionEvents
     public private(set) var store: MetricsStore
+    /// The PID the tick's figures name (`TargetFigures.pid`): the daemon's follows its group's root.
+    public var pid: Int32 {
+        get { store.pid }
+        set { store.pid = newValue }
+    }
     private let source: SampleSource
     /// The name shown until the source can read one (what was launched).
     private let fallbackName: String
@@ -55,15 +60,26 @@ public final class TargetWatcher {
     ///   - final: the session's last tick: the event socket is drained and closed first, so this
     ///     tick has everything the target sent (hooks flush as their program exits).
     ///   - endedByPerfhud: perfhud ended the session (`q`, `--count`, `--duration`).
-    /// - Returns: the tick; nil while the source has no target (the event stream is drained anyway).
-    public func tick(status: TargetStatus = .running, final: Bool = false, endedByPerfhud: Bool = false) -> Tick? {
+    /// - Returns: the tick; while the source has no target, one whose status is `.absent`.
+    public func tick(status: TargetStatus = .running, final: Bool = false, endedByPerfhud: Bool = false) -> Tick {
         if final { events.stop() }
         let sample = source.takeSample()
         let now = sample?.monotonicNanoseconds ?? monotonicNanoseconds()
         let ended = events.tick(now: now, startNanoseconds: store.startNanoseconds, residentBytes: sample?.residentBytes)
         let (log, logDropped) = events.aggregator.drainLog()
         let everyFrame = keepsEveryFrame ? events.aggregator.drainRecorded() : nil
-        guard let sample else { return nil }
+        guard let sample else {
+            // No process of the target (the daemon's, between two lives): what the event stream
+            // brought still goes to every sink, and nothing is said of the target (every figure
+            // nil, none taken into the store's series).
+            let wall = wallClockSeconds()
+            let elapsed = Double(now &- store.startNanoseconds) / 1e9
+            return Tick(monotonicNanoseconds: now, sample: Sample(monotonicNanoseconds: now, wallSeconds: wall, alive: false, processCount: 0),
+                        figures: TargetFigures(wallSeconds: wall, elapsedSeconds: elapsed, pid: store.pid, alive: false, processCount: 0),
+                        events: events.snapshot, commandName: commandName, status: .absent, phases: events.phases, endedPhases: ended,
+                        everyFrame: everyFrame, log: log, logDropped: logDropped, notes: source.takeNotes(), isFinal: final,
+                        endedByPerfhud: endedByPerfhud)
+        }
         let report = store.record(sample, phase: events.phases.current?.id)
         return Tick(monotonicNanoseconds: now, sample: sample, figures: report, events: events.snapshot, commandName: commandName,
                     status: status, phases: events.phases, endedPhases: ended, everyFrame: everyFrame, log: log,

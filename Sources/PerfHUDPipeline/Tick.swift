@@ -3,16 +3,14 @@ import PerfHUDSampling
 import PerfHUDEvents
 import PerfHUDStore
 
-/// Everything one tick of a watched target produced, computed once: the sample's report, the event
-/// figures, and what the event stream brought since the tick before (frames, actions, phases, each
-/// with its own time). The sinks of a session — the HUD, the plain/JSON rows, the end summary, the
-/// recording — consume this one value (`TickSinks`); `replay` and `export` rebuild it from a
-/// recording (`RecordingRows`: the reports, the event figures, the frames, actions and phases up
-/// to each row), though the replayed HUD still takes its history and phases from the recording
-/// through `ReplayCursor`. The daemon hands its recorder the tick, and its metrics and journal
-/// the tick's report beside the target's event figures and action totals (`TickFanOut`). The
-/// run's figures are computed by one piece of code each, live and from a recording (`RunFrames`,
-/// `RunAggregates`, `RunStorageIO`, `CPUSecondsByMode`).
+/// Everything one tick of a watched target produced, computed once: the sample and the target's
+/// figures of it, the event figures, and what the event stream brought since the tick before
+/// (frames, actions, phases, each with its own time). Every sink consumes this one value and
+/// nothing beside it: a session's HUD, plain/JSON rows, end summary and recording (`TickSinks`),
+/// the daemon's metrics, journal and recording of each target (`TickFanOut`), and `replay` and
+/// `export`, which rebuild it from a recording (`RecordingRows`). The run's figures are computed by
+/// one piece of code each, live and from a recording (`RunFrames`, `RunAggregates`, `RunStorageIO`,
+/// `CPUSecondsByMode`).
 public struct Tick {
     /// When the tick was taken (CLOCK_MONOTONIC).
     public var monotonicNanoseconds: UInt64
@@ -79,9 +77,13 @@ public struct Tick {
     }
 
     /// Whether this tick is the row that says how the target ended (written whatever `--report-every` says).
-    public var isExitRow: Bool { isFinal && !endedByPerfhud && status != .running }
+    public var isExitRow: Bool {
+        guard isFinal && !endedByPerfhud, case .exited = status else { return false }
+        return true
+    }
 
     /// Whether this tick is a row (of the live rows, the recording and the run's figures): every
     /// tick but the last of a session perfhud ended (`--count N` is N rows).
-    public var isRow: Bool { !isFinal || isExitRow }
+    /// A tick of an absent target is no row: it has no figures of the target, only its events.
+    public var isRow: Bool { status != .absent && (!isFinal || isExitRow) }
 }

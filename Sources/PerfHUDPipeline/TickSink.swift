@@ -1,10 +1,9 @@
 /// Where a tick goes. The sinks of a session — the HUD's screen (`ScreenSink`), the plain/JSON rows
 /// (`RowWriter`), the end summary (`SessionSummary`), the recording (`Recorder`) — are handed
 /// the same `Tick` values, one after the other, by one fan-out: `TickSinks` in a session and in
-/// `replay` (whose ticks `RecordingRows` rebuilds from the recording). The daemon's `TickFanOut`
-/// is not one of them yet: it hands its recorder the tick, but its metrics and journal the tick's
-/// report beside the event figures and action totals it reads itself, and its frame histogram is
-/// fed on the event thread (issue 43, item 2, still open). A sink derives nothing another sink
+/// `replay` (whose ticks `RecordingRows` rebuilds from the recording). The daemon's `TickFanOut` is
+/// the same for each target: its series (`TargetMetrics`), its journal (`TargetJournal`) and the
+/// recording (`DaemonRecording`). A sink reads the tick alone, and derives nothing another sink
 /// needs: what two sinks show is computed before the tick (`TargetWatcher`) or by one shared piece
 /// of code (`RunFrames`, `RunAggregates`, `RunStorageIO`, `CPUSecondsByMode`).
 public protocol TickSink: AnyObject {

@@ -180,7 +180,10 @@ public final class Session {
     private func takeSample() {
         if program?.hasEndedUnreaped == true { return endSeen() }   // its exit row, not a dead row before it
         actionLog?.tick(into: events.aggregator)
-        guard let tick = watcher.tick() else { return }
+        let tick = watcher.tick()
+        // No process to read (attached to one that vanished before its end was seen): what the
+        // event stream brought still reaches the sinks; no row is written for it.
+        if tick.status == .absent { return deliver(tick) }
         // The target ended between two ticks (attach): the last tick says so, with what the socket still held.
         if !tick.figures.alive && state.status == .running && program == nil { return targetEnded(.exited(code: nil, signal: nil)) }
         deliver(tick)

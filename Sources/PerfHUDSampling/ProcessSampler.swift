@@ -16,7 +16,6 @@ import PerfHUDSupport
 /// Memory, threads and the process count are per-process sums in both cases (a group's memory would need the memory controller).
 public final class ProcessSampler {
     public let pid: Int32
-    public let startTicks: UInt64
     public let includeChildren: Bool
     /// Readable when the root process has exited (Linux 5.3+), for the event loop; -1 if absent.
     public let exitDescriptor: Int32
@@ -105,7 +104,6 @@ public final class ProcessSampler {
             if error == .noSuchFile || error == .noSuchProcess { throw PerfHUDError(.noInput, "no process with PID \(pid)") }
             throw PerfHUDError(.noPermission, "may not read process \(pid): \(error)")
         }
-        startTicks = root.startTicks
         exitDescriptor = perfhud_pidfd_open(pid)
         let description = directory.describe(pid: pid)
         commandName = description?.commandName
@@ -249,6 +247,7 @@ public final class ProcessSampler {
         }
         sample.memoryLimitBytes = memoryLimitBytes
         sample.processStartNanoseconds = startedAtNanoseconds
+        sample.startTicks = root.startTicks
         sample.execsSeen = execsSeen
         sample.gpu = gpu?.figures(at: now) { [pid] + descendants.keys }
         // A zombie root with no descendant left has ended: one more pass, for its last bytes.

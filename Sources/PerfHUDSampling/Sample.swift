@@ -27,6 +27,9 @@ public struct Sample: Equatable {
     /// When the target started (CLOCK_MONOTONIC), where known precisely enough: the first
     /// sample's CPU is taken over the time since then (there is no sample before it).
     public var processStartNanoseconds: UInt64?
+    /// When the target started, in clock ticks after boot (/proc/PID/stat's field 22); a group's
+    /// is its earliest member's. The daemon's `perfhud_target_start_time_seconds`.
+    public var startTicks: UInt64?
     /// How many times the target exec'd since perfhud began to watch it.
     public var execsSeen = 0
     /// The "why" figures; nil when they are not collected (`ProcessSampler.collectsActivity`).

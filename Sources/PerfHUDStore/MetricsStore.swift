@@ -6,7 +6,8 @@ import PerfHUDSampling
 public struct MetricsStore {
     public private(set) var series: TimeSeries
     public private(set) var latest: TargetFigures?
-    public let pid: Int32
+    /// The target's PID the figures name: the daemon's follows its target's root as it restarts.
+    public var pid: Int32
     public let startNanoseconds: UInt64
     private var previous: Sample?
     private let onlineCPUs: Double

@@ -21,13 +21,14 @@ package final class ScreenSink: TickSink {
     }
 
     package func consume(_ tick: Tick) {
-        latest = tick
+        // A tick of no process (the target vanished) has no figures: the HUD keeps the last read.
+        if tick.status != .absent { latest = tick }
         for note in tick.notes { screen.notice(TerminalText.escaped(note)) }
         for ended in tick.endedPhases { screen.noticePhaseEnded(ended.name, keptBytes: ended.keptBytes) }
         if showsActionLog {
             screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))
         }
         screen.invalidate()
-        if !tick.isFinal { drawn += 1 }
+        if !tick.isFinal && tick.status != .absent { drawn += 1 }
     }
 }

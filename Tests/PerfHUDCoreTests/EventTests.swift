@@ -84,14 +84,14 @@ final class EventLineParserTests: XCTestCase {
 
     func testAFrameWithASampleRateIsWeightedNotRepeated() {
         let aggregator = EventAggregator()
-        var observed: [(Double, Double)] = []
-        aggregator.frameObserver = { seconds, weight in observed.append((seconds, weight)) }
+        aggregator.startRecording()
         aggregator.withLock { ingest in
             ingest.setTime(1_000_000_000)
             Array("perfhud.frame:40|ms|@0.001".utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &ingest) }
         }
-        XCTAssertEqual(observed.count, 1, "one observation carrying its weight")
-        XCTAssertEqual(observed.first?.1 ?? 0, 1000, accuracy: 1e-9)
+        let observed = aggregator.drainRecorded().frames
+        XCTAssertEqual(observed.count, 1, "one frame kept, carrying its weight")
+        XCTAssertEqual(observed.first?.weight ?? 0, 1000, accuracy: 1e-9)
         let snapshot = aggregator.snapshot(at: 1_000_000_000)
         XCTAssertEqual(snapshot.framesTotal, 1000, accuracy: 1e-9)
         XCTAssertEqual(snapshot.jankyFrames, 1000, accuracy: 1e-9, "40 ms > 1.5 × 16.7 ms")

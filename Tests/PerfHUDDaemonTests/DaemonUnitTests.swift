@@ -34,6 +34,15 @@ final class DaemonUnitTests: XCTestCase {
         return pid
     }
 
+    /// A tick as the daemon's watcher makes one: the target's figures (none when `absent`), the
+    /// event figures, and the frames and actions since the tick before.
+    private func tick(_ sample: Sample, _ figures: TargetFigures, command: String, events: EventSnapshot,
+                      actions: [(String, Double)] = [], frames: [RecordedFrame] = [], absent: Bool = false) -> Tick {
+        Tick(monotonicNanoseconds: 1, sample: sample, figures: figures, events: events, commandName: command,
+             status: absent ? .absent : .running, phases: PhaseHistory(),
+             everyFrame: EveryFrame(frames: frames, actions: actions.map { (label: $0.0, count: $0.1) }))
+    }
+
     private func sample(cpu: UInt64, user: UInt64, rss: UInt64?, pss: UInt64?, threads: Int, alive: Bool = true) -> Sample {
         Sample(monotonicNanoseconds: 1, wallSeconds: 1, alive: alive, cpuNanoseconds: cpu, userTicks: user, systemTicks: user / 2,
                residentBytes: rss, virtualBytes: rss.map { $0 * 3 }, proportionalBytes: pss, threads: threads)
@@ -141,9 +150,9 @@ final class DaemonUnitTests: XCTestCase {
         report.net = net
         var events = EventSnapshot()                     // a frame seen: the FPS gauge exists
         events.framesTotal = 3; events.fps = 3; events.actionsPerSecond = 1
-        metrics.makeTarget(label: "x").update(target: DaemonMetrics.Target(sample: read, figures: report, commandName: "x", pid: 7,
-                                                                           startTimeSeconds: 1),
-                                              events: events, actionTotals: [("A", 1)])
+        read.startTicks = 100
+        metrics.makeTarget(label: "x").consume(tick(read, report, command: "x", events: events, actions: [("A", 1)],
+                                                    frames: [RecordedFrame(time: 1, milliseconds: 16, source: .events)]))
         metrics.update(sampleSeconds: 0.001)
         let text = exposition(metrics)
         for figure in Figure.all {
@@ -152,6 +161,11 @@ final class DaemonUnitTests: XCTestCase {
             XCTAssertTrue(text.contains("\n" + metric.name + "{target=\"x\"" + labels + (metric.kind == .labelled ? "" : "}")), metric.series)
         }
         XCTAssertEqual(value(text, "perfhud_target_oom_score{target=\"x\"}"), 667, "the once-a-second figures reach the daemon as read")
+        // The frames and actions since the tick before, from the tick alone.
+        XCTAssertEqual(value(text, "perfhud_frame_duration_seconds_count{target=\"x\"}"), 1, text)
+        XCTAssertEqual(value(text, "perfhud_frame_duration_seconds_bucket{target=\"x\",le=\"0.016666666666666666\"}"), 1, text)
+        XCTAssertEqual(value(text, "perfhud_actions_total{target=\"x\",action=\"A\"}"), 1)
+        XCTAssertNotNil(value(text, "perfhud_target_start_time_seconds{target=\"x\"}"), "the start, from the sample's clock ticks")
         XCTAssertEqual(value(text, "perfhud_target_memory_limit_bytes{target=\"x\"}"), Double(512 << 20))
         // The network's: its totals mirrored into counters, the rest gauges in base units.
         XCTAssertEqual(value(text, "perfhud_target_network_transmit_bytes_total{target=\"x\"}"), 5_000)
@@ -170,9 +184,8 @@ final class DaemonUnitTests: XCTestCase {
         // 4.5 s of CPU by the CPU clock; the first row has no user/system split yet: all user until one comes.
         let read = sample(cpu: 4_500_000_000, user: 300, rss: 4096, pss: nil, threads: 4)
         var store = MetricsStore(pid: 42, capacity: 4, startNanoseconds: 0)
-        let target = DaemonMetrics.Target(sample: read, figures: store.record(read), commandName: "web",
-                                          pid: 42, startTimeSeconds: 1000)
-        metrics.update(target: target, events: events, actionTotals: [("A", 3)])
+        let target = tick(read, store.record(read), command: "web", events: events, actions: [("A", 3)])
+        metrics.consume(target)
         var text = exposition(registry)
         XCTAssertEqual(value(text, "perfhud_target_up{target=\"web\"}"), 1)
         XCTAssertEqual(value(text, "perfhud_target_resident_memory_bytes{target=\"web\"}"), 4096)
@@ -187,24 +200,29 @@ final class DaemonUnitTests: XCTestCase {
         var restarted = target
         restarted.sample.userTicks = 100
         restarted.figures.cpuSecondsTotal = 1
-        restarted.pid = 43
-        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
+        restarted.figures.pid = 43
+        restarted.everyFrame = EveryFrame(actions: [("A", 2)])   // two more since the tick before
+        metrics.consume(restarted)
         text = exposition(registry)
         XCTAssertGreaterThanOrEqual(value(text, "perfhud_target_cpu_seconds_total{target=\"web\",mode=\"user\"}")!, 4.5)
         XCTAssertEqual(value(text, "perfhud_actions_total{target=\"web\",action=\"A\"}"), 5)
         XCTAssertNil(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"42\"}"), "the old PID's info is gone")
         XCTAssertEqual(value(text, "perfhud_target_info{target=\"web\",comm=\"web\",pid=\"43\"}"), 1)
 
-        events.frameSource = .gl
-        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
-        events.frameSource = .events
-        metrics.update(target: restarted, events: events, actionTotals: [("A", 5)])
+        restarted.everyFrame = EveryFrame()
+        restarted.events?.frameSource = .gl
+        metrics.consume(restarted)
+        restarted.events?.frameSource = .events
+        metrics.consume(restarted)
         text = exposition(registry)
         XCTAssertEqual(value(text, "perfhud_frame_source_info{target=\"web\",source=\"events\"}"), 1)
         XCTAssertNil(value(text, "perfhud_frame_source_info{target=\"web\",source=\"gl\"}"), "one source at a time")
 
-        metrics.update(target: nil, events: events, actionTotals: [])
+        var absent = restarted
+        absent.status = .absent
+        metrics.consume(absent)
         text = exposition(registry)
+        XCTAssertEqual(value(text, "perfhud_actions_total{target=\"web\",action=\"A\"}"), 5, "each action counted once")
         XCTAssertEqual(value(text, "perfhud_target_up{target=\"web\"}"), 0)
         XCTAssertNil(value(text, "perfhud_target_resident_memory_bytes{target=\"web\"}"), "no stale figures for a target that is gone")
         XCTAssertEqual(value(text, "perfhud_frames_total{target=\"web\"}"), 10, "counters stay")
@@ -229,7 +247,7 @@ final class DaemonUnitTests: XCTestCase {
     func testAHighFrequencyActionIsWarnedOnceWhileItLasts() {
         var warnings = DaemonWarnings()
         var events = EventSnapshot()
-        func check() -> [String] { warnings.check(events: events, report: nil, threshold: 20, leakWindow: 300) }
+        func check() -> [String] { warnings.check(events: events, figures: nil, threshold: 20, leakWindow: 300) }
         events.highFrequencyActions = [.init(action: "Slider.changed", rate: 120, peak: 120)]
         XCTAssertEqual(check(), ["high-frequency action Slider.changed: 120/s (threshold 20/s)"])
         XCTAssertEqual(check(), [], "not again every tick")
@@ -252,7 +270,7 @@ final class DaemonUnitTests: XCTestCase {
             let report = store.record(read)
             if report.leakSuspected == true { suspectedAt.append(second) }
             // A tick of a target that is down says nothing.
-            lines += warnings.check(events: EventSnapshot(), report: second == 150 ? nil : report, threshold: 20, leakWindow: 60)
+            lines += warnings.check(events: EventSnapshot(), figures: second == 150 ? nil : report, threshold: 20, leakWindow: 60)
         }
         XCTAssertFalse(suspectedAt.isEmpty)
         XCTAssertEqual(lines.count, 2, "\(lines)")
@@ -278,9 +296,7 @@ final class DaemonUnitTests: XCTestCase {
         read.activity = activity
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         func update(_ read: Sample) -> String {
-            metrics.update(target: DaemonMetrics.Target(sample: read, figures: store.record(read), commandName: "db", pid: 7,
-                                                        startTimeSeconds: 1),
-                           events: EventSnapshot(), actionTotals: [])
+            metrics.consume(tick(read, store.record(read), command: "db", events: EventSnapshot()))
             return exposition(registry)
         }
         var text = update(read)
@@ -313,7 +329,7 @@ final class DaemonUnitTests: XCTestCase {
         XCTAssertEqual(value(text, "perfhud_target_context_switches_total{\(t),kind=\"voluntary\"}"), 120)
 
         // Down: the gauges go, the counters stay.
-        metrics.update(target: nil, events: EventSnapshot(), actionTotals: [])
+        metrics.consume(tick(read, store.record(read), command: "db", events: EventSnapshot(), absent: true))
         text = exposition(registry)
         XCTAssertNil(value(text, "perfhud_target_memory_bytes{\(t),kind=\"anon\"}"))
         XCTAssertNil(value(text, "perfhud_target_busiest_thread_cpu_ratio{\(t)}"))
@@ -332,6 +348,7 @@ final class GroupCombinationTests: XCTestCase {
         sample.memoryLimitBytes = n << 20
         sample.processStartNanoseconds = n
         sample.execsSeen = Int(n)
+        sample.startTicks = n
         var activity = Activity()
         activity.waitNanoseconds = n; activity.waitReadAt = n; activity.minorFaults = n; activity.majorFaults = n
         activity.io = ProcIO(readChars: n, writeChars: n, readBytes: n, writeBytes: n)

@@ -3,18 +3,18 @@
 // no crash, no hang, every line counted once, every figure finite and not negative.
 import PerfHUDEvents
 
-let aggregator = EventAggregator()
+/// Keeps every frame, as a recording's or the daemon's aggregator does: each is checked below.
+let aggregator: EventAggregator = {
+    let made = EventAggregator()
+    made.startRecording()
+    return made
+}()
 nonisolated(unsafe) var clock: UInt64 = 1_000_000_000
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     clock &+= 37_000_000   // time moves, so buckets, rates and the frame window are exercised
     let before = aggregator.snapshot(at: clock)
-    var frameWeights = 0.0
-    aggregator.frameObserver = { seconds, weight in
-        precondition(seconds.isFinite && seconds >= 0 && weight.isFinite && weight > 0, "frame \(seconds) × \(weight)")
-        frameWeights += weight
-    }
     let (lines, counted) = aggregator.withLock { ingest -> (Int, UInt64) in
         ingest.setTime(clock)
         let before = ingest.malformedCount &+ ingest.ignoredCount
@@ -23,6 +23,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         return (lines, ingest.malformedCount &+ ingest.ignoredCount &- before)
     }
     let after = aggregator.snapshot(at: clock)
+    var frameWeights = 0.0
+    for frame in aggregator.drainRecorded().frames {
+        precondition(frame.milliseconds.isFinite && frame.milliseconds >= 0 && frame.weight.isFinite && frame.weight > 0,
+                     "frame \(frame.milliseconds) ms × \(frame.weight)")
+        frameWeights += frame.weight
+    }
     precondition(after.received == before.received &+ UInt64(lines))
     precondition(counted <= UInt64(lines), "a line counted twice as malformed or ignored")
     let figures = [after.fps, after.jankyFrames, after.droppedFrames, after.framesTotal, after.actionsPerSecond,
