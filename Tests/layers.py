@@ -10,7 +10,10 @@ rest. What the compiler cannot refuse is checked here, from the manifest as Swif
     use up the order that makes none yet), and every layer is a target;
   - every `import PerfHUD...` of a Swift file under Sources/ or Tests/ is a dependency its target
     declares (SwiftPM finds a module built for another target without one, so a file could import
-    a layer its target does not depend on while that layer happened to be built first).
+    a layer its target does not depend on while that layer happened to be built first);
+  - a sink of ticks (a type conforming to `TickSink`, live, replayed or the daemon's) reads the tick
+    alone: its file names none of the places a tick is made from (`BESIDE_THE_TICK`: the event
+    stream's aggregator, the watcher, the sampler, the store, a daemon target's group).
 
     python3 Tests/layers.py            the check above; exit 1 on a use up the order or an undeclared import
     python3 Tests/layers.py --sizes    Swift files in Sources/ over 450 lines or with more than
@@ -44,6 +47,12 @@ LAYERS = [
     "PerfHUDTop",         # `perfhud top`
     "PerfHUDRuntime",     # the loops: the session, the launched program, its events
 ]
+
+# What a tick is made from (`TargetWatcher`): a sink that reached for one of these would read
+# beside the tick what the other sinks do not see.
+BESIDE_THE_TICK = ["EventAggregator", "SessionEvents", "TargetWatcher", "ProcessSampler", "MetricsStore",
+                   "TargetGroup", ".aggregator", ".watcher", ".group"]
+SINK = re.compile(r"\b(?:class|struct)\s+(\w+)\s*:[^{]*\bTickSink\b")
 
 MAX_LINES = 450
 MAX_TYPES = 3
@@ -194,9 +203,33 @@ def check_layers(root=ROOT):
         print("Imports of a target not declared in Package.swift:")
         for line in undeclared:
             print(f"  {line}")
+    sinks, beside = check_sinks(root)
+    if beside:
+        status = 1
+        print("A sink of ticks reads beside the tick:")
+        for line in beside:
+            print(f"  {line}")
     if status == 0:
         print(f"\nEvery layer depends only on those below it: {' <- '.join(LAYERS)}; every import is declared.")
+        print(f"Every sink of ticks reads the tick alone: {', '.join(sinks)}.")
     return status
+
+
+def check_sinks(root=ROOT):
+    """The sinks found under Sources/, and a line for each name of BESIDE_THE_TICK a sink's file uses."""
+    sinks, beside = [], []
+    for path in sorted((root / "Sources").rglob("*.swift")):
+        code = code_of(path.read_text())
+        found = SINK.findall(code)
+        if not found:
+            continue
+        sinks += found
+        for name in BESIDE_THE_TICK:
+            pattern = re.escape(name) + r"\b" if name.startswith(".") else r"\b" + re.escape(name) + r"\b"
+            for match in re.finditer(pattern, code):
+                line = code.count("\n", 0, match.start()) + 1
+                beside.append(f"{path.relative_to(root).as_posix()}:{line}: {', '.join(found)} names {name}")
+    return sorted(sinks), beside
 
 
 def check_sizes(strict=False):

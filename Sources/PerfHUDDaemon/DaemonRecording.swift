@@ -15,12 +15,13 @@ final class DaemonRecording: TickSink {
     var isRecording: Bool { recorder != nil }
 
     /// Opens the recording when `--record` asks for one: before READY=1, so a path that cannot
-    /// be written stops the start.
-    func open(configuration: DaemonConfiguration, target: DaemonTarget?, log: DaemonLog) throws {
-        guard let path = configuration.recordPath, let target else { return }
-        let meta = Recorder.meta(version: configuration.version, pid: 0, command: "", commandLine: target.spec.selector.description,
+    /// be written stops the start. `selector`: how the target was named (the recording's command
+    /// line); `startNanoseconds`: when its watch began (the recording's times count from it).
+    func open(configuration: DaemonConfiguration, selector: String, startNanoseconds: UInt64, log: DaemonLog) throws {
+        guard let path = configuration.recordPath else { return }
+        let meta = Recorder.meta(version: configuration.version, pid: 0, command: "", commandLine: selector,
                                  tickNanoseconds: configuration.watch.tickNanoseconds, events: configuration.watch.events)
-        let opened = try Recorder(path: path, meta: meta, startNanoseconds: target.watcher.store.startNanoseconds) { [log] in log.warning($0) }
+        let opened = try Recorder(path: path, meta: meta, startNanoseconds: startNanoseconds) { [log] in log.warning($0) }
         opened.maxBytes = configuration.recordMaxBytes
         recorder = opened
     }

@@ -94,7 +94,10 @@ public final class DaemonService: @unchecked Sendable {
 
     /// `--record FILE` (one target): opened before READY=1, so a path that cannot be written stops the start.
     public func openRecording() throws {
-        try fanOut.recording.open(configuration: configuration, target: roster.targets.first, log: status.log)
+        if let target = roster.targets.first {
+            try fanOut.recording.open(configuration: configuration, selector: target.spec.selector.description,
+                                      startNanoseconds: target.watcher.store.startNanoseconds, log: status.log)
+        }
     }
 
     /// Removes the event sockets again (when the daemon cannot start after all).

@@ -11,7 +11,7 @@ import PerfHUDPipeline
 ///
 /// Each tick also has what happened up to it: its frames (those that ended since the row before,
 /// each with its weight and source; frames after the last row are the last row's), its actions
-/// per label, the phases entered by then and those that ended since the row before, with the
+/// per label (also as its action log, which the replayed HUD shows), the phases entered by then and those that ended since the row before, with the
 /// memory they kept. A sink fed these ticks counts what it counted live (`SessionSummary`: the same
 /// frames, FPS avg, janky and dropped as the live run's summary).
 public struct RecordingRows: Sequence {
@@ -54,11 +54,16 @@ public struct RecordingRows: Sequence {
 
     /// Row `index` (0 ..< count), as the tick the live session wrote it from.
     public func row(_ index: Int) -> Tick {
-        // The phases as far as the row before: this row's ended phases are those since.
+        var phases = phases(before: index)
+        return row(index, phases: &phases)
+    }
+
+    /// The phases as far as the row before `index`: that row's ended phases are those since.
+    package func phases(before index: Int) -> Phases {
         var phases = Phases()
         let before = Swift.min(index, recording.samples.count) - 1
         if before >= 0 { _ = enterPhases(upTo: recording.samples[before].t, into: &phases) }
-        return row(index, phases: &phases)
+        return phases
     }
 
     /// Every row in order (`for tick in rows`): each tick's phases carried over from the row before,
@@ -82,7 +87,8 @@ public struct RecordingRows: Sequence {
         package var entered = 0
     }
 
-    private func row(_ index: Int, phases: inout Phases) -> Tick {
+    /// Row `index`, its phases carried over from the row before (`phases`, left as far as this row).
+    package func row(_ index: Int, phases: inout Phases) -> Tick {
         let samples = recording.samples
         let sample = samples[Swift.min(index, samples.count - 1)]
         let report = figures(sample)
@@ -100,16 +106,19 @@ public struct RecordingRows: Sequence {
                                  source: frame.source ?? .events, weight: frame.weight)
         }
         var actions: [(label: String, count: Double)] = []
+        var log: [ActionLogEntry] = []
         for position in own < 0 ? [] : actionsOfRow[own] {
             let action = recording.actions[position]
             if let at = actions.firstIndex(where: { $0.label == action.label }) { actions[at].count += action.count } else { actions.append((action.label, action.count)) }
+            // The action log as the recording has it: each label's count of the tick, in order.
+            log.append(ActionLogEntry(label: action.label, count: action.count))
         }
         // The last row has every phase entered (one that arrived after the last sample too).
         let ended = enterPhases(upTo: own == samples.count - 1 ? .infinity : sample.t, into: &phases)
         var tick = Tick(monotonicNanoseconds: time, sample: read, figures: report, events: sample.events,
                         commandName: sample.commandName ?? recording.meta["target_command"] ?? "",
                         status: isExitRow ? recording.targetEnded ?? .exited(code: nil, signal: nil) : .running, phases: phases.history,
-                        endedPhases: own < 0 ? [] : ended, everyFrame: EveryFrame(frames: frames, actions: actions))
+                        endedPhases: own < 0 ? [] : ended, everyFrame: EveryFrame(frames: frames, actions: actions), log: log)
         tick.sample.execsSeen = sample.execsSeen
         tick.isFinal = isExitRow
         return tick

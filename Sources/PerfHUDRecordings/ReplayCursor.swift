@@ -2,28 +2,28 @@ import PerfHUDEvents
 import PerfHUDStore
 import PerfHUDPipeline
 
-/// The HUD's state at a point of a recording: the history the graph draws (the samples of the
-/// last `--history`), the phases entered so far, and what was passed on the way there (actions
-/// for the log, phases that ended) — as the live session built them tick by tick.
+/// The replayed HUD's place in a recording: the row at the playhead, as the tick `RecordingRows`
+/// rebuilds for it (its figures, events, phases, action log and ended phases), and the history the
+/// graph draws (the rows of the last `--history`). Moving forward hands back the ticks passed, in
+/// order, for the HUD's sink to consume as the live session's did (`ScreenSink`); a seek back, or
+/// further than the history, rebuilds the history and hands back none: a seek does not replay
+/// the log.
 package struct ReplayCursor {
     package let recording: Recording
+    private let rows: RecordingRows
     private let capacity: Int
     private let historySeconds: Double
     /// The last sample applied; -1 before the first.
     package private(set) var index = -1
     package private(set) var series: TimeSeries
-    package private(set) var phases = PhaseHistory()
-    /// The next of `recording.phases` to enter, and of `recording.actions` to pass.
-    private var nextPhase = 0, nextAction = 0
-
-    /// What moving forward passed: actions as log entries, phases that ended.
-    package struct Passed {
-        package var actions: [ActionLogEntry] = []
-        package var endedPhases: [PhaseHistory.Record] = []
-    }
+    /// The tick of the row at `index`; nil before the first.
+    package private(set) var tick: Tick?
+    /// The phases as far as `index`, carried from row to row (each row's are those before and its own).
+    private var phases = RecordingRows.Phases()
 
     package init(recording: Recording, capacity: Int, historySeconds: Double) {
         self.recording = recording
+        rows = RecordingRows(recording)
         self.capacity = max(2, capacity)
         self.historySeconds = historySeconds
         series = TimeSeries(capacity: self.capacity)
@@ -42,54 +42,40 @@ package struct ReplayCursor {
         return found
     }
 
-    /// Moves to the last sample at or before `time`. Forward by less than the history, sample by
-    /// sample, returning what was passed; backward or further, rebuilt from the samples of the
-    /// history before `time` (nothing is returned: a seek does not replay the log).
-    package mutating func move(to time: Double) -> Passed {
+    /// Moves to the last sample at or before `time`. - Returns: the ticks passed moving forward by
+    /// less than the history, in order; none after a seek back or further (the history rebuilt).
+    package mutating func move(to time: Double) -> [Tick] {
         let target = sampleIndex(atOrBefore: time)
-        guard target != index else { return Passed() }
+        guard target != index else { return [] }
         if target < index || target - index > capacity {
             rebuild(at: target)
-            return Passed()
+            return []
         }
-        var passed = Passed()
-        while index < target { apply(index + 1, passed: &passed) }
+        var passed: [Tick] = []
+        while index < target { passed.append(apply(index + 1)) }
         return passed
     }
 
     private mutating func rebuild(at target: Int) {
         series = TimeSeries(capacity: capacity)
-        phases = PhaseHistory()
-        nextPhase = 0
         index = -1
-        guard target >= 0 else { nextAction = 0; return }
+        tick = nil
+        guard target >= 0 else { phases = RecordingRows.Phases(); return }
         let from = max(0, sampleIndex(atOrBefore: recording.samples[target].t - historySeconds))
+        phases = rows.phases(before: from)
         index = from - 1
-        nextAction = recording.actions.count   // set below: the log is not replayed
-        var ignored = Passed()
-        while index < target { apply(index + 1, passed: &ignored) }
-        let now = recording.samples[target].t
-        nextAction = recording.actions.firstIndex { $0.t > now + 1e-9 } ?? recording.actions.count
+        while index < target { _ = apply(index + 1) }
     }
 
-    /// One sample: the phases entered up to it, its row in the history, the actions of its tick.
-    private mutating func apply(_ row: Int, passed: inout Passed) {
+    /// One row: its tick, and its sample in the history (coloured by the phase it was in).
+    private mutating func apply(_ row: Int) -> Tick {
+        let tick = rows.row(row, phases: &phases)
         let sample = recording.samples[row]
-        while nextPhase < recording.phases.count, recording.phases[nextPhase].t <= sample.t + 1e-9 {
-            let phase = recording.phases[nextPhase]
-            let ending = phases.current
-            phases.enter(phase.name, at: phase.t, residentBytes: phase.entryBytes)
-            if ending != nil, let ended = phases.records.dropLast().last { passed.endedPhases.append(ended) }
-            nextPhase += 1
-        }
         series.append(time: sample.t, cpuPercent: sample.cpuPercent, residentBytes: sample.residentBytes.map { Double($0) },
                       proportionalBytes: sample.proportionalBytes.map { Double($0) }, userTicks: nil, systemTicks: nil,
-                      phase: sample.phase.flatMap { phases.names.firstIndex(of: $0) }.map { Double($0) })
-        while nextAction < recording.actions.count, recording.actions[nextAction].t <= sample.t + 1e-9 {
-            let action = recording.actions[nextAction]
-            passed.actions.append(ActionLogEntry(label: action.label, count: action.count))
-            nextAction += 1
-        }
+                      phase: sample.phase.flatMap { tick.phases.names.firstIndex(of: $0) }.map { Double($0) })
         index = row
+        self.tick = tick
+        return tick
     }
 }

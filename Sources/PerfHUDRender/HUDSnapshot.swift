@@ -39,13 +39,15 @@ public struct HUDSnapshot {
 }
 
 extension HUDSnapshot {
-    /// The frame of a live session: the last tick's figures, events and phases, the store's series.
-    package init(pid: Int32, commandName: String, figures: TargetFigures?, series: TimeSeries, watch: WatchConfiguration, status: TargetStatus,
-         elapsedSeconds: Double, events: EventSnapshot?, phases: PhaseHistory) {
-        self.init(pid: pid, commandName: commandName, figures: figures, series: series,
-                  tickNanoseconds: watch.tickNanoseconds, historySeconds: Double(watch.historyNanoseconds) / 1e9,
+    /// The frame the HUD draws, live (`Session`) and replayed (`ReplaySession`) alike: the latest
+    /// tick a `ScreenSink` was handed — its figures, events, phases and the target's name (before
+    /// the first, `commandName` and no figures) — and the history its graph draws.
+    package init(latest: Tick?, pid: Int32, commandName: String, series: TimeSeries, tickNanoseconds: UInt64,
+                 historyNanoseconds: UInt64, status: TargetStatus, elapsedSeconds: Double) {
+        self.init(pid: pid, commandName: latest?.commandName ?? commandName, figures: latest?.figures, series: series,
+                  tickNanoseconds: tickNanoseconds, historySeconds: Double(historyNanoseconds) / 1e9,
                   status: status, elapsedSeconds: elapsedSeconds)
-        self.events = events
-        self.phases = phases
+        events = latest?.events
+        phases = latest?.phases ?? PhaseHistory()
     }
 }

@@ -100,14 +100,14 @@ public final class ReplaySession {
         let whySince = Figure[.cpu_wait_percent].since
         let detailsNote = recording.format < whySince
             ? "details: the why figures are not in this file (recording format \(recording.format); kept from format \(whySince) on)" : nil
+        // The live HUD's sink: the rows the playhead passes are its ticks (notices, action log).
+        let sink = ScreenSink(screen: screen, showsActionLog: true)
+        if let tick = cursor.tick { sink.show(tick) }
         screen.snapshot = { [unowned self] in
-            let row = rows.row(max(0, cursor.index))
             let ended = cursor.isAtLastSample ? recording.targetEnded : nil
-            var snapshot = HUDSnapshot(pid: pid, commandName: row.commandName, figures: row.figures, series: cursor.series,
-                                       tickNanoseconds: tickNanoseconds, historySeconds: Double(configuration.historyNanoseconds) / 1e9,
+            var snapshot = HUDSnapshot(latest: sink.latest, pid: pid, commandName: recording.meta["target_command"] ?? "", series: cursor.series,
+                                       tickNanoseconds: tickNanoseconds, historyNanoseconds: configuration.historyNanoseconds,
                                        status: ended ?? .running, elapsedSeconds: cursor.sample?.t ?? 0)
-            snapshot.events = row.events
-            snapshot.phases = cursor.phases
             snapshot.playback = playhead.description
             snapshot.detailsNote = detailsNote
             return snapshot
@@ -128,13 +128,6 @@ public final class ReplaySession {
         slots[2].fd = readsKeys ? STDIN_FILENO : -1
         var lastWake = monotonicNanoseconds()
         var buffer = [UInt8](repeating: 0, count: 256)
-        func show(_ passed: ReplayCursor.Passed) {
-            for ended in passed.endedPhases { screen.noticePhaseEnded(ended.name, keptBytes: ended.keptBytes) }
-            if !passed.actions.isEmpty {
-                let highFrequency = Set(cursor.sample?.events?.highFrequencyActions.map(\.action) ?? [])
-                screen.showActionLog(passed.actions, dropped: 0, highFrequency: highFrequency)
-            }
-        }
         while !finished {
             for index in slots.indices { slots[index].revents = 0 }
             guard case .success = SystemCall.poll(&slots) else { break }
@@ -184,8 +177,12 @@ public final class ReplaySession {
                 // Without keys nobody can quit: the replay ends with the recording.
                 if playhead.atEnd && !readsKeys && cursor.isAtLastSample { finished = true }
             }
+            // Forward, the ticks passed go to the sink as the live ones did; a seek (or a jump
+            // past the history) shows where it landed, and replays nothing on the way.
             let passed = cursor.move(to: playhead.position)
-            if seeked { screen.draw(force: true) } else { show(passed) }
+            for tick in passed { sink.consume(tick) }
+            if passed.isEmpty, let tick = cursor.tick, tick.monotonicNanoseconds != sink.latest?.monotonicNanoseconds { sink.show(tick) }
+            if seeked { screen.draw(force: true) }
             if standardOutput.isClosed { break }
             screen.draw()
         }

@@ -160,11 +160,9 @@ public final class Session {
         watcher.keepsEveryFrame = sinks.readsEveryFrame
         guard let screen else { return }
         screen.snapshot = { [unowned self] in
-            let latest = sinks.latest
-            var snapshot = HUDSnapshot(pid: pid, commandName: latest?.commandName ?? watcher.commandName, figures: latest?.figures,
-                                       series: watcher.store.series, watch: configuration.watch, status: state.status,
-                                       elapsedSeconds: Double(monotonicNanoseconds() &- state.startedAt) / 1e9, events: latest?.events,
-                                       phases: latest?.phases ?? PhaseHistory())
+            var snapshot = HUDSnapshot(latest: sinks.latest, pid: pid, commandName: watcher.commandName, series: watcher.store.series,
+                                       tickNanoseconds: configuration.watch.tickNanoseconds, historyNanoseconds: configuration.watch.historyNanoseconds,
+                                       status: state.status, elapsedSeconds: Double(monotonicNanoseconds() &- state.startedAt) / 1e9)
             if case .attach = target { snapshot.framesNote = "frames not reported" }   // nothing can be injected
             if sampler.isKernelThread { snapshot.memoryNote = "none: a kernel thread has no memory of its own" }
             return snapshot

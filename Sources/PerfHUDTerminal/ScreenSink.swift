@@ -31,4 +31,10 @@ package final class ScreenSink: TickSink {
         screen.invalidate()
         if !tick.isFinal && tick.status != .absent { drawn += 1 }
     }
+
+    /// Shows `tick` without what led to it (`replay`'s seek: no notices, no action log replayed).
+    package func show(_ tick: Tick) {
+        latest = tick
+        screen.invalidate()
+    }
 }

@@ -69,12 +69,12 @@ final class ReplayTests: XCTestCase {
         var actions: [String] = [], ended: [String] = []
         for step in 0...60 {
             let passed = cursor.move(to: Double(step) * 0.1)
-            actions += passed.actions.map(\.label)
-            ended += passed.endedPhases.map(\.name)
+            actions += passed.flatMap { $0.log.map(\.label) }
+            ended += passed.flatMap { $0.endedPhases.map(\.name) }
         }
         XCTAssertEqual(actions, ["tap 5", "tap 15", "tap 25", "tap 35", "tap 45", "tap 55"])
         XCTAssertEqual(ended, ["Home"])
-        XCTAssertEqual(cursor.phases.lastFinishedByName.first?.keptBytes, 30)
+        XCTAssertEqual(cursor.tick?.phases.lastFinishedByName.first?.keptBytes, 30)
         XCTAssertTrue(cursor.isAtLastSample)
     }
 
@@ -85,16 +85,17 @@ final class ReplayTests: XCTestCase {
         var seeked = ReplayCursor(recording: recording, capacity: 20, historySeconds: 2)
         _ = seeked.move(to: 5.9)
         let passed = seeked.move(to: 4.5)
-        XCTAssertTrue(passed.actions.isEmpty, "a seek does not replay the log")
+        XCTAssertTrue(passed.isEmpty, "a seek does not replay the log")
         XCTAssertEqual(seeked.index, forward.index)
-        XCTAssertEqual(seeked.phases.current?.name, "Gallery")
-        XCTAssertEqual(seeked.phases.lastFinishedByName.map(\.name), forward.phases.lastFinishedByName.map(\.name))
+        XCTAssertEqual(seeked.tick?.phases.current?.name, "Gallery")
+        XCTAssertEqual(seeked.tick?.phases.lastFinishedByName.map(\.name), forward.tick?.phases.lastFinishedByName.map(\.name))
+        XCTAssertEqual(seeked.tick?.figures.residentBytes, forward.tick?.figures.residentBytes)
         // The graph's window (the last 2 s) holds the same samples either way.
         for figure in [TimeSeries.Figure.residentBytes, .cpuPercent, .phase] {
             XCTAssertEqual(seeked.series.minMax(figure, width: 20, from: 2.5, to: 4.5), forward.series.minMax(figure, width: 20, from: 2.5, to: 4.5))
         }
         // Then forward again: the actions after the seek point, once.
-        XCTAssertEqual(seeked.move(to: 5.6).actions.map(\.label), ["tap 55"])
+        XCTAssertEqual(seeked.move(to: 5.6).flatMap { $0.log.map(\.label) }, ["tap 55"])
     }
 
     func testBeforeTheFirstSampleThereIsNone() {
@@ -104,6 +105,7 @@ final class ReplayTests: XCTestCase {
         _ = cursor.move(to: -1)
         XCTAssertEqual(cursor.index, -1)
         XCTAssertNil(cursor.sample)
+        XCTAssertNil(cursor.tick)
         XCTAssertEqual(cursor.series.count, 0)
     }
 
