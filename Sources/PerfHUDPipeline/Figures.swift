@@ -125,12 +125,15 @@ public final class Figure: @unchecked Sendable {
 
     /// The recording format that first kept it: a recording of an older format replays rows without it, as they were live.
     public let since: Int64
+    /// Which way of it is good (`FigureDirection.swift`).
+    public let better: Better
 
     package init(_ field: Field, _ unit: String, _ kind: Kind, _ source: Source, since: Int64 = 1, column: String? = nil, storage: Storage = .derived,
          metric: Metric? = nil, nullWithoutEvents: Bool = true, summaries: [RunAggregates.Summary] = [], inCSV: Bool? = nil) {
         self.field = field; key = Key(field.rawValue); self.unit = unit; self.kind = kind; self.source = source; self.since = since; self.column = column
         self.storage = storage; self.metric = metric; self.nullWithoutEvents = nullWithoutEvents
         self.summaries = summaries
+        better = Self.better(field)
         // Numbers are CSV columns unless said otherwise; of the special fields, the phase (as text).
         if case .number = kind { self.inCSV = inCSV ?? true } else { self.inCSV = inCSV ?? (kind == .special(.phase)) }
     }

@@ -178,17 +178,15 @@ public enum HTMLReport {
 
     package static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
-    /// `worse` or `better` for a change of at least 1 %, by which way is good for the figure.
+    /// `worse` or `better` for a change of at least 1 %, by which way is good for the figure (its
+    /// table entry's `better`).
     static func judgement(_ key: String, change: Double, percent: Double?) -> String {
         guard change != 0, abs(percent ?? 100) >= 1 else { return "same" }
-        let higherIsBetter = key.hasPrefix("fps")
-        let lowerIsBetter = key.hasPrefix("cpu") || key.hasPrefix("rss") || key.hasPrefix("pss") || key.hasPrefix("frame_")
-            || key == RunFigure.janky_frames.key || key == RunFigure.dropped_frames.key || key.hasPrefix("io_") || key.hasPrefix("page_faults") || key.hasPrefix("context_switches")
-            || key.hasPrefix("fds") || key.hasPrefix("swap") || key.hasPrefix("pressure") || key.hasPrefix("leak")
-            || key.hasPrefix("tcp_retransmit") || key.hasPrefix("tcp_rtt")
-        if higherIsBetter { return change > 0 ? "better" : "worse" }
-        if lowerIsBetter { return change < 0 ? "better" : "worse" }
-        return "same"
+        switch SummaryFormatter.better(of: key) {
+        case .higher: return change > 0 ? "better" : "worse"
+        case .lower: return change < 0 ? "better" : "worse"
+        case .neither: return "same"
+        }
     }
 
     static func phaseTable(_ summary: RecordingSummary, colors: [String: String]) -> String {

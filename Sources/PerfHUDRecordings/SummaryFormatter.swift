@@ -96,6 +96,12 @@ public enum SummaryFormatter {
         return (RunFigure(rawValue: key)?.unit ?? PhaseFigure(rawValue: key)?.unit ?? "", false)
     }
 
+    /// Which way of the run figure `key` is good, as its table entry says (`Figure.better`).
+    package static func better(of key: String) -> Figure.Better {
+        if let summary = RunAggregates.summary(named: key) { return Figure[summary.field].better }
+        return RunFigure(rawValue: key)?.better ?? PhaseFigure(rawValue: key)?.better ?? .neither
+    }
+
     /// The run figure `key` for a reader, in its unit.
     package static func human(_ key: String, _ value: Double?) -> String {
         let (unit, boolean) = unit(of: key)

@@ -141,6 +141,17 @@ final class HTMLReportTests: XCTestCase {
         XCTAssertTrue(page.contains("<h3>CPU</h3><svg"))
     }
 
+    func testBetterOrWorseIsTheWayTheTableSaysForEachFigure() {
+        XCTAssertEqual(HTMLReport.judgement(RunFigure.fps_avg.key, change: -6, percent: -10), "worse")
+        XCTAssertEqual(HTMLReport.judgement(RunFigure.frame_p99_ms.key, change: -6, percent: -10), "better")
+        XCTAssertEqual(HTMLReport.judgement(RunAggregates.key(.cpu_percent, .mean), change: -6, percent: -10), "better")
+        XCTAssertEqual(HTMLReport.judgement(RunAggregates.key(.tcp_rtt_ms, .max), change: 6, percent: 10), "worse")
+        XCTAssertEqual(HTMLReport.judgement(RunAggregates.key(.net_tx_bytes_total, .last), change: 6, percent: 10), "same", "bytes sent are neither")
+        XCTAssertEqual(HTMLReport.judgement(RunFigure.duration_s.key, change: 6, percent: 10), "same")
+        XCTAssertEqual(HTMLReport.judgement(PhaseFigure.kept_bytes.key, change: 6, percent: 10), "worse")
+        XCTAssertEqual(HTMLReport.judgement(RunAggregates.key(.cpu_percent, .mean), change: 0.001, percent: 0.5), "same", "under 1 %")
+    }
+
     func testTheBaselineIsSideBySideWithTheChange() {
         let old = Self.recording(seconds: 20, tick: 0.1)
         var new = Self.recording(seconds: 30, tick: 0.1)
