@@ -176,6 +176,34 @@ final class DaemonUnitTests: XCTestCase {
         XCTAssertEqual(value(text, "perfhud_target_tcp_rtt_seconds{target=\"x\"}"), 0.00025)
     }
 
+    func testATargetWithNoProcessHasATickAndItsActionsAndFramesStillCount() {
+        // A group with no member (a --match that found nothing yet, a service between two lives).
+        let group = TargetGroup(includeChildren: false)
+        let events = SessionEvents(configuration: EventConfiguration())
+        let watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: 2, fallbackName: "")
+        watcher.keepsEveryFrame = true
+        events.aggregator.withLock { ingest in
+            ingest.setTime(monotonicNanoseconds())
+            Array("perfhud.action:2|c|#action:Saved\nperfhud.frame:16|ms".utf8).withUnsafeBytes { _ = EventLineParser.parse($0, into: &ingest) }
+        }
+        let tick = watcher.tick()
+        XCTAssertEqual(tick.status, .absent)
+        XCTAssertFalse(tick.isRow, "no row: nothing of the target was read")
+        XCTAssertNil(tick.figures.residentBytes, "unknown, not 0")
+        XCTAssertNil(tick.figures.cpuPercent)
+        XCTAssertEqual(tick.everyFrame?.actions.map(\.label), ["Saved"])
+        XCTAssertEqual(tick.everyFrame?.frames.count, 1)
+        let registry = DaemonMetrics()
+        let metrics = registry.makeTarget(label: "svc")
+        metrics.consume(tick)
+        let text = exposition(registry)
+        XCTAssertEqual(value(text, "perfhud_target_up{target=\"svc\"}"), 0)
+        XCTAssertEqual(value(text, "perfhud_actions_total{target=\"svc\",action=\"Saved\"}"), 2)
+        XCTAssertEqual(value(text, "perfhud_frame_duration_seconds_count{target=\"svc\"}"), 1)
+        XCTAssertNil(value(text, "perfhud_target_resident_memory_bytes{target=\"svc\"}"))
+        XCTAssertTrue(watcher.tick().everyFrame?.actions.isEmpty ?? false, "each action handed over once")
+    }
+
     func testMetricsFollowTheTargetAndCountersNeverGoBack() {
         let registry = DaemonMetrics()
         let metrics = registry.makeTarget(label: "web")
