@@ -110,7 +110,8 @@ def test_a_steady_60_fps_is_60_live_in_the_recording_and_in_the_replay(tmp_path,
 # Soon, not at once: on an idle virtual machine the receiving thread's CPU is halted, and waking
 # it is the host's to schedule. A bare C receiver at SCHED_RR measured the send-to-read delay of
 # 78 such lines here (SO_TIMESTAMPNS): median 0.11 ms, max 3.4 ms; a program filling 4 MiB in
-# that time booked part of it on the phase before in 3 runs of 15 under perfhud and 4 of 8 under the C receiver (docs/figures.md).
+# that time booked part of it on the phase before in 3 runs of 15 under perfhud, and in 4 of 8
+# under the C receiver (docs/figures.md).
 # 30 ms later still falls between two 100 ms ticks most of the time, so an RSS read at the next
 # tick instead of the line's arrival fails here; the busy-machine test below allocates at once.
 PHASES = """
