@@ -116,7 +116,7 @@ final class DaemonTarget {
     /// where one of them reads them (the metrics do: their histogram and action counters).
     private func sinksChanged() {
         sinks = [metrics as TickSink?, journal, recording].compactMap { $0 }
-        if sinks.contains(where: { type(of: $0).readsEveryFrame }) { watcher.keepsEveryFrame = true }
+        if sinks.readEveryFrame { watcher.keepsEveryFrame = true }
     }
 
     /// Closes its socket and takes its series away (dropped from the configuration).

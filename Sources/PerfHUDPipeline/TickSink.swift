@@ -14,3 +14,9 @@ public protocol TickSink: AnyObject {
     static var readsEveryFrame: Bool { get }
     func consume(_ tick: Tick)
 }
+
+extension Sequence where Element == any TickSink {
+    /// Whether one of these sinks reads every frame and action: what their watcher is told to keep
+    /// (`TargetWatcher.keepsEveryFrame`), in a session (`TickSinks`) and in the daemon (`DaemonTarget`).
+    package var readEveryFrame: Bool { contains { type(of: $0).readsEveryFrame } }
+}

@@ -16,7 +16,8 @@ import PerfHUDPipeline
 /// frames, FPS avg, janky and dropped as the live run's summary).
 public struct RecordingRows: Sequence {
 
-    private let recording: Recording
+    /// The recording the rows are rebuilt from.
+    package let recording: Recording
     private let pid: Int32
     /// The frames and actions of each sample row, as indices into the recording's lists.
     private let framesOfRow: [[Int]]

@@ -21,9 +21,11 @@ package struct ReplayCursor {
     /// The phases as far as `index`, carried from row to row (each row's are those before and its own).
     private var phases = RecordingRows.Phases()
 
-    package init(recording: Recording, capacity: Int, historySeconds: Double) {
-        self.recording = recording
-        rows = RecordingRows(recording)
+    /// - Parameter rows: the recording's rows, as `replay` made them once (their index of frames
+    ///   and actions by row is a pass over the whole file).
+    package init(rows: RecordingRows, capacity: Int, historySeconds: Double) {
+        recording = rows.recording
+        self.rows = rows
         self.capacity = max(2, capacity)
         self.historySeconds = historySeconds
         series = TimeSeries(capacity: self.capacity)

@@ -93,7 +93,7 @@ public final class ReplaySession {
         let samples = recording.samples
         var playhead = ReplayPlayhead(start: samples[0].t, end: samples[samples.count - 1].t, speed: configuration.speed ?? 1)
         let capacity = Int((configuration.historyNanoseconds + tickNanoseconds - 1) / tickNanoseconds)
-        var cursor = ReplayCursor(recording: recording, capacity: capacity, historySeconds: Double(configuration.historyNanoseconds) / 1e9)
+        var cursor = ReplayCursor(rows: rows, capacity: capacity, historySeconds: Double(configuration.historyNanoseconds) / 1e9)
         _ = cursor.move(to: playhead.position)
         let pid = Int32(recording.meta["target_pid"] ?? "") ?? 0
         // The "why" figures are kept from format 4 on: an older file has none to show.
@@ -177,11 +177,15 @@ public final class ReplaySession {
                 // Without keys nobody can quit: the replay ends with the recording.
                 if playhead.atEnd && !readsKeys && cursor.isAtLastSample { finished = true }
             }
-            // Forward, the ticks passed go to the sink as the live ones did; a seek (or a jump
-            // past the history) shows where it landed, and replays nothing on the way.
+            // Playing forward, the ticks passed go to the sink as the live ones did; a seek (or a
+            // jump past the history) shows where it landed, and replays nothing on the way.
+            let before = cursor.index
             let passed = cursor.move(to: playhead.position)
-            for tick in passed { sink.consume(tick) }
-            if passed.isEmpty, let tick = cursor.tick, tick.monotonicNanoseconds != sink.latest?.monotonicNanoseconds { sink.show(tick) }
+            if seeked || passed.isEmpty {
+                if cursor.index != before, let tick = cursor.tick { sink.show(tick) }
+            } else {
+                for tick in passed { sink.consume(tick) }
+            }
             if seeked { screen.draw(force: true) }
             if standardOutput.isClosed { break }
             screen.draw()

@@ -46,7 +46,7 @@ final class TickSinks {
 
     /// Whether a sink fed here reads every frame and action (`TickSink.readsEveryFrame`): what the
     /// watcher is told to keep.
-    package var readsEveryFrame: Bool { sinks.contains { type(of: $0).readsEveryFrame } }
+    package var readsEveryFrame: Bool { sinks.readEveryFrame }
 
     /// Hands `tick` to every sink.
     package func deliver(_ tick: Tick) {

@@ -65,7 +65,7 @@ final class ReplayTests: XCTestCase {
     }
 
     func testMovingForwardPassesEachActionAndPhaseEndOnce() {
-        var cursor = ReplayCursor(recording: recording(samples: 60), capacity: 100, historySeconds: 10)
+        var cursor = ReplayCursor(rows: RecordingRows(recording(samples: 60)), capacity: 100, historySeconds: 10)
         var actions: [String] = [], ended: [String] = []
         for step in 0...60 {
             let passed = cursor.move(to: Double(step) * 0.1)
@@ -80,9 +80,9 @@ final class ReplayTests: XCTestCase {
 
     func testASeekBackGivesTheStateMovingForwardGave() {
         let recording = recording(samples: 60)
-        var forward = ReplayCursor(recording: recording, capacity: 20, historySeconds: 2)
+        var forward = ReplayCursor(rows: RecordingRows(recording), capacity: 20, historySeconds: 2)
         for step in 0...45 { _ = forward.move(to: Double(step) * 0.1) }
-        var seeked = ReplayCursor(recording: recording, capacity: 20, historySeconds: 2)
+        var seeked = ReplayCursor(rows: RecordingRows(recording), capacity: 20, historySeconds: 2)
         _ = seeked.move(to: 5.9)
         let passed = seeked.move(to: 4.5)
         XCTAssertTrue(passed.isEmpty, "a seek does not replay the log")
@@ -99,7 +99,7 @@ final class ReplayTests: XCTestCase {
     }
 
     func testBeforeTheFirstSampleThereIsNone() {
-        var cursor = ReplayCursor(recording: recording(samples: 5), capacity: 10, historySeconds: 1)
+        var cursor = ReplayCursor(rows: RecordingRows(recording(samples: 5)), capacity: 10, historySeconds: 1)
         _ = cursor.move(to: 0.25)
         XCTAssertEqual(cursor.index, 2)
         _ = cursor.move(to: -1)
@@ -265,7 +265,7 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(summary.frames, 3, "frames of an impossible weight count as one each")
         XCTAssertFalse(SummaryFormatter.json(summary, recording: recording, baseline: summary).isEmpty)
         XCTAssertFalse(SummaryFormatter.markdown(summary, recording: recording, baseline: summary).isEmpty)
-        var cursor = ReplayCursor(recording: recording, capacity: 10, historySeconds: 1)
+        var cursor = ReplayCursor(rows: rows, capacity: 10, historySeconds: 1)
         var playhead = ReplayPlayhead(start: recording.samples[0].t, end: recording.samples.last!.t)
         _ = cursor.move(to: playhead.end)
         playhead.seek(by: 1e300)

@@ -36,7 +36,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             _ = RowFormatter.json(row.figures, commandName: row.commandName, status: row.status, events: row.events)
             _ = RowFormatter.plain(row.figures, commandName: row.commandName, status: row.status, events: row.events)
         }
-        var cursor = ReplayCursor(recording: recording, capacity: 16, historySeconds: 1)
+        var cursor = ReplayCursor(rows: rows, capacity: 16, historySeconds: 1)
         for sample in recording.samples.reversed().prefix(8) { _ = cursor.move(to: sample.t) }
     } catch let error as PerfHUDError {
         precondition(error.exitStatus == .data || error.exitStatus == .noInput, "\(error)")
