@@ -14,78 +14,96 @@ extension Perfhud {
             abstract: "Watch a target headless: Prometheus metrics, journal logs, systemd notify.")
 
         // Any number of targets, each optionally NAME=… (its `target` label).
-        @Option(help: ArgumentHelp("Watch this PID.", valueName: "[NAME=]PID")) var pid: [String] = []
-        @Option(help: ArgumentHelp("Watch the PID in this file; re-read when the process ends.", valueName: "[NAME=]FILE")) var pidfile: [String] = []
-        @Option(help: ArgumentHelp("Watch every process whose command line matches this extended regular expression, summed.",
-                                   valueName: "[NAME=]REGEX")) var match: [String] = []
-        @Option(help: ArgumentHelp("Watch the processes of this systemd unit, across restarts.", valueName: "[NAME=]UNIT")) var unit: [String] = []
-        @Option(help: ArgumentHelp("Watch every unit under system.slice whose name matches this glob, each a target.", valueName: "PATTERN"))
-        var units: [String] = []
-        @Option(help: ArgumentHelp("Also watch the targets this file names, one a line (--unit web.service); re-read on SIGHUP.", valueName: "FILE"))
-        var config: String?
-        @Option(help: "Watch at most this many targets; the rest are refused and counted.") var maxTargets = 256
-        @Option(help: "A target gone this long loses its series.") var forgetAfter = DurationArgument(nanoseconds: 600_000_000_000)
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch this PID.", valueName: "[NAME=]PID"))
+        var pid: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch the PID in this file; re-read when the process ends.", valueName: "[NAME=]FILE"))
+        var pidfile: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch every process whose command line matches this extended regular expression, summed.",
+                                                                       valueName: "[NAME=]REGEX"))
+        var match: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch the processes of this systemd unit, across restarts.", valueName: "[NAME=]UNIT"))
+        var unit: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch every unit under system.slice whose name matches this glob, each a target.", valueName: "PATTERN"))
+        var units: [Given<String>] = []
+        @Option(parsing: .unconditional, help: ArgumentHelp("Also watch the targets this file names, one a line (--unit web.service); re-read on SIGHUP.", valueName: "FILE"))
+        var config: Given<String>?
+        @Option(parsing: .unconditional, help: "Watch at most this many targets; the rest are refused and counted.")
+        var maxTargets: Given<Int> = "256"
+        @Option(parsing: .unconditional, help: "A target gone this long loses its series.")
+        var forgetAfter: Given<DurationValue> = "10m"
 
-        @Option(name: [.customLong("metrics-listen"), .customLong("listen")],
+        @Option(name: [.customLong("metrics-listen"), .customLong("listen")], parsing: .unconditional,
                 help: ArgumentHelp("Where to serve /metrics: HOST:PORT (loopback unless you say otherwise).", valueName: "HOST:PORT"))
-        var listen = HostAndPort(argument: "127.0.0.1:9469")!
-        @Option(help: "A summary line every this often.") var logInterval = DurationArgument(nanoseconds: 60_000_000_000)
-        @Option(help: ArgumentHelp("Read every figure of a target this often when nothing scrapes; RSS is read every tick, every figure at each scrape.",
-                                   valueName: "DURATION")) var fullEvery = DurationArgument(nanoseconds: 15_000_000_000)
+        var listen: Given<HostAndPort> = "127.0.0.1:9469"
+        @Option(parsing: .unconditional, help: "A summary line every this often.")
+        var logInterval: Given<DurationValue> = "1m"
+        @Option(parsing: .unconditional, help: ArgumentHelp("Read every figure of a target this often when nothing scrapes; RSS is read every tick, every figure at each scrape.",
+                                                            valueName: "DURATION"))
+        var fullEvery: Given<DurationValue> = "15s"
 
-        @Option(help: "Record what is watched to this file (SQLite; see perfhud report and export).") var record: String?
-        @Option(help: ArgumentHelp("With --record: past this size, the oldest data is dropped first (e.g. 500MiB).", valueName: "SIZE"))
-        var recordMaxSize: String?
+        @Option(parsing: .unconditional, help: "Record what is watched to this file (SQLite; see perfhud report and export).")
+        var record: Given<String>?
+        @Option(parsing: .unconditional, help: ArgumentHelp("With --record: past this size, the oldest data is dropped first (e.g. 500MiB).", valueName: "SIZE"))
+        var recordMaxSize: Given<String>?
 
         @OptionGroup var watch: WatchOptions
+
+        /// What the command does not take, refused in validate().
+        @Argument(parsing: .allUnrecognized, help: .hidden)
+        var unrecognized: [String] = []
 
         /// The targets of the command line, in the order of the options.
         func targets() throws -> [TargetSpec] {
             try [("--pid", pid), ("--pidfile", pidfile), ("--match", match), ("--unit", unit), ("--units", units)].flatMap { option, values in
-                try values.map { value in
+                try values.map { given in
+                    let value = try given.value(option)
                     do { return try TargetSpec.parse(option: option, value: value) } catch let error as PerfHUDError {
                         // Said in the words of every usage message (Accepted), with why when it adds to them.
                         let why = error.message.hasPrefix("\(option) wants") ? "" : " (\(error.message))"
-                        throw PerfHUDError(.usage, Accepted.complaint(option, got: value) + why)
+                        throw Refusal.because(Accepted.complaint(option, got: value) + why)
                     }
                 }
             }
         }
 
         func validate() throws {
-            let named: [TargetSpec]
-            do { named = try targets() } catch let error as PerfHUDError { throw ValidationError(error.message) }
+            _ = try UsageMessage.arguments(unrecognized, of: Self.self)
+            _ = try configuration()
+        }
+
+        /// The daemon's configuration from the command line; a refusal (`Refusal`) for the first
+        /// option that does not read or is out of range, or for options that do not go together.
+        func configuration() throws -> DaemonConfiguration {
+            let named = try targets()
+            let config = try self.config?.value("--config") { !$0.isEmpty }
             guard !named.isEmpty || config != nil else {
-                throw ValidationError("name a target: --pid, --pidfile, --match, --unit, --units or --config FILE")
+                throw Refusal.because("name a target: --pid, --pidfile, --match, --unit, --units or --config FILE")
             }
-            guard maxTargets >= 1 else { throw ValidationError(Accepted.complaint("--max-targets", got: String(maxTargets))) }
-            if forgetAfter.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--forget-after", got: forgetAfter.text)) }
-            if logInterval.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--log-interval", got: logInterval.text)) }
-            if fullEvery.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--full-every", got: fullEvery.text)) }
+            var configuration = DaemonConfiguration(targets: named, watch: try watch.configuration(defaultTick: WatchOptions.daemonTick))
+            configuration.configPath = config
+            configuration.maxTargets = try maxTargets.value("--max-targets") { $0 >= 1 }
+            configuration.forgetAfterNanoseconds = try forgetAfter.value("--forget-after") { $0.nanoseconds > 0 }.nanoseconds
+            let listen = try listen.value("--metrics-listen")
+            configuration.listenHost = listen.host
+            configuration.listenPort = listen.port
+            configuration.logIntervalNanoseconds = try logInterval.value("--log-interval") { $0.nanoseconds > 0 }.nanoseconds
+            configuration.fullEveryNanoseconds = try fullEvery.value("--full-every") { $0.nanoseconds > 0 }.nanoseconds
+            configuration.recordPath = try record?.value("--record") { !$0.isEmpty }
             let oneTarget = named.count == 1 && config == nil && units.isEmpty
-            if record != nil && !oneTarget { throw ValidationError("--record records one target: name exactly one") }
-            if watch.statsdUdp != nil && !oneTarget { throw ValidationError("--statsd-udp feeds one target: name exactly one") }
+            if configuration.recordPath != nil && !oneTarget { throw Refusal.because("--record records one target: name exactly one") }
+            if watch.statsdUdp != nil && !oneTarget { throw Refusal.because("--statsd-udp feeds one target: name exactly one") }
             if let recordMaxSize {
-                guard let bytes = FailCondition.bytes(recordMaxSize), bytes >= 1024 * 1024 else {
-                    throw ValidationError(Accepted.complaint("--record-max-size", got: recordMaxSize))
-                }
-                guard record != nil else { throw ValidationError("--record-max-size goes with --record FILE") }
+                let size = try recordMaxSize.value("--record-max-size") { (FailCondition.bytes($0) ?? 0) >= 1024 * 1024 }
+                guard configuration.recordPath != nil else { throw Refusal.because("--record-max-size goes with --record FILE") }
+                configuration.recordMaxBytes = FailCondition.bytes(size).map { UInt64($0) }
             }
+            configuration.version = perfhudVersion
+            return configuration
         }
 
         func run() throws {
-            let named = try targets()
-            var configuration = DaemonConfiguration(targets: named, watch: watch.configuration(defaultTick: WatchOptions.daemonTick))
-            configuration.configPath = config
-            configuration.maxTargets = maxTargets
-            configuration.forgetAfterNanoseconds = forgetAfter.nanoseconds
-            configuration.listenHost = listen.host
-            configuration.listenPort = listen.port
-            configuration.logIntervalNanoseconds = logInterval.nanoseconds
-            configuration.fullEveryNanoseconds = fullEvery.nanoseconds
-            configuration.recordPath = record
-            configuration.recordMaxBytes = recordMaxSize.flatMap(FailCondition.bytes).map { UInt64($0) }
-            configuration.version = perfhudVersion
+            var configuration = try configuration()
+            let named = configuration.targets
             let runtime = getenv("RUNTIME_DIRECTORY").flatMap { String(cString: $0).split(separator: ":").first.map(String.init) }
             if configuration.isSingleTarget {
                 if configuration.watch.eventsPath == nil, let runtime { configuration.watch.eventsPath = runtime + "/events.sock" }

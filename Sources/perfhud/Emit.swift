@@ -8,52 +8,69 @@ import Glibc
 
 /// `perfhud emit action NAME | frame MS | phase NAME`: one event from a shell script.
 struct Emit: ParsableCommand {
+    // The usage is said here: ArgumentParser's would read `[<kind> <value> ...]`, as both are read
+    // from the words of the line that are none of the options (`UsageMessage.arguments`).
     static let configuration = CommandConfiguration(
         commandName: "emit",
-        abstract: "Send one event (action NAME, frame MS or phase NAME) to a perfhud event socket.")
+        abstract: "Send one event (action NAME, frame MS or phase NAME) to a perfhud event socket.",
+        usage: "perfhud emit <kind> <value> [--events <events>] [--rss-of <rss-of>]")
 
-    enum Kind: String, ExpressibleByArgument, CaseIterable { case action, frame, phase }
+    enum Kind: String, CaseIterable, ReadableValue { case action, frame, phase }
 
-    @Argument(help: "action, frame or phase.")
-    var kind: Kind
+    /// The kind and the value, and whatever else of the line is none of the options: refused in validate().
+    @Argument(parsing: .allUnrecognized,
+              help: ArgumentHelp("action, frame or phase, then the action's label, the frame's duration in milliseconds, or the phase's name.",
+                                 valueName: "kind> <value"))
+    var words: [String] = []
 
-    @Argument(help: "The action's label, the frame's duration in milliseconds, or the phase's name.")
-    var value: String
+    @Option(parsing: .unconditional, help: "The event socket (default: $PERFHUD_SOCKET).")
+    var events: Given<String>?
 
-    @Option(help: "The event socket (default: $PERFHUD_SOCKET).")
-    var events: String?
-
-    @Option(name: .customLong("rss-of"),
+    @Option(name: .customLong("rss-of"), parsing: .unconditional,
             help: "phase: send the resident memory of this process with the line (default: the process that ran emit; 0: none).")
-    var rssOf: Int32?
+    var rssOf: Given<Int32>?
+
+    /// The event, read: what it is, its value, where it goes (nil: $PERFHUD_SOCKET) and whose RSS a phase carries.
+    struct Event {
+        let kind: Kind, value: String, events: String?, rssOf: Int32?
+    }
 
     func validate() throws {
-        if kind == .frame {
+        _ = try event()
+    }
+
+    /// The arguments read; a refusal (`Refusal`) for the first that is missing or does not read.
+    func event() throws -> Event {
+        let arguments = try UsageMessage.arguments(words, of: Self.self, named: ["<kind>", "<value>"])
+        guard let kind = arguments[0] else { throw Refusal.because(Accepted.complaint("<kind>", got: nil, in: "emit")) }
+        let read = try Given<Kind>(argument: kind).value("<kind>", in: "emit")
+        guard let value = arguments[1], !value.isEmpty else { throw Refusal.because("\(read.rawValue) wants a value") }
+        if read == .frame {
             guard let milliseconds = Double(value), milliseconds.isFinite, milliseconds >= 0 else {
-                throw ValidationError("frame wants a duration in milliseconds, such as 16.7; got \(value)")
+                throw Refusal.because("frame wants a duration in milliseconds, such as 16.7; got \(Accepted.quoted(value))")
             }
         }
-        if let rssOf, rssOf < 0 {
-            throw ValidationError("--rss-of wants " + (Accepted.form(of: "--rss-of", in: "emit") ?? "a PID") + "; got '\(rssOf)'")
-        }
-        guard !value.isEmpty else { throw ValidationError("\(kind.rawValue) wants a value") }
         guard !value.contains("\n") && !value.contains("|") else {
-            throw ValidationError("\(kind.rawValue) names cannot contain newlines or '|'")
+            throw Refusal.because("\(read.rawValue) names cannot contain newlines or '|'")
         }
+        return Event(kind: read, value: value, events: try events?.value("--events") { !$0.isEmpty },
+                     rssOf: try rssOf?.value("--rss-of", in: "emit") { $0 >= 0 })
     }
 
     func run() throws {
-        guard let path = events ?? getenv("PERFHUD_SOCKET").map({ String(cString: $0) }), !path.isEmpty else {
-            throw ValidationError("no event socket: pass --events PATH or run under `perfhud run` (PERFHUD_SOCKET)")
+        let event = try event()
+        guard let path = event.events ?? getenv("PERFHUD_SOCKET").map({ String(cString: $0) }), !path.isEmpty else {
+            throw PerfHUDError(.usage, "no event socket: pass --events PATH or run under `perfhud run` (PERFHUD_SOCKET)")
         }
         let line: String
-        switch kind {
+        let value = event.value
+        switch event.kind {
         // Labels in the metric name, where commas and colons are theirs (`moved(x:, y:)`).
         case .action: line = "perfhud.action.\(value):1|c"
         case .frame: line = "perfhud.frame:\(value)|ms"
         // The program's RSS as it enters the phase (`#rss:`), so perfhud books what the phase then
         // takes on it, however late it reads the line; none where it cannot be read.
-        case .phase: line = "perfhud.phase.\(value):1|c" + (Self.residentBytes(of: rssOf ?? getppid()).map { "|#rss:\($0)" } ?? "")
+        case .phase: line = "perfhud.phase.\(value):1|c" + (Self.residentBytes(of: event.rssOf ?? getppid()).map { "|#rss:\($0)" } ?? "")
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(descriptor) }

@@ -11,46 +11,44 @@ struct HUDOptions: ParsableArguments {
     @OptionGroup var watch: WatchOptions
     @OptionGroup var screen: ScreenOptions
 
-    @Option(help: "Stop after this long.")
-    var duration: DurationArgument?
+    @Option(parsing: .unconditional, help: "Stop after this long.")
+    var duration: Given<DurationValue>?
 
-    @Option(help: "Stop after this many reports.")
-    var count: Int?
+    @Option(parsing: .unconditional, help: "Stop after this many reports.")
+    var count: Given<Int>?
 
     @Flag(help: "Print no summary of the run when it ends (the HUD's lines under the program's output; --output json's last line, {\"summary\": …}).")
     var noSummary = false
 
-    @Option(help: "Read actions from a reducer log (TCA _printChanges output or JSON lines): a file, followed as it grows, or - for standard input.")
-    var actionsFrom: String?
+    @Option(parsing: .unconditional, help: "Read actions from a reducer log (TCA _printChanges output or JSON lines): a file, followed as it grows, or - for standard input.")
+    var actionsFrom: Given<String>?
 
-    @Option(help: "Record the session to this file (SQLite; see perfhud report and export).")
-    var record: String?
+    @Option(parsing: .unconditional, help: "Record the session to this file (SQLite; see perfhud report and export).")
+    var record: Given<String>?
 
-    @Option(help: .hidden)
-    var crashAfter: Int?
+    @Option(parsing: .unconditional, help: .hidden)
+    var crashAfter: Given<Int>?
 
     func validate() throws {
-        if let count, count < 1 { throw ValidationError(Accepted.complaint("--count", got: String(count))) }
-        if let duration, duration.nanoseconds == 0 { throw ValidationError(Accepted.complaint("--duration", got: duration.text)) }
-        if let reportEvery = screen.reportEvery, reportEvery.nanoseconds < watch.tick?.nanoseconds ?? WatchOptions.hudTick {
-            throw ValidationError(Accepted.complaint("--report-every", got: reportEvery.text))
-        }
+        _ = try configuration()
     }
 
-    /// The session's configuration: `watch` shared with the daemon, the rest from here.
-    func configuration() -> SessionConfiguration {
+    /// The session's configuration: `watch` shared with the daemon, the rest from here; a refusal
+    /// (`Refusal`) for the first option that does not read or is out of range.
+    func configuration() throws -> SessionConfiguration {
         var configuration = SessionConfiguration()
-        configuration.watch = watch.configuration(defaultTick: WatchOptions.hudTick)
-        configuration.output = screen.resolvedOutput
-        configuration.reportEveryNanoseconds = screen.reportEvery?.nanoseconds
-        configuration.durationNanoseconds = duration?.nanoseconds
-        configuration.count = count
+        configuration.watch = try watch.configuration(defaultTick: WatchOptions.hudTick)
+        let screen = try screen.read(shortestReport: configuration.watch.tickNanoseconds)
+        configuration.output = screen.output
+        configuration.reportEveryNanoseconds = screen.reportEveryNanoseconds
         configuration.style = screen.style
-        configuration.crashAfterReports = crashAfter
+        configuration.durationNanoseconds = try duration?.value("--duration") { $0.nanoseconds > 0 }.nanoseconds
+        configuration.count = try count?.value("--count") { $0 >= 1 }
+        configuration.crashAfterReports = try crashAfter?.value("--crash-after")
         configuration.summary = !noSummary
-        configuration.recordPath = record
+        configuration.recordPath = try record?.value("--record") { !$0.isEmpty }
         configuration.version = perfhudVersion
-        configuration.actionsFrom = actionsFrom
+        configuration.actionsFrom = try actionsFrom?.value("--actions-from") { !$0.isEmpty }
         return configuration
     }
 }

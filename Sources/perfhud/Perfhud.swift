@@ -17,19 +17,34 @@ struct Perfhud: ParsableCommand {
 
 extension Perfhud {
     struct Attach: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "attach", abstract: "HUD for a running process.")
-
-        @Argument(help: "The process to watch.")
-        var pid: Int32
+        // The usage is said here: ArgumentParser's would read `[<pid> ...]`, as the PID is read from
+        // the words of the line that are none of the options (`UsageMessage.arguments`).
+        static let configuration = CommandConfiguration(commandName: "attach", abstract: "HUD for a running process.",
+                                                        usage: "perfhud attach [<options>] <pid>")
 
         @OptionGroup var options: HUDOptions
 
+        /// The PID, and whatever else of the line is none of the options: refused in validate().
+        @Argument(parsing: .allUnrecognized, help: "The process to watch.")
+        var pid: [String] = []
+
         func validate() throws {
-            guard pid > 0 else { throw ValidationError(Accepted.complaint("<pid>", got: String(pid), in: "attach")) }
+            _ = try target()
+        }
+
+        func target() throws -> Int32 {
+            // `attach -5`: a negative number reads as an option, and the PID is missing.
+            if let first = pid.first, first.count > 1, first.hasPrefix("-"), first.dropFirst().allSatisfy(\.isNumber) {
+                throw Refusal.because(Accepted.complaint("<pid>", got: first, in: "attach"))
+            }
+            guard let text = try UsageMessage.arguments(pid, of: Self.self, named: ["<pid>"])[0] else {
+                throw Refusal.because(Accepted.complaint("<pid>", got: nil, in: "attach"))
+            }
+            return try Given<Int32>(argument: text).value("<pid>", in: "attach") { $0 > 0 }
         }
 
         func run() throws {
-            try Perfhud.exit(with: Session(target: .attach(pid: pid), configuration: options.configuration()).run())
+            try Perfhud.exit(with: Session(target: .attach(pid: target()), configuration: options.configuration()).run())
         }
     }
 
@@ -49,21 +64,21 @@ extension Perfhud {
         var program: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
         func validate() throws {
-            guard !program.isEmpty else { throw ValidationError("no command given: perfhud run [options] [--] CMD [ARGS]") }
+            guard !program.isEmpty else { throw Refusal.because("no command given: perfhud run [options] [--] CMD [ARGS]") }
             // Parsing stops at the first word that is not one of ours: an option-like one there
             // (`--tik`) is a typo of ours, not a command to run.
             // The capture takes --help and -h as well (`run --help`): they are ours.
             if command.first != "--", let word = program.first, word.hasPrefix("-") {
                 if word == "--help" || word == "-h" { throw CleanExit.helpRequest(Self.self) }
                 if word == "--version" { throw CleanExit.message(perfhudVersion) }
-                throw ValidationError(UsageMessage.unknownOption(word, of: Self.self))
+                throw Refusal.because(UsageMessage.unknownOption(word, of: Self.self))
             }
         }
 
         func run() throws {
-            var configuration = options.configuration()
-            grace.apply(to: &configuration)
-            runOptions.apply(to: &configuration)
+            var configuration = try options.configuration()
+            try grace.apply(to: &configuration)
+            try runOptions.apply(to: &configuration)
             try Perfhud.exit(with: Session(target: .launch(command: program, ownsKeys: false), configuration: configuration).run())
         }
     }
@@ -76,13 +91,21 @@ extension Perfhud {
         @OptionGroup var options: HUDOptions
         @OptionGroup var grace: GraceOptions
 
+        /// What the command does not take, refused in validate().
+        @Argument(parsing: .allUnrecognized, help: .hidden)
+        var unrecognized: [String] = []
+
+        func validate() throws {
+            _ = try UsageMessage.arguments(unrecognized, of: Self.self)
+        }
+
         func run() throws {
             let program = demoProgramPath()
             guard access(program, X_OK) == 0 else {
                 throw PerfHUDError(.notFound, "the demo program is missing: \(program) (build it with `make build`)")
             }
-            var configuration = options.configuration()
-            grace.apply(to: &configuration)
+            var configuration = try options.configuration()
+            try grace.apply(to: &configuration)
             try Perfhud.exit(with: Session(target: .launch(command: [program], ownsKeys: true), configuration: configuration).run())
         }
 
@@ -103,7 +126,7 @@ extension Perfhud {
 }
 
 /// Entry point: every failure is one line on stderr and a sysexits status — a `PerfHUDError` its
-/// own, a command line ArgumentParser cannot read 64 — never a usage dump or a trace.
+/// own, a command line that cannot be read 64 — never a usage dump or a trace.
 @main
 enum Main {
     static func main() {
@@ -116,11 +139,10 @@ enum Main {
             let code = Perfhud.exitCode(for: error)
             if code == .success || error is CleanExit { Perfhud.exit(withError: error) }
             if let exit = error as? ArgumentParser.ExitCode { Glibc.exit(exit.rawValue) }
-            var message = Perfhud.message(for: error)
-                .split(separator: "\n").first.map(String.init) ?? "invalid arguments"
-            if message.hasPrefix("Error: ") { message.removeFirst(7) }
-            fail(UsageMessage.rewrite(message, arguments: Array(CommandLine.arguments.dropFirst())),
-                 status: code.rawValue == 0 ? ExitStatus.usage : ExitStatus(rawValue: code.rawValue))
+            // perfhud's own refusal (a validate()), else ArgumentParser's, worked out from the line.
+            if let refusal = Refusal.said { fail(refusal, status: .usage) }
+            if code == .validationFailure { fail(UsageMessage.parserFault(arguments: Array(CommandLine.arguments.dropFirst())), status: .usage) }
+            fail(Perfhud.message(for: error), status: ExitStatus(rawValue: code.rawValue))
         }
     }
 
@@ -140,6 +162,7 @@ enum Main {
            type(of: command) == subcommand {   // not the HelpCommand a --help parses to
             return command
         }
+        Refusal.said = nil
         return try Perfhud.parseAsRoot()
     }
 

@@ -27,47 +27,84 @@ func refuseToOverwrite(_ out: String?, inputs: [String]) throws {
     }
 }
 
+/// The recording a command reads, its `<file>` argument.
+enum RecordingArgument {
+    /// - Parameter words: the words of the line that are none of the command's options.
+    static func file(_ words: [String], of command: ParsableCommand.Type) throws -> String {
+        let name = command._commandName
+        guard let file = try UsageMessage.arguments(words, of: command, named: ["<file>"])[0] else {
+            throw Refusal.because(Accepted.complaint("<file>", got: nil, in: name))
+        }
+        return try Given<String>(argument: file).value("<file>", in: name) { !$0.isEmpty }
+    }
+}
+
 /// `perfhud report FILE`: a recording's summary; with `--fail-on`, a CI gate.
 struct ReportCommand: ParsableCommand {
+    // The usage is said here: ArgumentParser's would read `[<file> ...]`, as the recording is read
+    // from the words of the line that are none of the options (`UsageMessage.arguments`).
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Summarize a recording (markdown, JSON, or a self-contained HTML page with charts); compare with a baseline; gate a CI job with --fail-on.")
+        abstract: "Summarize a recording (markdown, JSON, or a self-contained HTML page with charts); compare with a baseline; gate a CI job with --fail-on.",
+        usage: "perfhud report <file> [<options>]")
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case markdown, json, html }
+    enum Format: String, CaseIterable, ReadableValue { case markdown, json, html }
 
-    @Argument(help: "A recording made with --record.")
-    var file: String
+    /// The recording, and whatever else of the line is none of the options: refused in validate().
+    @Argument(parsing: .allUnrecognized, help: "A recording made with --record.")
+    var file: [String] = []
 
-    @Option(name: [.short, .customLong("output")], help: "Write the report here instead of standard output.")
-    var out: String?
+    @Option(name: [.short, .customLong("output")], parsing: .unconditional, help: "Write the report here instead of standard output.")
+    var output: Given<String>?
 
-    @Option(help: "markdown, json or html (one page, no network: inline SVG charts). Default: from -o's extension (.html, .json, .md), else markdown.")
-    var format: Format?
+    @Option(parsing: .unconditional, help: "markdown, json or html (one page, no network: inline SVG charts). Default: from -o's extension (.html, .json, .md), else markdown.")
+    var format: Given<Format>?
 
-    /// --format, or what -o's name says, or markdown.
-    var chosenFormat: Format {
-        if let format { return format }
-        switch out.flatMap({ $0.split(separator: ".").count > 1 ? $0.split(separator: ".").last?.lowercased() : nil }) {
-        case "html", "htm": return .html
-        case "json": return .json
-        default: return .markdown
-        }
-    }
+    @Option(parsing: .unconditional, help: "Only the time spent in this phase.")
+    var phase: Given<String>?
 
-    @Option(help: "Only the time spent in this phase.")
-    var phase: String?
+    @Option(parsing: .unconditional, help: "An older recording to compare with (and for `baseline` in --fail-on).")
+    var baseline: Given<String>?
 
-    @Option(help: "An older recording to compare with (and for `baseline` in --fail-on).")
-    var baseline: String?
-
-    @Option(help: ArgumentHelp("Exit 1 when this holds, e.g. \"rss_peak_bytes > 200MiB\", \"fps_1pct_low < 50\", \"rss_peak_bytes > baseline * 1.10\" (repeatable).", valueName: "EXPR"))
-    var failOn: [String] = []
+    @Option(parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Exit 1 when this holds, e.g. \"rss_peak_bytes > 200MiB\", \"fps_1pct_low < 50\", \"rss_peak_bytes > baseline * 1.10\" (repeatable).", valueName: "EXPR"))
+    var failOn: [Given<String>] = []
 
     @Flag(help: "A --fail-on naming a figure or phase the run does not have, or a --phase it never entered, only warns (default: it fails, exit 1).")
     var allowMissing = false
 
+    /// The arguments read.
+    struct Read {
+        let file: String, out: String?, format: Format, phase: String?, baseline: String?, failOn: [String]
+    }
+
+    func validate() throws {
+        _ = try read()
+    }
+
+    /// The arguments read; a refusal (`Refusal`) for the first that is missing or does not read.
+    func read() throws -> Read {
+        let file = try RecordingArgument.file(file, of: Self.self)
+        let out = try output?.value("--output", in: "report") { !$0.isEmpty }
+        // --format, or what -o's name says, or markdown.
+        let format: Format
+        if let given = try self.format?.value("--format", in: "report") {
+            format = given
+        } else {
+            switch out.flatMap({ $0.split(separator: ".").count > 1 ? $0.split(separator: ".").last?.lowercased() : nil }) {
+            case "html", "htm": format = .html
+            case "json": format = .json
+            default: format = .markdown
+            }
+        }
+        return Read(file: file, out: out, format: format, phase: try phase?.value("--phase") { !$0.isEmpty },
+                    baseline: try baseline?.value("--baseline") { !$0.isEmpty }, failOn: try failOn.map { try $0.value("--fail-on") })
+    }
+
     func run() throws {
-        let conditions = try failOn.map(FailCondition.init)   // a condition it cannot read fails before any work
+        let arguments = try read()
+        let (file, out, phase, baseline) = (arguments.file, arguments.out, arguments.phase, arguments.baseline)
+        let conditions = try arguments.failOn.map(FailCondition.init)   // a condition it cannot read fails before any work
         try refuseToOverwrite(out, inputs: [file] + (baseline.map { [$0] } ?? []))
         let recording = try Recording(path: file)
         for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }
@@ -84,7 +121,7 @@ struct ReportCommand: ParsableCommand {
         let old = try baseline.map { try Recording(path: $0) }
         let oldSummary = old.map { RecordingSummary($0, phase: phase) }
         try writeOutput(out) { write in
-            switch chosenFormat {
+            switch arguments.format {
             case .json: write(SummaryFormatter.json(summary, recording: recording, baseline: oldSummary) + "\n")
             case .markdown: write(SummaryFormatter.markdown(summary, recording: recording, baseline: oldSummary))
             case .html:
@@ -114,22 +151,38 @@ struct ReportCommand: ParsableCommand {
 
 /// `perfhud export FILE --format csv|ndjson`: a recording's samples for other tools.
 struct ExportCommand: ParsableCommand {
+    // The usage is said here: ArgumentParser's would read `[<file> ...]` (see report) and make
+    // --format optional, which is refused in validate(), in perfhud's words, when missing.
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a recording's samples: CSV (psrecord's columns first), NDJSON (the live JSON rows) or OpenMetrics (for promtool).")
+        abstract: "Export a recording's samples: CSV (psrecord's columns first), NDJSON (the live JSON rows) or OpenMetrics (for promtool).",
+        usage: "perfhud export <file> --format <format> [--output <output>]")
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case csv, ndjson, openmetrics }
+    enum Format: String, CaseIterable, ReadableValue { case csv, ndjson, openmetrics }
 
-    @Argument(help: "A recording made with --record.")
-    var file: String
+    /// The recording, and whatever else of the line is none of the options: refused in validate().
+    @Argument(parsing: .allUnrecognized, help: "A recording made with --record.")
+    var file: [String] = []
 
-    @Option(help: "csv, ndjson or openmetrics.")
-    var format: Format
+    @Option(parsing: .unconditional, help: "csv, ndjson or openmetrics.")
+    var format: Given<Format>?
 
-    @Option(name: [.short, .customLong("output")], help: "Write here instead of standard output.")
-    var out: String?
+    @Option(name: [.short, .customLong("output")], parsing: .unconditional, help: "Write here instead of standard output.")
+    var output: Given<String>?
+
+    func validate() throws {
+        _ = try read()
+    }
+
+    /// The arguments read; a refusal (`Refusal`) for the first that is missing or does not read.
+    func read() throws -> (file: String, format: Format, out: String?) {
+        let file = try RecordingArgument.file(file, of: Self.self)
+        guard let format else { throw Refusal.because("export wants --format: " + (Accepted.form(of: "--format", in: "export") ?? "")) }
+        return (file, try format.value("--format", in: "export"), try output?.value("--output", in: "export") { !$0.isEmpty })
+    }
 
     func run() throws {
+        let (file, format, out) = try read()
         try refuseToOverwrite(out, inputs: [file])
         let recording = try Recording(path: file)
         for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }

@@ -8,17 +8,17 @@ import Glibc
 /// How a session is shown, live (`attach`, `run`, `demo`) or replayed (`replay`): the HUD and its
 /// look, or the plain/JSON rows and how often.
 struct ScreenOptions: ParsableArguments {
-    @Option(help: "hud, plain or json (default: hud on a terminal, plain otherwise).")
-    var output: SessionConfiguration.Output?
+    @Option(parsing: .unconditional, help: "hud, plain or json (default: hud on a terminal, plain otherwise).")
+    var output: Given<SessionConfiguration.Output>?
 
-    @Option(help: "With plain or json output, a row this often instead of every tick.")
-    var reportEvery: DurationArgument?
+    @Option(parsing: .unconditional, help: "With plain or json output, a row this often instead of every tick.")
+    var reportEvery: Given<DurationValue>?
 
-    @Option(help: "Where the HUD sits: top or bottom.")
-    var position: HUDStyle.Position = .top
+    @Option(parsing: .unconditional, help: "Where the HUD sits: top or bottom.")
+    var position: Given<HUDStyle.Position> = "top"
 
-    @Option(help: "Rows of the memory graph.")
-    var graphRows = 4
+    @Option(parsing: .unconditional, help: "Rows of the memory graph.")
+    var graphRows: Given<Int> = "4"
 
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
@@ -26,21 +26,24 @@ struct ScreenOptions: ParsableArguments {
     @Flag(help: "With the HUD: a details line under the status line saying why the target is slow (d shows or hides it in attach, demo and replay).")
     var details = false
 
-    func validate() throws {
-        guard (0...20).contains(graphRows) else { throw ValidationError(Accepted.complaint("--graph-rows", got: String(graphRows))) }
+    /// The options read; a refusal (`Refusal`) for the first that does not read or is out of range.
+    struct Read {
+        /// hud on a terminal, plain otherwise (also when hud is asked for without one).
+        let output: SessionConfiguration.Output
+        let reportEveryNanoseconds: UInt64?
+        /// The HUD's look; colours off with --no-color or NO_COLOR; ASCII where the locale is not UTF-8.
+        let style: HUDStyle
     }
 
-    /// What `--output` means here: hud on a terminal, plain otherwise (also when hud is asked for without one).
-    var resolvedOutput: SessionConfiguration.Output {
+    /// - Parameter shortestReport: the shortest `--report-every` (a live session's tick).
+    func read(shortestReport: UInt64) throws -> Read {
         let terminal = isatty(STDOUT_FILENO) == 1
-        let chosen = output ?? (terminal ? .hud : .plain)
-        return chosen == .hud && !terminal ? .plain : chosen
-    }
-
-    /// The HUD's look; colours off with --no-color or NO_COLOR; ASCII where the locale is not UTF-8.
-    var style: HUDStyle {
+        let chosen = try output?.value("--output") ?? (terminal ? .hud : .plain)
+        let reportEvery = try reportEvery?.value("--report-every") { $0.nanoseconds >= max(shortestReport, 1) }
+        let graphRows = try graphRows.value("--graph-rows") { (0...20).contains($0) }
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
-        return HUDStyle(position: position, color: !(noColor || noColorEnvironment), graphRows: graphRows,
-                        unicode: LocaleCharset.isUTF8(), showsDetails: details)
+        let style = HUDStyle(position: try position.value("--position"), color: !(noColor || noColorEnvironment), graphRows: graphRows,
+                             unicode: LocaleCharset.isUTF8(), showsDetails: details)
+        return Read(output: chosen == .hud && !terminal ? .plain : chosen, reportEveryNanoseconds: reportEvery?.nanoseconds, style: style)
     }
 }

@@ -12,22 +12,35 @@ struct TopCommand: ParsableCommand {
         commandName: "top",
         abstract: "A table of a perfhud daemon's targets (c/m/n/f/a sort, ↑/↓ select, Enter opens the HUD, q quits).")
 
-    @Option(help: ArgumentHelp("The daemon's metrics: http://HOST:PORT (its /metrics).", valueName: "URL"))
-    var from = "http://127.0.0.1:9469"
+    @Option(parsing: .unconditional, help: ArgumentHelp("The daemon's metrics: http://HOST:PORT (its /metrics).", valueName: "URL"))
+    var from: Given<String> = "http://127.0.0.1:9469"
 
-    @Option(help: "Sort by cpu, memory, name, fps or actions (keys c, m, n, f, a).")
-    var sort: TopSort = .cpu
+    @Option(parsing: .unconditional, help: "Sort by cpu, memory, name, fps or actions (keys c, m, n, f, a).")
+    var sort: Given<TopSort> = "cpu"
 
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
 
+    /// What the command does not take, refused in validate().
+    @Argument(parsing: .allUnrecognized, help: .hidden)
+    var unrecognized: [String] = []
+
     func validate() throws {
-        guard MetricsEndpoint(from) != nil else { throw ValidationError(Accepted.complaint("--from", got: from)) }
+        _ = try UsageMessage.arguments(unrecognized, of: Self.self)
+        _ = try configuration()
+    }
+
+    /// The session's configuration; a refusal (`Refusal`) for the first option that does not read.
+    func configuration() throws -> TopSession.Configuration {
+        let from = try self.from.value("--from")
+        guard let endpoint = MetricsEndpoint(from) else { throw Refusal.because(Accepted.complaint("--from", got: from)) }
+        var configuration = TopSession.Configuration(endpoint: endpoint)
+        configuration.sort = try sort.value("--sort")
+        return configuration
     }
 
     func run() throws {
-        var configuration = TopSession.Configuration(endpoint: MetricsEndpoint(from)!)
-        configuration.sort = sort
+        var configuration = try configuration()
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         configuration.style = HUDStyle(color: !(noColor || noColorEnvironment), unicode: LocaleCharset.isUTF8())
         let executable = SystemCall.readLink("/proc/self/exe") ?? CommandLine.arguments[0]
@@ -40,4 +53,3 @@ struct TopCommand: ParsableCommand {
     }
 }
 
-extension TopSort: ExpressibleByArgument {}

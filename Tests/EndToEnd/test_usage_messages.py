@@ -108,7 +108,7 @@ MALFORMED = [
     (["emit", "bogus", "x"], "emit wants action, frame or phase; got 'bogus'"),
     (["export", "f.db"], "export wants --format: csv, ndjson or openmetrics"),
     (["report"], "report wants a recording made with --record"),
-    (["replay", "f.db", "--speed", "100"], "--speed wants a speed from 0.0625 to 64, such as 2 or 0.5; got '100.0'"),
+    (["replay", "f.db", "--speed", "100"], "--speed wants a speed from 0.0625 to 64, such as 2 or 0.5; got '100'"),
     (["run", "--tick", "100", "ls", "--all"], "--tick wants a duration such as 100ms or 2s, from 1ms to 10s; got '100'"),
     (["run", "--tick", "1s", "--tik", "1s", "ls", "--all"], "unknown option '--tik': did you mean '--tick'?"),
     (["run", "--frame-gap", "2s", "true"], "--frame-gap wants a duration such as 8ms, from 1ms to 1s; got '2s'"),

@@ -1,0 +1,103 @@
+import ArgumentParser
+import PerfHUDSupport
+
+/// The options a command takes, as ArgumentParser describes it to tools: the JSON of
+/// `--experimental-dump-help` (ToolInfoV0, versioned by its `serializationVersion`), which
+/// SwiftPM's manual plug-in reads too. ArgumentParser has no list of a command's options in its
+/// API, and its help is a page for people. Read by hand, as the rest of perfhud's JSON, for lack
+/// of a JSON library that is not Foundation's (megabytes in a static binary); the text is
+/// ArgumentParser's own, so a document that does not read is a list without names, not a fault.
+enum CommandOptions {
+    /// Every `--name` `command` takes, `--help` and `--version` included.
+    static func longNames(of command: ParsableCommand.Type) -> Set<String> {
+        var names: Set<String> = ["--help", "--version"]
+        guard case .object(let root)? = JSONValue.parse(command._dumpHelp()),
+              case .object(let description)? = root["command"], case .array(let arguments)? = description["arguments"] else { return names }
+        for case .object(let argument) in arguments {
+            guard case .string(let kind)? = argument["kind"], kind != "positional", case .array(let given)? = argument["names"] else { continue }
+            for case .object(let name) in given {
+                if case .string("long")? = name["kind"], case .string(let long)? = name["name"] { names.insert("--" + long) }
+            }
+        }
+        return names
+    }
+}
+
+/// A JSON value, as far as `CommandOptions` reads one: numbers are kept as their text.
+enum JSONValue {
+    case object([String: JSONValue]), array([JSONValue]), string(String), number(String), bool(Bool), null
+
+    /// The value `text` is; nil when it is not one JSON value.
+    static func parse(_ text: String) -> JSONValue? {
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        guard let value = value(scalars, &index) else { return nil }
+        skipSpace(scalars, &index)
+        return index == scalars.count ? value : nil
+    }
+
+    private static func skipSpace(_ scalars: [Unicode.Scalar], _ index: inout Int) {
+        while index < scalars.count, " \n\r\t".unicodeScalars.contains(scalars[index]) { index += 1 }
+    }
+
+    private static func value(_ scalars: [Unicode.Scalar], _ index: inout Int, depth: Int = 0) -> JSONValue? {
+        skipSpace(scalars, &index)
+        guard index < scalars.count, depth < 64 else { return nil }
+        switch scalars[index] {
+        case "\"":
+            guard let (string, after) = JSONText.string(scalars, index) else { return nil }
+            index = after
+            return .string(string)
+        case "{":
+            index += 1
+            var members: [String: JSONValue] = [:]
+            skipSpace(scalars, &index)
+            if index < scalars.count, scalars[index] == "}" { index += 1; return .object(members) }
+            while true {
+                skipSpace(scalars, &index)
+                guard index < scalars.count, scalars[index] == "\"", let (key, after) = JSONText.string(scalars, index) else { return nil }
+                index = after
+                skipSpace(scalars, &index)
+                guard index < scalars.count, scalars[index] == ":" else { return nil }
+                index += 1
+                guard let member = value(scalars, &index, depth: depth + 1) else { return nil }
+                members[key] = member
+                guard let end = separator(scalars, &index, closing: "}") else { return nil }
+                if end { return .object(members) }
+            }
+        case "[":
+            index += 1
+            var elements: [JSONValue] = []
+            skipSpace(scalars, &index)
+            if index < scalars.count, scalars[index] == "]" { index += 1; return .array(elements) }
+            while true {
+                guard let element = value(scalars, &index, depth: depth + 1) else { return nil }
+                elements.append(element)
+                guard let end = separator(scalars, &index, closing: "]") else { return nil }
+                if end { return .array(elements) }
+            }
+        default:
+            let start = index
+            while index < scalars.count, !",]} \n\r\t".unicodeScalars.contains(scalars[index]) { index += 1 }
+            let word = String(String.UnicodeScalarView(scalars[start..<index]))
+            switch word {
+            case "true": return .bool(true)
+            case "false": return .bool(false)
+            case "null": return .null
+            default: return Double(word) != nil ? .number(word) : nil
+            }
+        }
+    }
+
+    /// After a member or an element: true at `closing` (consumed), false at a comma, nil otherwise.
+    private static func separator(_ scalars: [Unicode.Scalar], _ index: inout Int, closing: Unicode.Scalar) -> Bool? {
+        skipSpace(scalars, &index)
+        guard index < scalars.count else { return nil }
+        index += 1
+        switch scalars[index - 1] {
+        case ",": return false
+        case closing: return true
+        default: return nil
+        }
+    }
+}
