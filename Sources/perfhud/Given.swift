@@ -8,12 +8,12 @@ import PerfHUDTop
 /// An option's or an argument's value as it was typed, read when the command validates.
 ///
 /// ArgumentParser reads a value with its type's `init?(argument:)` and refuses one that does not
-/// read in a sentence of its own ("The value '100' is invalid for '--tick <tick>'"), which says
-/// neither what the option takes nor in perfhud's words, and which perfhud would have to read back
-/// to say it again. So every option takes its text whatever it is (its `init(argument:)` never
-/// refuses; `parsing: .unconditional` takes `--tick -1s`'s `-1s` as the value rather than as an
-/// option; no option of perfhud takes a negative number), and the command's `validate()` reads it with `value(_:)`, which refuses a text that
-/// does not read, or a value out of range, with a `ValidationError` in the words of `Accepted`.
+/// read in a sentence of its own, which names the option but not what it takes, and which perfhud
+/// would have to read back to say it in its words. So every option takes its text whatever it is
+/// (its `init(argument:)` never refuses; `parsing: .unconditional` takes `--tick -1s`'s `-1s` as
+/// the value rather than as an option, and no option of perfhud takes a negative number), and the
+/// command's `validate()` reads it with `value(_:)`, which refuses a text that does not read, or a
+/// value out of range, with a `ValidationError` in the words of `Accepted`.
 struct Given<Value: ReadableValue>: ExpressibleByArgument, ExpressibleByStringLiteral {
     /// As typed.
     let text: String

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BIN, PERFHUD, perfhud
+from conftest import BIN, PERFHUD, ROOT, perfhud
 
 COMMANDS = ["attach", "run", "demo", "daemon", "top", "emit", "report", "replay", "export"]
 # What each command needs besides the option under test, so that the option is what fails.
@@ -100,6 +100,10 @@ MALFORMED = [
     (["--verison"], "unknown option '--verison': did you mean '--version'?"),
     (["--tick", "1s", "run", "true"], "unknown option '--tick' before the command: options go after it, as in perfhud run --tick …"),
     (["attach", "1", "--tik", "1s"], "unknown option '--tik': did you mean '--tick'?"),
+    # Before the PID, where ArgumentParser would skip the option and take its value for the PID.
+    (["attach", "--tik", "100ms", "1"], "unknown option '--tik': did you mean '--tick'?"),
+    (["emit", "action", "x", "y"], "unexpected argument 'y' (perfhud emit --help)"),
+    (["report", "a.db", "b.db"], "unexpected argument 'b.db' (perfhud report --help)"),
     (["attach", "1", "-x"], "unknown option '-x' (perfhud attach --help lists them)"),
     (["run", "-x"], "unknown option '-x' (perfhud run --help lists them)"),
     (["attach", "1", "2"], "unexpected argument '2' (perfhud attach --help)"),
@@ -167,3 +171,19 @@ def test_the_demo_program_answers_help_and_version_without_starting():
         assert time.monotonic() - start < 2, "answered, not started"
     result = subprocess.run([demo, "--frobnicate"], capture_output=True, text=True, timeout=10)
     assert result.returncode == 64 and result.stderr == "perfhud-demo: unexpected argument '--frobnicate': it takes none (perfhud-demo --help)\n"
+
+
+# ArgumentParser's sentences, which its refusals are written in: none is its API.
+PARSER_SENTENCES = ["is invalid for", "Missing value for", "Missing expected argument", "Unknown option", "Unexpected argument",
+                    "unexpected arguments:", "does not take any value", "helpMessage("]
+
+
+def test_the_command_line_reads_none_of_argument_parsers_sentences():
+    """Every refusal is perfhud's own, thrown from a validate() (a value read there, a word the
+    command does not take); what ArgumentParser refuses itself is worked out from the command line.
+    A source of the command line that names one of its sentences, or reads a help page, reads
+    what no version of it promises to keep."""
+    for path in sorted((ROOT / "Sources" / "perfhud").glob("*.swift")):
+        text = path.read_text()
+        found = [sentence for sentence in PARSER_SENTENCES if sentence in text]
+        assert not found, (path.name, found)
