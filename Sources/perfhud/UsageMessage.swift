@@ -31,7 +31,7 @@ enum UsageMessage {
     /// it does not know before it (`attach --tik 100ms 1` would take 100ms as the PID).
     static func arguments(_ words: [String], of command: ParsableCommand.Type, named names: [String] = []) throws -> [String?] {
         if let option = words.first(where: { $0.count > 1 && $0.hasPrefix("-") }) {
-            throw Refusal.because(unknownOption(String(option.split(separator: "=", maxSplits: 1)[0]), of: command))
+            throw Refusal.because(unknownOption(option, of: command))
         }
         guard words.count <= names.count else {
             let extra = words.dropFirst(names.count)
@@ -92,9 +92,11 @@ enum UsageMessage {
         return "unknown command '\(word)': the commands are \(names.joined(separator: ", "))"
     }
 
-    /// Why `command` does not take `option`: another command's (`attach --frame-gap`: run's),
+    /// Why `command` does not take the option: another command's (`attach --frame-gap`: run's),
     /// or a near miss of one of its own, or neither.
-    static func unknownOption(_ option: String, of command: ParsableCommand.Type) -> String {
+    /// - Parameter word: the option as typed, `=value` and all.
+    static func unknownOption(_ word: String, of command: ParsableCommand.Type) -> String {
+        let option = String(word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
         let name = command._commandName
         if option.hasPrefix("--") {
             if name == "attach", let reason = notForAttach[option] { return reason }
