@@ -140,6 +140,7 @@ pid_t perfhud_spawn_job(const char *path, char *const argv[], char *const envp[]
             // program starts is born there. Not the leader: its time is not the program's. A
             // failed move is not fatal: perfhud sees it in /proc/PID/cgroup and counts from /proc.
             if (control_group_procs >= 0) write_all(control_group_procs, "0", 1);
+            perfhud_restore_descriptor_limit();
             execve(path, argv, envp);
             int error = errno;
             write_all(report[1], &error, sizeof error);

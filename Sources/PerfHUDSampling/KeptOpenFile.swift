@@ -11,9 +11,18 @@ import PerfHUDSupport
 public struct KeptOpenFile {
     public let descriptor: Int32
 
-    /// Opens `path` read-only and close-on-exec. The corresponding C call is `open(2)`.
+    /// Opens `path` read-only and close-on-exec. The corresponding C call is `open(2)`. EMFILE
+    /// also where the descriptor would take one of the reserve (`DescriptorBudget`).
     public static func open(_ path: String) -> Result<KeptOpenFile, SystemError> {
-        retryingInterrupts { Glibc.open(path, O_RDONLY | O_CLOEXEC) }.map(KeptOpenFile.init(descriptor:))
+        openOnce(path).flatMap { descriptor in
+            guard DescriptorBudget.admits(descriptor) else { Glibc.close(descriptor); return .failure(SystemError(EMFILE)) }
+            return .success(KeptOpenFile(descriptor: descriptor))
+        }
+    }
+
+    /// Opens `path` to be read and closed at once: it may take one of the reserve.
+    private static func openOnce(_ path: String) -> Result<Int32, SystemError> {
+        retryingInterrupts { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
     }
 
     /// Reads the whole file (up to the buffer's size) into `buffer`; returns the byte count.
@@ -36,7 +45,7 @@ public struct KeptOpenFile {
 
     /// The whole content of a small file (a pidfile, a /proc or /sys file), or the error.
     public static func contents(of path: String, limit: Int = 1 << 20) -> Result<[UInt8], SystemError> {
-        open(path).flatMap { file in
+        openOnce(path).map(KeptOpenFile.init(descriptor:)).flatMap { file in
             defer { file.close() }
             // Through a 4 KiB buffer that is not zeroed first (a 64 KiB chunk zeroed per call was
             // most of a resolve of a process's control groups, every ten seconds for every target

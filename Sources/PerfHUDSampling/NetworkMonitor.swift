@@ -197,7 +197,7 @@ public final class NetworkMonitor: @unchecked Sendable {
             return nil
         }
         if process.listing < 0, case .success(let opened) = SystemCall.open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY) {
-            process.listing = opened
+            if DescriptorBudget.admits(opened) { process.listing = opened } else { close(opened); errno = EMFILE }
         }
         guard process.listing >= 0, TCPAccounting.socketInodes(directory: process.listing, buffer: listingBuffer, into: &inodes) else {
             if errno == EACCES || errno == EPERM { denied = true }

@@ -13,14 +13,18 @@ public final class TCPSocketDump {
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
     private var sequence: UInt32 = 0
 
-    /// A socket of the calling thread's network namespace. - Throws: `SystemError`.
+    /// A socket of the calling thread's network namespace. - Throws: `SystemError` (EMFILE where
+    /// the descriptors have run out).
     public init() throws {
         descriptor = socket(16 /* AF_NETLINK */, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 4 /* NETLINK_SOCK_DIAG */)
-        guard descriptor >= 0 else { buffer.deallocate(); throw SystemError(errno) }
+        // Every stored property is set by now, so a throw from here runs `deinit`, which frees the
+        // buffer: freed here as well, it was freed twice (the daemon aborted, "double free or
+        // corruption", once its descriptors ran out).
+        guard descriptor >= 0 else { throw SystemError(errno) }
     }
 
     deinit {
-        close(descriptor)
+        if descriptor >= 0 { close(descriptor) }
         buffer.deallocate()
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShims
 
 /// The system calls perfhud makes on descriptors and children (poll, read, write, recv, send,
 /// open, waitpid; pread on kept-open files: `KeptOpenFile`), through one entry
@@ -133,5 +134,14 @@ public enum SystemCall {
     public static func waitpid(_ pid: pid_t, options: Int32 = 0) -> Result<(pid: pid_t, status: Int32), SystemError> {
         var status: Int32 = 0
         return retryingInterrupts { Glibc.waitpid(pid, &status, options) }.map { ($0, status) }
+    }
+
+    /// Raises the soft limit on open descriptors to the hard one, once, at start; a launched program
+    /// gets back the limit perfhud started with (`perfhud_raise_descriptor_limit`). Returns the
+    /// limit now in force; nil where unlimited or unknown.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int? {
+        let limit = perfhud_raise_descriptor_limit()
+        return limit < 0 ? nil : limit
     }
 }

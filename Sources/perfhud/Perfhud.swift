@@ -130,6 +130,9 @@ extension Perfhud {
 @main
 enum Main {
     static func main() {
+        // A dozen files kept open for each watched process: the daemon's groups and a tree's
+        // members outgrow a service's soft limit of 1,024 long before its hard one.
+        SystemCall.raiseDescriptorLimit()
         do {
             var command = try parsedCommand()
             try command.run()

@@ -197,6 +197,26 @@ final class InetDiagTests: XCTestCase {
         XCTAssertTrue(after == .some(nil) || state != InetDiag.tcpEstablished, "\(String(describing: after))")
     }
 
+    /// With the descriptors run out, a dump that cannot be made is an error: its `init` freed its
+    /// buffer and threw, and the `deinit` a throwing class initialiser runs freed it again (the
+    /// daemon aborted, "double free or corruption", issue 44). The limit is lowered to what this
+    /// process holds, so that the socket is the one too many, and given back at once.
+    func testADumpThatFindsNoDescriptorLeftIsAnErrorNotACrash() {
+        var saved = rlimit()
+        XCTAssertEqual(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved), 0)
+        let probe = open("/dev/null", O_RDONLY | O_CLOEXEC)   // the lowest free descriptor
+        XCTAssertGreaterThanOrEqual(probe, 0)
+        close(probe)
+        var low = saved
+        low.rlim_cur = rlim_t(probe)   // every descriptor from `probe` up refused
+        XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &low), 0)
+        var failure: Error?
+        do { _ = try TCPSocketDump() } catch { failure = error }
+        XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved), 0)
+        XCTAssertEqual((failure as? SystemError)?.code, EMFILE, "\(String(describing: failure))")
+        XCTAssertNoThrow(try TCPSocketDump(), "with descriptors to spare, it is made")
+    }
+
     func testTheRequestAsksForTCPInfoOfEveryStateButListenAndTimeWait() {
         let request = InetDiag.request(family: 2, sequence: 9)
         XCTAssertEqual(request.count, 72)

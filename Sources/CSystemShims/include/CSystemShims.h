@@ -69,6 +69,16 @@ struct pollfd;
 struct timespec;
 int perfhud_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout);
 
+/// Raises the soft limit on open descriptors (RLIMIT_NOFILE) to the hard one, as systemd advises a
+/// program that keeps many open (systemd.exec(5), LimitNOFILE=; a service's soft limit is 1,024):
+/// perfhud keeps a dozen files open for each process it watches. Returns the limit now in force
+/// (-1 where unlimited or unknown). Only once, at start: the limit it started with is kept for
+/// `perfhud_restore_descriptor_limit`.
+long perfhud_raise_descriptor_limit(void);
+/// Gives a launched program the limit perfhud started with (between fork and exec): a program
+/// that `select()`s breaks on a descriptor above 1,023.
+void perfhud_restore_descriptor_limit(void);
+
 /// Launches `path` as a shell launches a job, on the pseudo-terminal `tty_path`: a session leader
 /// (a fork of perfhud that execs nothing) makes the terminal its controlling terminal and runs the
 /// program in a process group of its own, in the foreground. The program's group then has a parent

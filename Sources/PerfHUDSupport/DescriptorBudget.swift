@@ -1,0 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How many descriptors perfhud keeps open: the files it re-reads every tick (a dozen a watched
+/// process) stay below a reserve under the limit, so that what must not fail for lack of one —
+/// the metrics endpoint's next connection, the recording, the journal, a `/proc` file read once —
+/// still gets one when a group is larger than the limit allows. Linux hands out the lowest free
+/// number, so a descriptor at or above the line means the table is that full: one comparison,
+/// no count kept.
+public enum DescriptorBudget {
+    /// The first descriptor number not kept open: the soft limit (as raised at start,
+    /// `SystemCall.raiseDescriptorLimit`) less an eighth of it, at least 32.
+    public static let line: Int32 = {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return .max }
+        let soft = Int64(clamping: limit.rlim_cur)
+        return Int32(clamping: max(soft / 2, soft - max(32, soft / 8)))
+    }()
+
+    /// Whether `descriptor`, just opened, may be kept open.
+    @inlinable
+    public static func admits(_ descriptor: Int32) -> Bool { descriptor < line }
+}
