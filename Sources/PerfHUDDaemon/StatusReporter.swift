@@ -35,9 +35,9 @@ final class StatusReporter {
     }
 
     /// Logs why the target is not there, once per reason.
-    func noteReason(_ target: DaemonTarget, _ reason: String) {
+    func noteReason(_ target: DaemonTarget, _ reason: String, level: DaemonLog.Level = .notice) {
         guard target.warned.isNewReason(reason) else { return }
-        log(.notice, target, "waiting for \(target.spec.selector.description): \(reason)")
+        log(level, target, "waiting for \(target.spec.selector.description): \(reason)")
         publish()
     }
 

@@ -74,7 +74,8 @@ final class TargetDiscovery {
             }
             return changed
         case .failure(let reason):
-            if target.group.isEmpty { status.noteReason(target, reason.message) }
+            // Its PID given to another process is a warning: a dashboard would otherwise wait for the target.
+            if target.group.isEmpty { status.noteReason(target, reason.message, level: target.resolver.pidReused ? .warning : .notice) }
             return false
         }
     }

@@ -13,6 +13,10 @@ public final class TargetResolver {
     private var compiled = false
     private let controlGroups: UnitControlGroup
     private var unitGroup: String?
+    /// When the `--pid` target started (clock ticks after boot), from the first time it was found.
+    private var pidStartTicks: UInt64?
+    /// Whether the last `resolve` found the `--pid` target's PID given to another process.
+    private(set) var pidReused = false
     /// The unit's `cgroup.events` while its group exists and the hierarchy has one (see
     /// `ControlGroupEvents`).
     /// The unit's control group below the hierarchy's root (`/system.slice/web.service`) while it exists.
@@ -60,7 +64,19 @@ public final class TargetResolver {
     public func resolve() -> Result<[Int32], PerfHUDError> {
         switch selector {
         case .pid(let pid):
-            return Self.exists(pid) ? .success([pid]) : .failure(PerfHUDError(.noInput, "no process with PID \(pid)"))
+            pidReused = false
+            guard let stat = ProcParser.stat(ofProcess: String(pid)), stat.threadGroupLives else {
+                return .failure(PerfHUDError(.noInput, "no process with PID \(pid)"))
+            }
+            // The target is the process first found, not the number: once it ends, the kernel may
+            // give its PID to another (a PID's start time tells them apart; a reused PID has a later one).
+            pidReused = pidStartTicks.map { $0 != stat.startTicks } ?? false
+            if pidReused {
+                let name = directory.describe(pid: pid)?.commandName ?? "?"
+                return .failure(PerfHUDError(.noInput, "PID \(pid) is another process now (\(TerminalText.escaped(name))): the target ended"))
+            }
+            pidStartTicks = stat.startTicks
+            return .success([pid])
         case .pidfile(let path):
             let data: [UInt8]
             switch KeptOpenFile.contents(of: path, limit: 64) {

@@ -245,6 +245,44 @@ def test_a_target_that_ends_is_down_then_forgotten_and_the_others_go_on(daemons,
     assert code == 0 and "burn: target forgotten" in err, err
 
 
+def started_as(pid, spawn, *command):
+    """`command` started as process `pid`, which has ended: the kernel's next PID set to the one
+    before (`/proc/sys/kernel/ns_last_pid`, root) just before the fork, tried again when another
+    fork took it first."""
+    for _ in range(100):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as last:
+            last.write(str(pid - 1))
+        process = spawn(*command)
+        if process.pid == pid:
+            return process
+        process.kill()
+        process.wait()
+    raise AssertionError(f"could not start a process as PID {pid}")
+
+
+def test_a_pid_given_to_a_new_process_is_not_the_target(daemons, spawn):
+    """--pid names a process, not a number: once it ends, a new process the kernel gives the same
+    PID is another program. The target stays down, its CPU counter does not take the stranger's, and
+    the log warns."""
+    burner = spawn(sys.executable, "-c", "while True: pass")
+    pid = burner.pid
+    daemon = daemons("--pid", f"busy={pid}")
+    cpu = lambda: daemon.value("perfhud_target_cpu_seconds_total", '{target="busy",mode="user"}') or 0
+    assert wait_until(lambda: cpu() > 0.3, timeout=10)
+    burner.kill()
+    burner.wait()
+    assert wait_until(lambda: daemon.value("perfhud_target_up", '{target="busy"}') == 0, timeout=10)
+    spent = cpu()
+    stranger = started_as(pid, spawn, sys.executable, "-c", "import time\nwhile True: pass")
+    time.sleep(5)   # two of the daemon's looks for a target that is down (every 2 s)
+    assert stranger.poll() is None
+    assert daemon.value("perfhud_target_up", '{target="busy"}') == 0, "the stranger was taken for the target"
+    assert cpu() == spent, "the stranger's CPU was added to the target's"
+    code, err = daemon.stop()
+    assert code == 0, err
+    assert re.search(rf"warning: .*PID {pid} is another process now \(python3[^)]*\): the target ended", err), err
+
+
 def test_config_file_sighup_adds_and_removes_targets_without_resetting_the_others(daemons, spawn, tmp_path):
     burner = spawn(sys.executable, "-c", "while True: pass")
     old = spawn("sleep", "300")
