@@ -360,7 +360,15 @@ public final class ProcessSampler {
             process.standIn = nil
             process.activity?.readProcessFiles(through: nil)
         }
-        return readStatm(of: process)
+        let statm = readStatm(of: process)
+        // The main thread may have ended between the `stat` read and this one: its `statm` then
+        // reads empty though the process runs on, and the row said RSS 0 (a fresh CI run caught
+        // it). A live thread's is read instead; the next tick's `stat` says the leader ended.
+        if let statm, statm.sizePages == 0, stat.threads > 1, !process.isKernelThread,
+           let live = StandInThread.find(in: process.pid, buffer: buffer)?.readStatm(buffer: buffer) {
+            return live
+        }
+        return statm
     }
 
     /// Pss of all tracked processes, re-read at most once a second, and less often when the read
