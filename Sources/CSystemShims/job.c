@@ -55,8 +55,9 @@ static void wait_for_close(int fd) {
     }
 }
 
-/// The leader's life: it waits for the program and mirrors it — stops when it stops (perfhud
-/// sees that and follows), continues it when perfhud continues the leader, and ends as it ended.
+/// The leader's life: it waits for the program and mirrors it — stops when it stops for job
+/// control (perfhud sees that and follows), continues it when perfhud continues the leader, and
+/// ends as it ended.
 /// An ended program is reaped only once perfhud has read its last figures (`held` closed): until
 /// then it stays a zombie whose CPU clock and `stat` hold its whole life's total, which is gone
 /// once it is reaped. So the run's totals end at what the kernel counted, not at the last tick.
@@ -76,6 +77,14 @@ static void lead(pid_t program, int held) {
             _exit(127);
         }
         if (WIFSTOPPED(status)) {
+            // A job-control stop (Ctrl-Z's SIGTSTP, a read or a write from the background) is the
+            // user's or the program's own: the leader stops too, and perfhud sees that and follows
+            // (it gives the terminal back to its shell). A SIGSTOP from outside (a supervisor, a
+            // debugger, `kill -STOP`) is not: whoever stopped the program continues it, perfhud
+            // reads it stopped from /proc and goes on, and a leader stopped with it would wait
+            // for a SIGCONT nobody sends (perfhud stopped too, the program a zombie at its end).
+            int stop = WSTOPSIG(status);
+            if (stop != SIGTSTP && stop != SIGTTIN && stop != SIGTTOU) continue;
             if (!is_stopped(program)) continue;     // continued already (perfhud was quicker)
             kill(getpid(), SIGSTOP);
             kill(-program, SIGCONT);

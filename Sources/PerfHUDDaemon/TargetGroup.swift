@@ -119,6 +119,7 @@ final class TargetGroup: SampleSource {
         func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
         var result = a
         result.alive = a.alive || b.alive
+        result.stopped = a.stopped && b.stopped
         result.cpuNanoseconds = add(a.cpuNanoseconds, b.cpuNanoseconds)
         result.userTicks = add(a.userTicks, b.userTicks)
         result.systemTicks = add(a.systemTicks, b.systemTicks)

@@ -51,6 +51,8 @@ public enum RowFormatter {
         appendInteger(Int64(report.pid), to: &out)
         appendKey("alive", first: first, to: &out)
         out.append(report.alive ? "true" : "false")
+        appendKey("stopped", first: first, to: &out)
+        out.append(report.stopped ? "true" : "false")
         for figure in fields {
             if figure.source == .events && !hasEvents {
                 if figure.nullWithoutEvents { appendKey(figure.key, first: first, to: &out); out.append("null") }
@@ -189,7 +191,7 @@ public enum RowFormatter {
     public static func plain(_ report: TargetFigures, commandName: String, status: TargetStatus, events: EventSnapshot? = nil) -> String {
         var parts = [String(rfc3339(report.wallSeconds).dropFirst(11).dropLast()),
                      "PID \(report.pid) " + TerminalText.escaped(commandName, maxLength: 32)]
-        if status != .running { parts.append(status.description) }
+        if status != .running { parts.append(status.description) } else if report.stopped { parts.append("stopped") }
         if let cpu = report.cpuPercent {
             var text = "CPU " + Units.percent(cpu)
             if let user = report.cpuUserPercent, let system = report.cpuSystemPercent {

@@ -20,8 +20,8 @@ public final class Recorder: TickSink {
     public static let readsEveryFrame = true
     /// The format written (see `Recording.formatVersion`).
     public static let formatVersion = Recording.formatVersion
-    /// The columns of `sample_log` that are not a figure of `Figure.all`: the time, whether the
-    /// target was alive and the session had an event socket, and what is kept by reference or
+    /// The columns of `sample_log` that are not a figure of `Figure.all`: the time, how the target
+    /// stood (`alive`: 0 ended, 1 running, 2 stopped) and whether the session had an event socket, and what is kept by reference or
     /// only when it changes. Then one column a recorded figure.
     static let leadingColumns = "t_ms INTEGER NOT NULL, alive INTEGER, events INTEGER, phase_id INTEGER, frame_source INTEGER, "
         + "command_id INTEGER, rejected_reasons TEXT, wall_skew_ms INTEGER, busiest_threads TEXT, gpu_name_id INTEGER"
@@ -236,7 +236,7 @@ public final class Recorder: TickSink {
             lastRejected = rejected
         }
         // Column by column, in the order of `sample_log`; written at the commit (`writePending`).
-        samples.appendInteger(time); samples.appendInteger(tick.figures.alive ? 1 : 0)
+        samples.appendInteger(time); samples.appendInteger(tick.figures.alive ? tick.figures.stopped ? 2 : 1 : 0)
         let hasEvents = tick.hasEvents
         samples.appendInteger(hasEvents ? 1 : nil); samples.appendInteger(phaseID)
         samples.appendInteger(tick.events?.frameSource.flatMap { FrameSource.allCases.firstIndex(of: $0) }.map { Int64($0) })

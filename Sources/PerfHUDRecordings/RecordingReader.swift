@@ -81,7 +81,10 @@ extension Recording {
             }
             sample.figures.elapsedSeconds = t
             sample.figures.pid = pid
-            sample.alive = aliveColumn.flatMap { row.int64($0) } != 0
+            // 0 ended, 1 running, 2 stopped (a reader that knows no 2 reads a stopped row as alive).
+            let state = aliveColumn.flatMap { row.int64($0) }
+            sample.alive = state != 0
+            sample.figures.stopped = state == 2
             sample.phase = phaseColumn.flatMap { row.int64($0) }.flatMap { names[$0] }
             let skew = skewColumn.flatMap { row.int64($0) }.map { Double(max(-Int64(Self.latestTime), min(Int64(Self.latestTime), $0))) }
             sample.figures.wallSeconds = (Double(startedAtMilliseconds + milliseconds) + (skew ?? 0)) / 1000

@@ -100,6 +100,7 @@ public struct RecordingRows: Sequence {
                           virtualBytes: report.virtualBytes, proportionalBytes: report.proportionalBytes, threads: report.threads,
                           processCount: report.processCount)
         read.memoryLimitBytes = report.memoryLimitBytes
+        read.stopped = report.stopped
         let own = index < samples.count ? index : -1   // the repeated exit row of an older file brings nothing new
         let frames = own < 0 ? [] : framesOfRow[own].map { position -> RecordedFrame in
             let frame = recording.frames[position]

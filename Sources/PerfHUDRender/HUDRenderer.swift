@@ -87,6 +87,8 @@ public enum HUDRenderer {
         if let playback = snapshot.playback { segments.append((0, paint.cyan(playback))) }
         if snapshot.status != .running {
             segments.append((0, paint.red(paint.bold(snapshot.status.description.uppercasedFirst))))
+        } else if report?.stopped == true {
+            segments.append((0, paint.yellow(paint.bold("Stopped"))))
         } else if let cpu = report?.cpuPercent {
             segments.append((1, "CPU " + paint.threshold(cpu, warn: 50, alarm: 90, Units.percent(cpu))))
             if let user = report?.cpuUserPercent, let system = report?.cpuSystemPercent {

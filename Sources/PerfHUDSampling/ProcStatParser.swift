@@ -31,6 +31,11 @@ public struct ProcStat: Equatable {
     /// its leader a zombie whose `num_threads` still counts the others, and the process runs on at
     /// full speed. Only a zombie that is alone (or a dead task) has ended. The one definition of
     /// "alive" for the samplers and the daemon's target lookup.
+    /// Stopped by a signal (`T`: SIGSTOP, SIGTSTP…) or by a tracer (`t`).
+    public var isStopped: Bool {
+        state == UInt8(ascii: "T") || state == UInt8(ascii: "t")
+    }
+
     public var threadGroupLives: Bool {
         switch state {
         case UInt8(ascii: "X"): return false

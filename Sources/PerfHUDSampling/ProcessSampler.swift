@@ -181,6 +181,7 @@ public final class ProcessSampler {
                     commandLine = description?.commandLine ?? commandLine
                 }
                 sample.alive = reading.stat.threadGroupLives
+                sample.stopped = reading.stat.isStopped
             }
             let parts = cpuParts(of: reading, withReaped: includeChildren)
             cpu &+= parts.cpu

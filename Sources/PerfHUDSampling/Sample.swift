@@ -9,6 +9,9 @@ public struct Sample: Equatable {
     public var wallSeconds: Double
     /// False once the target has exited (or is a zombie waiting to be reaped).
     public var alive: Bool
+    /// The target is stopped (`kill -STOP`, Ctrl-Z, a debugger: /proc state `T` or `t`); a group
+    /// is when every member is. It takes no CPU and keeps its memory; nothing ended.
+    public var stopped = false
     /// Cumulative CPU time, nanoseconds, from the process CPU clock. Never decreases.
     public var cpuNanoseconds: UInt64?
     /// Cumulative user and system time in clock ticks from /proc/PID/stat. Never decrease.

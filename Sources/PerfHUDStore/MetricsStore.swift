@@ -52,6 +52,7 @@ public struct MetricsStore {
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
                             processCount: sample.processCount,
                             cpuSecondsTotal: sample.cpuNanoseconds.map { (Double($0) / 1e9).atResolution(1e6) })
+        report.stopped = sample.stopped
         report.gpuBox = sample.gpu
         report.netBox = sample.net
         report.memoryLimitBytes = sample.alive ? sample.memoryLimitBytes : nil

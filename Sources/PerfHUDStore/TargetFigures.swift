@@ -8,6 +8,8 @@ public struct TargetFigures: Equatable, Sendable {
     public var elapsedSeconds: Double
     public var pid: Int32
     public var alive: Bool
+    /// Stopped (`Sample.stopped`): the rows go on, its CPU at 0.
+    public var stopped = false
     /// CPU time over wall time of the last tick window; 100 = one core busy.
     public var cpuPercent: Double?
     public var cpuMachinePercent: Double?

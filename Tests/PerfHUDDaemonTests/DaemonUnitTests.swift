@@ -374,6 +374,7 @@ final class GroupCombinationTests: XCTestCase {
         var sample = Sample(monotonicNanoseconds: n, wallSeconds: d, alive: n == 1, cpuNanoseconds: n, userTicks: n, systemTicks: n,
                             residentBytes: n, virtualBytes: n, proportionalBytes: n, threads: Int(n), processCount: Int(n))
         sample.memoryLimitBytes = n << 20
+        sample.stopped = n == 1
         sample.processStartNanoseconds = n
         sample.execsSeen = Int(n)
         sample.startTicks = n
