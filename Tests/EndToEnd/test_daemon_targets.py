@@ -265,8 +265,9 @@ def test_a_pid_given_to_a_new_process_is_not_the_target(daemons, spawn):
     PID is another program. The target stays down, its CPU counter does not take the stranger's, and
     the log warns."""
     burner = spawn(sys.executable, "-c", "while True: pass")
+    stays = spawn("sleep", "300")   # a second target: `--events` then names the sockets' directory
     pid = burner.pid
-    daemon = daemons("--pid", f"busy={pid}")
+    daemon = daemons("--pid", f"busy={pid}", "--pid", f"stays={stays.pid}")
     cpu = lambda: daemon.value("perfhud_target_cpu_seconds_total", '{target="busy",mode="user"}') or 0
     assert wait_until(lambda: cpu() > 0.3, timeout=10)
     burner.kill()
