@@ -133,6 +133,11 @@ enum Main {
         // A dozen files kept open for each watched process: the daemon's groups and a tree's
         // members outgrow a service's soft limit of 1,024 long before its hard one.
         SystemCall.raiseDescriptorLimit()
+        // `help atach` is refused as `atach` is (ArgumentParser gives the general help, status 0).
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "help", let suggestion = UsageMessage.suggestedSubcommand(arguments.dropFirst().first) {
+            fail(suggestion, status: .usage)
+        }
         do {
             var command = try parsedCommand()
             try command.run()

@@ -10,10 +10,10 @@ struct WatchOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: "Sampling interval, 1ms…10s (default: 100ms; daemon: 1s).")
     var tick: Given<DurationValue>?
 
-    @Option(parsing: .unconditional, help: "How much history the memory graph spans and the ring buffers keep.")
+    @Option(parsing: .unconditional, help: "How much history the memory graph spans and the ring buffers keep (the daemon draws no graph and keeps none).")
     var history: Given<DurationValue> = "10m"
 
-    @Flag(help: "Sum the target and all its descendants (discovered every second).")
+    @Flag(help: "Sum the target and all its descendants (found again every tick).")
     var includeChildren = false
 
     @Option(parsing: .unconditional, help: "The event socket's path (default: $XDG_RUNTIME_DIR/perfhud/PID.sock; daemon under systemd: $RUNTIME_DIRECTORY/events.sock).")

@@ -117,6 +117,7 @@ MALFORMED = [
     (["run", "--tick", "1s", "--tik", "1s", "ls", "--all"], "unknown option '--tik': did you mean '--tick'?"),
     (["run", "--frame-gap", "2s", "true"], "--frame-gap wants a duration such as 8ms, from 1ms to 1s; got '2s'"),
     (["atach", "1"], "unknown command 'atach': did you mean 'attach'?"),
+    (["help", "atach"], "unknown command 'atach': did you mean 'attach'?"),
     (["run"], "no command given: perfhud run [options] [--] CMD [ARGS]"),
     # A value with escape sequences is shown, not obeyed.
     (["attach", "1", "--tick", "\x1b[2J"], "--tick wants a duration such as 100ms or 2s, from 1ms to 10s; got '\\e[2J'"),
