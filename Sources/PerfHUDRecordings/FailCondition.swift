@@ -127,7 +127,12 @@ public struct FailCondition: Equatable {
     /// - Throws: `PerfHUDError` `.usage` for a figure name that does not exist, or `baseline` without `--baseline`.
     public func holds(for summary: RecordingSummary, baseline: RecordingSummary?) throws -> Evaluation {
         guard let actual = summary.value(of: metric) else {
-            throw PerfHUDError(.usage, "cannot read --fail-on \(Self.quoted(text)): no figure \(Self.quoted(metric)) (figures: \(RecordingSummary.keys.joined(separator: ", ")), phase.NAME.\(RecordingSummary.phaseKeys.joined(separator: "|")))")
+            // A near miss gets a suggestion; the whole list was one line of 4,000 characters.
+            let phase = metric.hasPrefix("phase.") ? String(metric.split(separator: ".", maxSplits: 2).dropFirst().first ?? "") : nil
+            let candidates = phase.map { name in RecordingSummary.phaseKeys.map { "phase.\(name).\($0)" } } ?? RecordingSummary.keys
+            let hint = NearestWord.to(metric, in: candidates, within: max(2, metric.count / 5)).map { ": did you mean \(Self.quoted($0))?" }
+                ?? " (the figures are the keys of `perfhud report FILE --format json`; a phase's: phase.NAME.KEY)"
+            throw PerfHUDError(.usage, "cannot read --fail-on \(Self.quoted(text)): no figure \(Self.quoted(metric))" + hint)
         }
         let limit: Double?
         var unknown: String?

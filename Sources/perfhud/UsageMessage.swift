@@ -87,8 +87,7 @@ enum UsageMessage {
         guard let word, !word.hasPrefix("-") else { return nil }
         let names = Perfhud.configuration.subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName }
         guard !names.contains(word), word != "help" else { return nil }
-        let scored = names.map { ($0, distance(word, $0)) }.filter { $0.1 <= 2 }.sorted { $0.1 < $1.1 }
-        if let best = scored.first { return "unknown command '\(word)': did you mean '\(best.0)'?" }
+        if let best = NearestWord.to(word, in: names) { return "unknown command '\(word)': did you mean '\(best)'?" }
         return "unknown command '\(word)': the commands are \(names.joined(separator: ", "))"
     }
 
@@ -107,8 +106,7 @@ enum UsageMessage {
                 return "\(option) is for \(names), not \(name)"
             }
         }
-        let scored = CommandOptions.longNames(of: command).map { ($0, distance(option, $0)) }.filter { $0.1 <= 2 }.sorted { $0.1 < $1.1 }
-        if let best = scored.first { return "unknown option '\(option)': did you mean '\(best.0)'?" }
+        if let best = NearestWord.to(option, in: CommandOptions.longNames(of: command).sorted()) { return "unknown option '\(option)': did you mean '\(best)'?" }
         return "unknown option '\(option)' (perfhud \(name) --help lists them)"
     }
 
@@ -121,8 +119,7 @@ enum UsageMessage {
     /// `perfhud --tick 1s run …`: the options go after the command; a near miss of --help or
     /// --version gets a suggestion.
     static func unknownTopLevelOption(_ option: String, arguments: [String]) -> String {
-        let scored = ["--help", "--version"].map { ($0, distance(option, $0)) }.filter { $0.1 <= 2 }.sorted { $0.1 < $1.1 }
-        if let best = scored.first { return "unknown option '\(option)': did you mean '\(best.0)'?" }
+        if let best = NearestWord.to(option, in: ["--help", "--version"]) { return "unknown option '\(option)': did you mean '\(best)'?" }
         // The command named further on, else the first that has the option.
         let owners = Perfhud.configuration.subcommands.filter { $0.configuration.shouldDisplay && CommandOptions.longNames(of: $0).contains(option) }
         let named = arguments.compactMap { word in owners.first { $0._commandName == word } }.first
@@ -130,21 +127,5 @@ enum UsageMessage {
             return "unknown option '\(option)' before the command: options go after it, as in perfhud \(owner._commandName) \(option) …"
         }
         return "unknown option '\(option)': perfhud wants a command first (perfhud --help lists them)"
-    }
-
-    /// Levenshtein distance, for a handful of short words.
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var row = Array(0...b.count)
-        for i in 1...max(1, a.count) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...max(1, b.count) where !b.isEmpty {
-                let current = row[j]
-                row[j] = Swift.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
-            }
-        }
-        return row[b.count]
     }
 }

@@ -101,3 +101,17 @@ def test_gates_that_can_be_evaluated_behave_as_before(demo, tmp_path):
     passed = perfhud("report", str(demo), "-o", str(tmp_path / "r.md"), "--fail-on", "phase.Gallery.kept_bytes > 500MiB",
                      "--fail-on", "fps_avg < 1")
     assert passed.returncode == 0 and passed.stderr == "", passed.stderr
+
+
+@pytest.mark.parametrize("condition, ending", [
+    ("rss_peak_byte > 200MiB", 'no figure "rss_peak_byte": did you mean "rss_peak_bytes"?'),
+    ("phase.Home.kept_byte > 1MiB", 'no figure "phase.Home.kept_byte": did you mean "phase.Home.kept_bytes"?'),
+    ("bogus > 1", 'no figure "bogus" (the figures are the keys of `perfhud report FILE --format json`; a phase\'s: phase.NAME.KEY)'),
+])
+def test_a_figure_that_does_not_exist_gets_a_suggestion_not_the_list(demo, tmp_path, condition, ending):
+    """Issue 44: the answer was one line of about 4,000 characters listing every figure."""
+    result = perfhud("report", str(demo), "-o", str(tmp_path / "r.md"), "--fail-on", condition)
+    assert result.returncode == 64, result.stderr
+    line = only_line(result.stderr)
+    assert line == f'perfhud: cannot read --fail-on "{condition}": {ending}', line
+    assert len(line) < 200, len(line)
