@@ -56,8 +56,9 @@ public final class ProcessSampler {
     private var discoveryInterval: UInt64 = 0
     private let pageSize = ProcessDirectory.pageSize
     private let nanosecondsPerTick = 1_000_000_000 / ProcessDirectory.ticksPerSecond
-    /// The directory's (`ProcessDirectory.readBuffer`), shared with the samplers on its thread.
-    private let buffer: UnsafeMutableRawBufferPointer
+    /// The directory's (`ProcessDirectory.readBuffer`), shared with the samplers on its thread
+    /// (and read into by `ProcessSampler+Memory.swift`).
+    let buffer: UnsafeMutableRawBufferPointer
     /// When the sample before was taken: the tick that once-a-second reads are scheduled by.
     private var lastSampleAt: UInt64 = 0
     private var lastPSSRead: UInt64 = 0
@@ -282,12 +283,6 @@ public final class ProcessSampler {
         return statm.residentPages &* pageSize
     }
 
-    /// `statm` of `process`, read into the buffer and parsed; nil where it cannot be read.
-    private func readStatm(of process: TrackedProcess) -> ProcStatm? {
-        guard case .success(let count) = process.statm.read(into: buffer) else { return nil }
-        return ProcParser.statm(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-    }
-
     /// Reads the total of a target that has just ended, before it is reaped: the zombie's CPU clock
     /// and `stat` hold its whole life's CPU time, which is gone with it. The final tick, taken when
     /// the session learns how it ended, shows that total (`run` holds the program unreaped until
@@ -345,31 +340,6 @@ public final class ProcessSampler {
             }
         }
         return Reading(stat: stat, statm: statm, cpuNanoseconds: cpu)
-    }
-
-    /// The process's `statm`: its own, or, once its main thread has ended while others run on,
-    /// a live thread's (`StandInThread`), found again when that one ends.
-    @inline(__always)
-    private func memory(of process: TrackedProcess, stat: ProcStat) -> ProcStatm? {
-        if stat.leaderEnded {
-            if let statm = process.standIn?.readStatm(buffer: buffer) { return statm }
-            process.standIn = StandInThread.find(in: process.pid, buffer: buffer)
-            // Its memory by kind and its descriptors too, from now on (the leader's read as empty).
-            process.activity?.readProcessFiles(through: process.standIn?.path)
-            if let statm = process.standIn?.readStatm(buffer: buffer) { return statm }
-        } else if process.standIn != nil {
-            process.standIn = nil
-            process.activity?.readProcessFiles(through: nil)
-        }
-        let statm = readStatm(of: process)
-        // The main thread may have ended between the `stat` read and this one: its `statm` then
-        // reads empty though the process runs on, and the row said RSS 0 (a fresh CI run caught
-        // it). A live thread's is read instead; the next tick's `stat` says the leader ended.
-        if let statm, statm.sizePages == 0, stat.threads > 1, !process.isKernelThread,
-           let live = StandInThread.find(in: process.pid, buffer: buffer)?.readStatm(buffer: buffer) {
-            return live
-        }
-        return statm
     }
 
     /// Pss of all tracked processes, re-read at most once a second, and less often when the read
