@@ -51,8 +51,9 @@ public enum RowFormatter {
         appendInteger(Int64(report.pid), to: &out)
         appendKey("alive", first: first, to: &out)
         out.append(report.alive ? "true" : "false")
-        appendKey("stopped", first: first, to: &out)
-        out.append(report.stopped ? "true" : "false")
+        // Only while stopped, as `exit_code` only at the end: a row of a run never stopped is the
+        // row of the versions before (a recording replays the rows its live run printed).
+        if report.stopped { appendKey("stopped", first: first, to: &out); out.append("true") }
         for figure in fields {
             if figure.source == .events && !hasEvents {
                 if figure.nullWithoutEvents { appendKey(figure.key, first: first, to: &out); out.append("null") }

@@ -33,12 +33,12 @@ final class FiguresTests: XCTestCase {
         var events = EventSnapshot()
         events.framesUnreportedReason = FramesUnreported.nothingDrawn     // the key is there only with a reason
         let withEvents = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
-        let expected = ["time", "pid", "alive", "stopped"] + Figure.all.flatMap { figure -> [String] in
+        let expected = ["time", "pid", "alive"] + Figure.all.flatMap { figure -> [String] in
             figure.kind == .special(.exitStatus) ? ["exit_code", "exit_signal"] : [figure.name]
         }
         XCTAssertEqual(withEvents, expected)
         let withoutEvents = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil))
-        XCTAssertEqual(withoutEvents, ["time", "pid", "alive", "stopped"] + Figure.all.filter {
+        XCTAssertEqual(withoutEvents, ["time", "pid", "alive"] + Figure.all.filter {
             ($0.source == .target || $0.nullWithoutEvents) && $0.kind != .special(.exitStatus)
         }.map(\.name))
         let counted = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: EventSnapshot()))
