@@ -14,10 +14,7 @@ public struct KeptOpenFile {
     /// Opens `path` read-only and close-on-exec. The corresponding C call is `open(2)`. EMFILE
     /// also where the descriptor would take one of the reserve (`DescriptorBudget`).
     public static func open(_ path: String) -> Result<KeptOpenFile, SystemError> {
-        openOnce(path).flatMap { descriptor in
-            guard DescriptorBudget.admits(descriptor) else { Glibc.close(descriptor); return .failure(SystemError(EMFILE)) }
-            return .success(KeptOpenFile(descriptor: descriptor))
-        }
+        DescriptorBudget.keeping(openOnce(path)).map(KeptOpenFile.init(descriptor:))
     }
 
     /// Opens `path` to be read and closed at once: it may take one of the reserve.

@@ -196,8 +196,11 @@ public final class NetworkMonitor: @unchecked Sendable {
             if errno == EACCES || errno == EPERM { denied = true }
             return nil
         }
-        if process.listing < 0, case .success(let opened) = SystemCall.open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY) {
-            if DescriptorBudget.admits(opened) { process.listing = opened } else { close(opened); errno = EMFILE }
+        if process.listing < 0 {
+            switch DescriptorBudget.keeping(SystemCall.open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY)) {
+            case .success(let opened): process.listing = opened
+            case .failure(let error): errno = error.code   // read below: a refusal is said as one
+            }
         }
         guard process.listing >= 0, TCPAccounting.socketInodes(directory: process.listing, buffer: listingBuffer, into: &inodes) else {
             if errno == EACCES || errno == EPERM { denied = true }

@@ -245,10 +245,7 @@ package final class ProcessActivity {
     /// Open descriptors: the size `stat` gives `/proc/PID/fd` (Linux 6.2 on), else its entries counted.
     private func openDescriptors(buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
         if fdDirectory < 0 && !fdsDenied {
-            let opened = SystemCall.open(processFilesPath + "/fd", O_RDONLY | O_DIRECTORY).flatMap { descriptor -> Result<Int32, SystemError> in
-                guard DescriptorBudget.admits(descriptor) else { close(descriptor); return .failure(SystemError(EMFILE)) }
-                return .success(descriptor)
-            }
+            let opened = DescriptorBudget.keeping(SystemCall.open(processFilesPath + "/fd", O_RDONLY | O_DIRECTORY))
             switch opened {
             case .success(let descriptor): fdDirectory = descriptor
             case .failure(let error): fdsDenied = true; refused(error, "/proc/\(pid)/fd", "fds_open is null")

@@ -21,4 +21,12 @@ public enum DescriptorBudget {
     /// Whether `descriptor`, just opened, may be kept open.
     @inlinable
     public static func admits(_ descriptor: Int32) -> Bool { descriptor < line }
+
+    /// `opened`, a descriptor to keep open, where it may be; else closed, and EMFILE.
+    public static func keeping(_ opened: Result<Int32, SystemError>) -> Result<Int32, SystemError> {
+        opened.flatMap { descriptor in
+            guard admits(descriptor) else { close(descriptor); return .failure(SystemError(EMFILE)) }
+            return .success(descriptor)
+        }
+    }
 }
