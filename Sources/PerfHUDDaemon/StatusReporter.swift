@@ -107,8 +107,14 @@ final class StatusReporter {
         let report = latest.figures, events = latest.events ?? EventSnapshot()
         var parts = [text(of: target)]
         if let cpu = report.cpuPercent { parts.append("CPU " + Units.percent(cpu)) }
-        if let rss = report.residentBytes { parts.append("RSS " + Units.bytes(Double(rss))) }
-        parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
+        if report.memoryIsProportionalSum {
+            // A group's memory is its PSS sum: the RSS sum beside it.
+            parts.append("Mem " + (report.residentBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
+            if let sum = report.residentSumBytes { parts.append("RSS Σ " + Units.bytes(Double(sum))) }
+        } else {
+            if let rss = report.residentBytes { parts.append("RSS " + Units.bytes(Double(rss))) }
+            parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
+        }
         if events.hasFrames { parts.append("FPS " + RowFormatter.number(events.fps, decimals: 0)) }
         if events.hasActions { parts.append("actions " + RowFormatter.number(events.actionsPerSecond, decimals: 0) + "/s") }
         parts.append("events \(events.received)")

@@ -21,7 +21,15 @@ final class TargetGroup: SampleSource {
     /// A `--unit` target's IP accounting (systemd's counters), laid over the members' TCP figures.
     var unitNetwork: NetworkWatch?
 
-    init(includeChildren: Bool) { self.includeChildren = includeChildren }
+    /// Whether the target is a group of processes (`--match`, `--unit`) rather than one process
+    /// (and, with `--include-children`, its tree): a group's memory is its PSS sum
+    /// (`Sample.countsProcessesOnce`) however many members it has at the moment.
+    private let isGroup: Bool
+
+    init(includeChildren: Bool, isGroup: Bool) {
+        self.includeChildren = includeChildren
+        self.isGroup = isGroup
+    }
 
     var isEmpty: Bool { samplers.isEmpty }
     var pids: [Int32] { samplers.keys.sorted() }
@@ -54,15 +62,17 @@ final class TargetGroup: SampleSource {
     }
 
     /// The members' RSS summed, from their `statm` alone (`ProcessSampler.residentBytes`); nil when
-    /// the group is empty or a member needs a full sample (one ended).
-    func residentBytes() -> UInt64? {
+    /// the group is empty or a member needs a full sample (one ended). `countsOnce`: the target's
+    /// memory is its PSS sum (`Sample.countsProcessesOnce`), which a full sample reads: this sum is
+    /// then `rss_sum_bytes` alone.
+    func residentBytes() -> (bytes: UInt64, countsOnce: Bool)? {
         guard !samplers.isEmpty else { return nil }
         var total: UInt64 = 0
         for sampler in samplers.values {
             guard let bytes = sampler.residentBytes() else { return nil }
             total &+= bytes
         }
-        return total
+        return (total, isGroup || includeChildren)
     }
 
     /// The members summed; members that ended are retired. Nil while the group is empty.
@@ -83,6 +93,7 @@ final class TargetGroup: SampleSource {
             combined = combined.map { Self.sum($0, sample) } ?? sample
         }
         guard var group = combined else { return nil }
+        group.countsProcessesOnce = group.countsProcessesOnce || isGroup
         // Cumulative totals include the processes that left the group: counters never go back.
         group.cpuNanoseconds = (group.cpuNanoseconds ?? 0) &+ retired.cpu
         group.userTicks = (group.userTicks ?? 0) &+ retired.user
@@ -112,7 +123,7 @@ final class TargetGroup: SampleSource {
         "activity.everySecond.pressure.memorySome", "activity.everySecond.pressure.memoryFull",
         "activity.everySecond.pressure.ioSome", "activity.everySecond.pressure.ioFull",
         // Said once for the group: the first member's that has one.
-        "gpu.value.unreportedReason", "net.value.source", "net.value.unreportedReason",
+        "gpu.value.unreportedReason", "net.value.source", "net.value.unreportedReason", "memoryUnreportedReason",
     ]
 
     static func sum(_ a: Sample, _ b: Sample) -> Sample {
@@ -125,8 +136,11 @@ final class TargetGroup: SampleSource {
         result.systemTicks = add(a.systemTicks, b.systemTicks)
         result.residentBytes = add(a.residentBytes, b.residentBytes)
         result.virtualBytes = add(a.virtualBytes, b.virtualBytes)
-        // PSS is known for the group only when known for every member.
+        // PSS is known for the group only when known for every member; its age is the oldest reading's.
         result.proportionalBytes = a.proportionalBytes.flatMap { x in b.proportionalBytes.map { x &+ $0 } }
+        result.proportionalReadAt = a.proportionalReadAt.map { Swift.min($0, b.proportionalReadAt ?? $0) } ?? b.proportionalReadAt
+        result.countsProcessesOnce = a.countsProcessesOnce || b.countsProcessesOnce
+        result.memoryUnreportedReason = a.memoryUnreportedReason ?? b.memoryUnreportedReason
         result.threads = (a.threads ?? 0) + (b.threads ?? 0)
         // The tightest limit any member is under.
         result.memoryLimitBytes = a.memoryLimitBytes.map { Swift.min($0, b.memoryLimitBytes ?? $0) } ?? b.memoryLimitBytes

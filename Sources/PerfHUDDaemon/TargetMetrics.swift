@@ -201,11 +201,12 @@ public final class TargetMetrics: TickSink {
     }
 
     /// The RSS read between two full ticks, into the figure's gauge (the rest stays as last read).
-    func updateResident(_ bytes: UInt64) {
-        guard let slot = Self.residentSlot else { return }
+    func updateResident(_ bytes: UInt64, field: Figure.Field) {
+        guard let slot = field == .rss_bytes ? Self.residentSlot : Self.residentSumSlot else { return }
         set(slot, Double(bytes) * Self.exportedReads[slot].scale)
     }
     private static let residentSlot = exportedReads.firstIndex { $0.figure.field == .rss_bytes }
+    private static let residentSumSlot = exportedReads.firstIndex { $0.figure.field == .rss_sum_bytes }
 
     /// Takes every series of the target out of the registry (the histogram: see `DaemonMetrics`).
     func remove() {

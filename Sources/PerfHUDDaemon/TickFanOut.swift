@@ -23,11 +23,18 @@ final class TickFanOut {
     }
 
     /// A tick that reads the target's RSS alone (between two full reads), into its RSS gauge and
-    /// its leak trend. - Returns: false when it needs a full tick instead (down, or a process ended).
+    /// its leak trend; of a tree or a group, whose memory is its PSS sum (read by full reads, and
+    /// so at every scrape), into its RSS sum's gauge alone.
+    /// - Returns: false when it needs a full tick instead (down, or a process ended).
     func readResident(_ target: DaemonTarget, now: UInt64) -> Bool {
-        guard target.isUp, let bytes = target.group.residentBytes() else { return false }
-        target.watcher.noteResident(bytes, at: now)
-        target.metrics?.updateResident(bytes)
+        guard target.isUp, let (bytes, countsOnce) = target.group.residentBytes() else { return false }
+        if countsOnce {
+            target.metrics?.updateResident(bytes, field: .rss_sum_bytes)
+        } else {
+            target.watcher.noteResident(bytes, at: now)
+            target.metrics?.updateResident(bytes, field: .rss_bytes)
+            target.metrics?.updateResident(bytes, field: .rss_sum_bytes)
+        }
         return true
     }
 

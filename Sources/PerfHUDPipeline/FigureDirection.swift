@@ -27,7 +27,7 @@ extension Figure {
              .pressure_cpu_some_percent, .pressure_cpu_full_percent, .pressure_memory_some_percent, .pressure_memory_full_percent,
              .pressure_io_some_percent, .pressure_io_full_percent,
              .tcp_retransmits_per_second, .tcp_retransmits_total, .tcp_retransmit_percent, .tcp_rtt_ms,
-             .events_malformed, .events_rejected:
+             .events_malformed, .events_rejected, .rss_sum_bytes:
             return .lower
         case .vsize_bytes, .threads, .processes, .actions_per_second, .high_frequency_actions, .phase, .events_received,
              .events_rejected_by_reason, .events_ignored, .frames_total, .actions_total, .frame_source, .frames_unreported_reason,
@@ -36,7 +36,7 @@ extension Figure {
              .gpu_device_percent, .gpu_device_memory_used_bytes, .gpu_device_memory_total_bytes, .gpu_temperature_celsius,
              .gpu_power_watts, .gpu_clock_mhz, .gpu_throttle_reasons, .gpu_unreported_reason,
              .net_tx_bytes_per_second, .net_rx_bytes_per_second, .net_tx_bytes_total, .net_rx_bytes_total, .tcp_connections,
-             .net_source, .net_unreported_reason:
+             .net_source, .net_unreported_reason, .pss_age_seconds, .memory_unreported_reason:
             return .neither
         }
     }

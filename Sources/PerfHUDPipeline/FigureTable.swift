@@ -25,11 +25,12 @@ extension Figure {
             return Figure(field, "percent of one CPU", .number(decimals: 2), .target, column: "cpu_system_centi", storage: .fixed(100))
         case .rss_bytes:
             return Figure(field, "bytes", .number(decimals: 0), .target, column: "rss_bytes", storage: .integer,
-                          metric: .gauge("perfhud_target_resident_memory_bytes", "Resident set size (statm resident pages × page size)."),
+                          metric: .gauge("perfhud_target_resident_memory_bytes",
+                                         "The target's memory counted once: one process's resident set size (statm), a tree's or a group's PSS sum."),
                           summaries: [.atStart("rss_start_bytes"), .max("rss_peak_bytes"), .last("rss_end_bytes")])
         case .pss_bytes:
             return Figure(field, "bytes", .number(decimals: 0), .target, column: "pss_bytes", storage: .integer,
-                          metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss); absent where it may not be read."),
+                          metric: .gauge("perfhud_target_proportional_memory_bytes", "Proportional set size (smaps_rollup Pss) of the target's processes, summed; absent where it may not be read."),
                           summaries: [.max("pss_peak_bytes")])
         case .vsize_bytes:
             return Figure(field, "bytes", .number(decimals: 0), .target, column: "vsize_bytes", storage: .integer,
@@ -317,6 +318,23 @@ extension Figure {
                           metric: .gauge("perfhud_target_memory_limit_bytes",
                                          "The smallest memory limit on the target's control group and those above it (cgroup v2 memory.max, v1 memory.limit_in_bytes); absent where none applies."),
                           summaries: [.min("memory_limit_bytes_min")])
+        case .rss_sum_bytes:
+            // The plain sum of its processes' RSS (statm), as htop and psrecord sum a tree: a page
+            // two of them share counts twice. One process's is its RSS. Format 9.
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 9, column: "rss_sum_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_resident_memory_sum_bytes",
+                                         "Resident set sizes of the target's processes summed (statm): a page two of them share counts twice."),
+                          summaries: [.max("rss_sum_peak_bytes")])
+        case .pss_age_seconds:
+            // How old the oldest reading in pss_bytes is (0: all read at this row's tick), where
+            // smaps_rollup of a big tree costs more than 1 % of a core to read every second
+            // (`ProportionalMemory`). Format 9.
+            return Figure(field, "seconds", .number(decimals: 3), .target, since: 9, column: "pss_age_ms", storage: .fixed(1000),
+                          metric: .gauge("perfhud_target_proportional_memory_age_seconds",
+                                         "How old the oldest smaps_rollup reading in perfhud_target_proportional_memory_bytes is."))
+        case .memory_unreported_reason:
+            // Why pss_bytes (and a tree's rss_bytes, its PSS sum) is null (`MemoryUnreported`); recorded as a code. Format 9.
+            return Figure(field, "", .special(.memoryUnreportedReason), .target, since: 9, column: "memory_unreported", storage: .integer)
         case .exit:
             return Figure(field, "", .special(.exitStatus), .target)
         }

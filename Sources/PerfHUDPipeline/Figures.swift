@@ -49,7 +49,7 @@ public final class Figure: @unchecked Sendable {
 
     public enum Special: Equatable {
         case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus, busiestThreads
-        case gpuName, gpuUnreportedReason, netSource, netUnreportedReason
+        case gpuName, gpuUnreportedReason, netSource, netUnreportedReason, memoryUnreportedReason
     }
 
     /// Where the value lives: the target's figures of the tick (`TargetFigures`), or the event figures (null without an event socket).
@@ -281,6 +281,9 @@ public final class Figure: @unchecked Sendable {
         case .net_source: return NetworkSource.codes.code(r.netBox?.value.source)
         case .net_unreported_reason: return NetworkUnreported.codes.code(r.netBox?.value.unreportedReason)
         case .memory_limit_bytes: return r.memoryLimitBytes.map { Double($0) }
+        case .rss_sum_bytes: return r.residentSumBytes.map { Double($0) }
+        case .pss_age_seconds: return r.proportionalAgeSeconds
+        case .memory_unreported_reason: return MemoryUnreported.codes.code(r.memoryUnreportedReason)
         // Not numbers: each sink writes them its own way.
         case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: return nil
         }
@@ -370,6 +373,9 @@ public final class Figure: @unchecked Sendable {
         case .net_source: r.net.source = NetworkSource.codes.reason(code: v)
         case .net_unreported_reason: r.net.unreportedReason = NetworkUnreported.codes.reason(code: v)
         case .memory_limit_bytes: r.memoryLimitBytes = size(v)
+        case .rss_sum_bytes: r.residentSumBytes = size(v)
+        case .pss_age_seconds: r.proportionalAgeSeconds = v
+        case .memory_unreported_reason: r.memoryUnreportedReason = MemoryUnreported.codes.reason(code: v)
         // Not recorded: derived on reading (`DerivedFigure`), or kept by the recording its own way.
         case .cpu_machine_percent, .fps_1pct_low: break
         // gpu_name: a leading column of its own, written when it changes (as the command name).
@@ -397,7 +403,7 @@ public final class Figure: @unchecked Sendable {
         case gpu_power_watts, gpu_clock_mhz, gpu_throttle_reasons, gpu_unreported_reason
         case net_tx_bytes_per_second, net_rx_bytes_per_second, net_tx_bytes_total, net_rx_bytes_total, tcp_connections
         case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason
-        case memory_limit_bytes, exit
+        case memory_limit_bytes, rss_sum_bytes, pss_age_seconds, memory_unreported_reason, exit
     }
     private static let noFigures = TargetFigures(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 

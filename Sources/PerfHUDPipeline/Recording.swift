@@ -100,7 +100,10 @@ public struct Recording {
     /// changes (`gpu_name_id`); older files read them as null.
     /// 7: the network figures have columns (`net_*`, `tcp_*`); older files read them as null.
     /// 8: the memory limit has a column (`sample_log.memory_limit_bytes`); older files read it as null.
-    public static let formatVersion: Int64 = 8
+    /// 9: a tree's memory counted once: the RSS sum has a column (`rss_sum_bytes`), PSS its age
+    /// (`pss_age_ms`) and why it is unknown (`memory_unreported`); older files read them as null
+    /// (their `rss_bytes` of a tree is the RSS sum).
+    public static let formatVersion: Int64 = 9
 
     /// Whole milliseconds of a Unix time, rounded as `RowFormatter.rfc3339` rounds it.
     package static func milliseconds(unix seconds: Double) -> Int64 {

@@ -143,6 +143,12 @@ public enum RowFormatter {
                     appendKey(figure.key, first: first, to: &out)
                     appendQuoted(reason, to: &out)
                 }
+            case .special(.memoryUnreportedReason):
+                // Only while there is a reason, as net_unreported_reason.
+                if let reason = report.memoryUnreportedReason {
+                    appendKey(figure.key, first: first, to: &out)
+                    appendQuoted(reason, to: &out)
+                }
             case .special(.command):
                 appendKey(figure.key, first: first, to: &out)
                 appendQuoted(commandName, to: &out)
@@ -200,12 +206,20 @@ public enum RowFormatter {
             }
             parts.append(text)
         }
+        let tree = report.memoryIsProportionalSum
         if let resident = report.residentBytes {
-            var text = "RSS " + Units.bytes(Double(resident))
+            var text = (tree ? "Mem " : "RSS ") + Units.bytes(Double(resident))
             if let trend = report.residentTrendBytesPerSecond { text += " " + Units.byteRate(trend) }
             parts.append(text)
         }
-        if report.alive { parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a")) }
+        if report.alive {
+            let age = report.proportionalAgeText.map { " (" + $0 + ")" } ?? ""
+            if tree {
+                if let sum = report.residentSumBytes { parts.append("RSS Σ " + Units.bytes(Double(sum)) + age) }
+            } else {
+                parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a") + age)
+            }
+        }
         if let threads = report.threads { parts.append("threads \(threads)") }
         if let events {
             if events.hasFrames {

@@ -125,10 +125,11 @@ public enum HUDRenderer {
                 segments.append((2, paint.yellow("⚠ " + TerminalText.escaped(worst.action, maxLength: 36) + " " + rate)))
             }
         }
+        let tree = report?.memoryIsProportionalSum ?? false
         if let resident = report?.residentBytes {
             // Under a limit: `RSS 412 MiB / 512 MiB`, the share coloured as the limit nears (the
-            // kernel reclaims, then kills, at the limit).
-            var text = "RSS " + Units.bytes(Double(resident))
+            // kernel reclaims, then kills, at the limit). A tree's: `Mem`, its PSS sum.
+            var text = (tree ? "Mem " : "RSS ") + Units.bytes(Double(resident))
             if let limit = report?.memoryLimitBytes, limit > 0 {
                 text += " / " + paint.threshold(Double(resident) / Double(limit) * 100, warn: 80, alarm: 95, Units.bytes(Double(limit)))
             }
@@ -142,8 +143,14 @@ public enum HUDRenderer {
             segments.append((2, gpu))
         }
         if snapshot.status == .running {
-            let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
-            segments.append((3, "PSS " + pss))
+            let age = report?.proportionalAgeText.map { " " + paint.dim($0) } ?? ""
+            if tree {
+                // Its memory is its PSS: the RSS sum beside it, as htop would add it up.
+                if let sum = report?.residentSumBytes { segments.append((3, "RSS Σ " + Units.bytes(Double(sum)) + age)) }
+            } else {
+                let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
+                segments.append((3, "PSS " + pss + age))
+            }
             if let threads = report?.threads { segments.append((4, "thr \(threads)")) }
             if let count = report?.processCount, count > 1 { segments.append((4, "procs \(count)")) }
         }

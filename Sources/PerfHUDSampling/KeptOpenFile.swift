@@ -31,6 +31,15 @@ public struct KeptOpenFile {
 
     public func close() { _ = Glibc.close(descriptor) }
 
+    /// Opens `path`, reads it into `buffer` as `read(into:)` does, and closes it: a file read where
+    /// no more may be kept open (`DescriptorBudget`).
+    public static func read(_ path: String, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, SystemError> {
+        openOnce(path).flatMap { descriptor in
+            defer { _ = Glibc.close(descriptor) }
+            return KeptOpenFile(descriptor: descriptor).read(into: buffer)
+        }
+    }
+
     /// Reads it as `/proc/PID/statm`: sizes in pages, or nil.
     public func readStatm() -> ProcStatm? {
         var buffer = [UInt8](repeating: 0, count: 256)

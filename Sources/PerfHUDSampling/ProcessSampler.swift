@@ -61,9 +61,7 @@ public final class ProcessSampler {
     let buffer: UnsafeMutableRawBufferPointer
     /// When the sample before was taken: the tick that once-a-second reads are scheduled by.
     private var lastSampleAt: UInt64 = 0
-    private var lastPSSRead: UInt64 = 0
-    private var pssInterval: UInt64 = 1_000_000_000
-    private var lastPSS: UInt64?
+    private let proportional = ProportionalMemory()
     private var monotonic = (user: UInt64(0), system: UInt64(0))
     private var cpuTotal: MachineBoundedCPUTotal
     private var rootGone = false
@@ -168,10 +166,15 @@ public final class ProcessSampler {
                 if process === root { rootGone = true } else { vanished.append(process.pid) }
                 return
             }
+            let space = reading.stat.addressSpaceHash
+            if space != 0 && space != process.addressSpaceHash {
+                // An exec: a kept-open smaps_rollup reads the address space it was opened on, gone now.
+                process.forgetAddressSpace()
+                if process !== root { process.addressSpaceHash = space }
+            }
             if process === root {
                 rootReading = true
                 // An address space of 0 is none (the process is exiting: its memory is gone), not a new one.
-                let space = reading.stat.addressSpaceHash
                 if reading.stat.commandNameHash != root.commandNameHash || (space != 0 && space != root.addressSpaceHash) {
                     // An exec: the name and the command line follow it.
                     root.commandNameHash = reading.stat.commandNameHash
@@ -188,6 +191,7 @@ public final class ProcessSampler {
             cpu &+= parts.cpu
             user &+= parts.user
             system &+= parts.system
+            process.lastResidentPages = reading.statm.residentPages
             resident &+= reading.statm.residentPages &* pageSize
             virtual &+= reading.statm.sizePages &* pageSize
             threads += reading.stat.threads
@@ -241,7 +245,9 @@ public final class ProcessSampler {
         sample.residentBytes = hasMemory ? resident : nil
         sample.virtualBytes = hasMemory ? virtual : nil
         sample.threads = threads
-        sample.proportionalBytes = proportionalSetSize(now: now, cadence: cadence)
+        let pss = proportional.read(root: rootGone ? nil : root, others: readOrder, now: now, cadence: cadence, buffer: buffer)
+        (sample.proportionalBytes, sample.proportionalReadAt, sample.memoryUnreportedReason) = (pss.bytes, pss.readAt, pss.unreported)
+        sample.countsProcessesOnce = includeChildren
         if !rootGone && cadence.isDue(lastRead: memoryLimitReadAt, every: 1_000_000_000, now: now) {
             memoryLimitReadAt = now
             if memoryLimit == nil { memoryLimit = ControlGroupMemoryLimit(places: controlGroupPlaces) }
@@ -340,35 +346,6 @@ public final class ProcessSampler {
             }
         }
         return Reading(stat: stat, statm: statm, cpuNanoseconds: cpu)
-    }
-
-    /// Pss of all tracked processes, re-read at most once a second, and less often when the read
-    /// itself is expensive (it walks page tables: ~20 ms for a 2 GiB process), keeping its cost
-    /// under 1 % of a core. Nil when any tracked process's smaps_rollup may not be read.
-    private func proportionalSetSize(now: UInt64, cadence: SampleCadence) -> UInt64? {
-        guard cadence.isDue(lastRead: lastPSSRead, every: pssInterval, now: now) else { return lastPSS }
-        lastPSSRead = now
-        var total: UInt64 = 0
-        for process in (rootGone ? [] : [root]) + Array(descendants.values) {
-            // Not readable now (another user's process, or one caught in the middle of exec):
-            // unavailable for this interval, and tried again at the next.
-            if process.smapsRollup == nil {
-                switch KeptOpenFile.open(process.memoryPath + "/smaps_rollup") {
-                case .success(let file): process.smapsRollup = file
-                case .failure: lastPSS = nil; return nil
-                }
-            }
-            guard let file = process.smapsRollup, case .success(let count) = file.read(into: buffer) else {
-                process.smapsRollup?.close(); process.smapsRollup = nil
-                lastPSS = nil; return nil
-            }
-            // Kernel threads and processes without memory report an empty rollup: zero is right.
-            total &+= ProcParser.proportionalSetSize(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) ?? 0
-        }
-        let cost = monotonicNanoseconds() &- now
-        pssInterval = max(1_000_000_000, cost &* 100)
-        lastPSS = total
-        return total
     }
 
     /// Rediscovers the tree, every tick: the group's members (one read), else a `/proc` scan

@@ -17,10 +17,19 @@ public struct Sample: Equatable {
     /// Cumulative user and system time in clock ticks from /proc/PID/stat. Never decrease.
     public var userTicks: UInt64?
     public var systemTicks: UInt64?
+    /// The resident pages of its processes, summed (`statm`): a page two of them share counts twice.
     public var residentBytes: UInt64?
     public var virtualBytes: UInt64?
-    /// Pss of smaps_rollup; nil where it may not be read (it is never reported as 0 then).
+    /// Pss of smaps_rollup, summed over its processes (`ProportionalMemory`); nil where it may
+    /// not be read (it is never reported as 0 then), with `memoryUnreportedReason`.
     public var proportionalBytes: UInt64?
+    /// When the oldest reading in `proportionalBytes` was made (CLOCK_MONOTONIC).
+    public var proportionalReadAt: UInt64?
+    /// Why `proportionalBytes` is nil (`MemoryUnreported`).
+    public var memoryUnreportedReason: String?
+    /// The target is a tree or a group of processes: the memory shown as its own is the PSS sum,
+    /// which counts a page they share once, not the RSS sum (`TargetFigures.residentBytes`).
+    public var countsProcessesOnce = false
     public var threads: Int?
     /// The smallest memory limit on the target's control group and those above it
     /// (`ControlGroupMemoryLimit`, read once a second); nil where none applies.

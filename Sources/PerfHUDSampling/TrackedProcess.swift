@@ -14,6 +14,13 @@ extension ProcessSampler {
         package let stat: KeptOpenFile
         package let statm: KeptOpenFile
         var smapsRollup: KeptOpenFile?
+        /// Its PSS at its last read, and when (`ProportionalMemory`); nil: not read, or gone since.
+        var proportional: (bytes: UInt64, readAt: UInt64)?
+        /// Why its PSS may not be read (`MemoryUnreported`); nil where it may.
+        var proportionalRefusal: String?
+        /// Its resident pages at the last sample, and at its last PSS read: a pass reads the moved first.
+        var lastResidentPages: UInt64 = 0
+        var residentPagesAtProportionalRead: UInt64 = 0
         let cpuClock: clockid_t?
         /// The "why" files, opened once the figures are first wanted.
         package var activity: ProcessActivity?
@@ -24,10 +31,15 @@ extension ProcessSampler {
         var standIn: StandInThread? {
             didSet {
                 guard oldValue?.tid != standIn?.tid else { return }
-                smapsRollup?.close(); smapsRollup = nil
+                forgetAddressSpace()
                 activity?.readProcessFiles(through: standIn?.path)
             }
         }
+        /// After an exec: the memory files opened on the old address space read it no more.
+        func forgetAddressSpace() {
+            smapsRollup?.close(); smapsRollup = nil; proportional = nil
+        }
+
         /// Where the process's memory files are read: its own directory, or its stand-in thread's.
         var memoryPath: String { standIn?.path ?? "/proc/\(pid)" }
 

@@ -48,11 +48,17 @@ public struct MetricsStore {
         // Elapsed time at the millisecond a recording keeps it at, so durations derived live (the
         // summary's) and from the recording (`report`'s) are the same numbers.
         var report = TargetFigures(wallSeconds: sample.wallSeconds, elapsedSeconds: time.atResolution(1000), pid: pid, alive: sample.alive,
-                            residentBytes: sample.residentBytes, proportionalBytes: sample.proportionalBytes,
+                            residentBytes: sample.countsProcessesOnce ? sample.proportionalBytes : sample.residentBytes,
+                            proportionalBytes: sample.proportionalBytes,
                             virtualBytes: sample.virtualBytes, threads: sample.threads,
                             processCount: sample.processCount,
                             cpuSecondsTotal: sample.cpuNanoseconds.map { (Double($0) / 1e9).atResolution(1e6) })
         report.stopped = sample.stopped
+        report.residentSumBytes = sample.residentBytes
+        if sample.proportionalBytes != nil, let readAt = sample.proportionalReadAt {
+            report.proportionalAgeSeconds = (Double(sample.monotonicNanoseconds &- min(readAt, sample.monotonicNanoseconds)) / 1e9).atResolution(1000)
+        }
+        report.memoryUnreportedReason = sample.proportionalBytes == nil ? sample.memoryUnreportedReason : nil
         report.gpuBox = sample.gpu
         report.netBox = sample.net
         report.memoryLimitBytes = sample.alive ? sample.memoryLimitBytes : nil
@@ -72,6 +78,7 @@ public struct MetricsStore {
             // The total spent stays known after the end (a dead process's files read nothing).
             if report.cpuSecondsTotal == nil, let last = previous?.cpuNanoseconds { report.cpuSecondsTotal = (Double(last) / 1e9).atResolution(1e6) }
             report.residentBytes = nil; report.proportionalBytes = nil; report.virtualBytes = nil; report.threads = nil
+            report.residentSumBytes = nil; report.proportionalAgeSeconds = nil; report.memoryUnreportedReason = nil
         }
         series.append(time: time, cpuPercent: report.cpuPercent,
                       residentBytes: report.residentBytes.map { Double($0) },

@@ -16,10 +16,29 @@ public struct TargetFigures: Equatable, Sendable {
     /// The user / system split of `cpuPercent`, from stat ticks over the last `MetricsStore.splitWindowSeconds`.
     public var cpuUserPercent: Double?
     public var cpuSystemPercent: Double?
+    /// The target's memory counted once (`rss_bytes`): one process's RSS (statm); a tree's or a
+    /// group's PSS sum (`Sample.countsProcessesOnce`), which counts a page its processes share once.
     public var residentBytes: UInt64?
     /// Least-squares-free trend: RSS change over the last 10 s, per second.
     public var residentTrendBytesPerSecond: Double?
     public var proportionalBytes: UInt64?
+    /// The RSS of its processes summed (`rss_sum_bytes`): for one process its RSS; for a tree or a
+    /// group, where `residentBytes` is the PSS sum, what htop and psrecord show as its memory.
+    public var residentSumBytes: UInt64?
+    /// How old the oldest reading in `proportionalBytes` is (0: all read at this tick).
+    public var proportionalAgeSeconds: Double?
+    /// Why `proportionalBytes` is nil (`MemoryUnreported`).
+    public var memoryUnreportedReason: String?
+    /// Whether `residentBytes` is a PSS sum (a tree's or a group's memory) rather than one
+    /// process's RSS: it is then not the RSS sum (it is unknown where PSS is). What the status
+    /// line and the plain row call `Mem` rather than `RSS`, live and replayed alike.
+    public var memoryIsProportionalSum: Bool { residentSumBytes != nil && residentSumBytes != residentBytes }
+    /// `PSS 80 MiB`'s age as the status line says it (`4s old`), where a reading in it is over a
+    /// second and a half old (a row at a tick under a second holds it up to a second); nil else.
+    public var proportionalAgeText: String? {
+        guard let age = proportionalAgeSeconds, age >= 1.5 else { return nil }
+        return String(Int(age.rounded())) + "s old"
+    }
     public var virtualBytes: UInt64?
     /// The smallest memory limit on the target's control group and those above it; nil where none applies.
     public var memoryLimitBytes: UInt64?

@@ -605,7 +605,7 @@ def test_match_leaves_out_another_perfhud_whose_command_line_holds_the_pattern(d
             assert wait_until(lambda: watcher.value("perfhud_target_processes") is not None, timeout=10)
             time.sleep(0.6)   # a few ticks: each sees the one program only
             assert watcher.value("perfhud_target_processes") == 1, watcher.metrics()
-            rss = watcher.value("perfhud_target_resident_memory_bytes")
+            rss = watcher.value("perfhud_target_resident_memory_sum_bytes")   # the group's RSS sum: its one process's
             own = int(pathlib.Path(f"/proc/{program.pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
             assert abs(rss - own) <= 1 << 20, (rss, own)
     finally:

@@ -178,7 +178,7 @@ final class DaemonUnitTests: XCTestCase {
 
     func testATargetWithNoProcessHasATickAndItsActionsAndFramesStillCount() {
         // A group with no member (a --match that found nothing yet, a service between two lives).
-        let group = TargetGroup(includeChildren: false)
+        let group = TargetGroup(includeChildren: false, isGroup: true)
         let events = SessionEvents(configuration: EventConfiguration())
         let watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: 2, fallbackName: "")
         watcher.keepsEveryFrame = true
@@ -375,6 +375,9 @@ final class GroupCombinationTests: XCTestCase {
                             residentBytes: n, virtualBytes: n, proportionalBytes: n, threads: Int(n), processCount: Int(n))
         sample.memoryLimitBytes = n << 20
         sample.stopped = n == 1
+        sample.proportionalReadAt = n
+        sample.memoryUnreportedReason = "m\(n)"
+        sample.countsProcessesOnce = n == 1
         sample.processStartNanoseconds = n
         sample.execsSeen = Int(n)
         sample.startTicks = n
