@@ -426,6 +426,7 @@ public final class Figure: @unchecked Sendable {
         case .gpu_unreported_reason: return GPUUnreported.codes.sqlText(of: column)
         case .net_source: return NetworkSource.codes.sqlText(of: column)
         case .net_unreported_reason: return NetworkUnreported.codes.sqlText(of: column)
+        case .memory_unreported_reason: return MemoryUnreported.codes.sqlText(of: column)
         default: break
         }
         if case .fixed(let scale) = storage { return "\(column) / \(RowFormatter.number(scale, decimals: 0)).0" }

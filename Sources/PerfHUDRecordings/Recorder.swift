@@ -28,7 +28,7 @@ public final class Recorder: TickSink {
     static let leadingColumnCount = 10
 
     /// Every list of reasons a recording keeps codes of (the `reasons` table).
-    static let reasonLists = [FramesUnreported.codes, GPUUnreported.codes, NetworkSource.codes, NetworkUnreported.codes]
+    static let reasonLists = [FramesUnreported.codes, GPUUnreported.codes, NetworkSource.codes, NetworkUnreported.codes, MemoryUnreported.codes]
 
     static var schema: String {
         let figureColumns = Figure.recorded.map { "\($0.column!) \($0.storage == .real ? "REAL" : "INTEGER")" }

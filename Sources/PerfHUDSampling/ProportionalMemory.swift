@@ -7,9 +7,10 @@ import PerfHUDSupport
 /// moment it was read, summed at every sample over the processes there are then.
 ///
 /// Reading `smaps_rollup` walks the process's page tables: 0.05 ms for a small C program, 0.3 ms
-/// for python, 20 ms for 2 GiB. So a pass reads within a budget of 1 % of a core (a bucket of
-/// 10 ms that fills at 10 ms a second): a process never read first, then those whose RSS moved
-/// since their last read, then the oldest read. Where every process fits (a tree of a few dozen
+/// for python, 1–2 ms for a busy PostgreSQL backend, 20 ms for 2 GiB. So a pass reads within a
+/// budget of 3 % of a core (a bucket of 30 ms that fills at 30 ms a second: PostgreSQL and 8
+/// pgbench clients, 14 processes, fit): a process never read
+/// first, then the oldest reading, a process whose RSS moved since its own first among its like. Where every process fits (a tree of a few dozen
 /// ordinary processes), every pass reads them all and the figure is the row's own; where not, the
 /// sample says how old the oldest reading in the sum is (`Sample.proportionalReadAt`), never a
 /// figure of one moment passed off as another's.
@@ -26,8 +27,8 @@ final class ProportionalMemory {
         var unreported: String?
     }
 
-    /// The bucket's size and refill, nanoseconds of reading per second of wall time: 1 % of a core.
-    static let budgetNanoseconds: Int64 = 10_000_000
+    /// The bucket's size and refill, nanoseconds of reading per second of wall time: 3 % of a core.
+    static let budgetNanoseconds: Int64 = 30_000_000
     private var allowance = budgetNanoseconds
     private var refilledAt: UInt64 = 0
     private var lastPass: UInt64 = 0
@@ -67,18 +68,17 @@ final class ProportionalMemory {
     private func pass(root: ProcessSampler.TrackedProcess?, others: [ProcessSampler.TrackedProcess], now: UInt64,
                       buffer: UnsafeMutableRawBufferPointer) {
         if refilledAt != 0 {
-            let earned = Int64(clamping: (now &- refilledAt) / 100)
+            let earned = Int64(clamping: (now &- refilledAt) * 3 / 100)
             allowance = min(Self.budgetNanoseconds, allowance &+ earned)
         }
         refilledAt = now
         order.removeAll(keepingCapacity: true)
         if let root { order.append(root) }
         order.append(contentsOf: others)
-        // Never read first, then the moved, then the oldest reading.
-        order.sort { a, b in
-            let (aRank, bRank) = (a.proportionalRank, b.proportionalRank)
-            return aRank != bRank ? aRank < bRank : (a.proportional?.readAt ?? 0) < (b.proportional?.readAt ?? 0)
-        }
+        // Never read first, then the oldest reading, one whose RSS moved since taken as two
+        // seconds older than it is: first among its like, but a process that stays still is not
+        // left out for good by many that move.
+        order.sort { $0.proportionalPriority < $1.proportionalPriority }
         for process in order {
             // A process never read is read whatever the budget: else it would be missing from the sum.
             guard allowance > 0 || process.proportional == nil else { break }
@@ -95,9 +95,11 @@ final class ProportionalMemory {
 
     /// Reads one process, its cost taken from the budget.
     private func readCharged(_ process: ProcessSampler.TrackedProcess, now: UInt64, buffer: UnsafeMutableRawBufferPointer) {
-        let started = monotonicNanoseconds()
+        // Charged the CPU time it took, not the wall time: on a busy machine a read waits for a
+        // CPU, which costs nobody anything.
+        let started = threadCPUNanoseconds()
         read(process, now: now, buffer: buffer)
-        allowance &-= Int64(clamping: monotonicNanoseconds() &- started)
+        allowance &-= Int64(clamping: threadCPUNanoseconds() &- started)
     }
 
     private func read(_ process: ProcessSampler.TrackedProcess, now: UInt64, buffer: UnsafeMutableRawBufferPointer) {
@@ -151,9 +153,10 @@ public enum MemoryUnreported {
 }
 
 extension ProcessSampler.TrackedProcess {
-    /// A pass reads lower ranks first: never read, then RSS moved since the last read, then the rest.
-    fileprivate var proportionalRank: Int {
-        guard proportional != nil else { return 0 }
-        return residentPagesAtProportionalRead == lastResidentPages ? 2 : 1
+    /// A pass reads lower values first: never read (0), then by when it was read, a reading of a
+    /// process whose RSS moved since counted two seconds older.
+    fileprivate var proportionalPriority: UInt64 {
+        guard let readAt = proportional?.readAt else { return 0 }
+        return residentPagesAtProportionalRead == lastResidentPages ? readAt : readAt &- min(readAt &- 1, 2_000_000_000)
     }
 }

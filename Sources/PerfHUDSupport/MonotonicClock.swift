@@ -17,3 +17,12 @@ public func wallClockSeconds() -> Double {
     clock_gettime(CLOCK_REALTIME, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
+
+/// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), nanoseconds: what a read
+/// costs perfhud, whatever else the machine runs meanwhile.
+@inlinable @inline(__always)
+public func threadCPUNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}

@@ -2,7 +2,7 @@
 /// list + 1 (append only, so a code keeps its meaning), and turned back into the text on reading
 /// and by the `samples` view (through the recording's `reasons` table, from format 7: texts in the
 /// view's SQL made the schema outgrow SQLite's first page, and a file cut short lost its schema).
-/// `FramesUnreported`, `GPUUnreported`, `NetworkSource` and `NetworkUnreported` each have one.
+/// `FramesUnreported`, `GPUUnreported`, `NetworkSource`, `NetworkUnreported` and `MemoryUnreported` each have one.
 public struct ReasonCodes: Sendable {
     /// The list's name in the `reasons` table.
     public let kind: String

@@ -258,12 +258,15 @@ def test_enable_now_watches_a_service_of_another_user(machine, web):
 
     def compare():
         pids = machine.unit_pids("web.service")
-        return value(metrics(), "perfhud_target_resident_memory_bytes"), resident_of(machine, pids), pids
+        return value(metrics(), "perfhud_target_resident_memory_sum_bytes"), resident_of(machine, pids), pids
 
     # The sum over the unit's processes, as /proc shows it at the same moment (two pages of slack).
     reported, expected, pids = poll(compare, lambda r: r[0] is not None and abs(r[0] - r[1]) <= 2 * PAGE, 10,
-                                    "perfhud_target_resident_memory_bytes == Σ RSS of web.service's processes")
+                                    "perfhud_target_resident_memory_sum_bytes == Σ RSS of web.service's processes")
     assert len(pids) == 2 and expected > 24 << 20
+    # The unit's memory counted once (its PSS sum): what its two processes share, once.
+    counted_once = value(metrics(), "perfhud_target_resident_memory_bytes")
+    assert counted_once is not None and 0 < counted_once < reported, (counted_once, reported)
     assert value(metrics(), "perfhud_target_processes") == 2
 
 

@@ -30,6 +30,7 @@ final class FiguresTests: XCTestCase {
         var report = TargetFigures(wallSeconds: 1e9, elapsedSeconds: 1, pid: 1, alive: true, processCount: 1)
         report.gpu.unreportedReason = GPUUnreported.noDriver               // the key is there only with a reason
         report.net.unreportedReason = NetworkUnreported.notReadYet        // the key is there only with a reason
+        report.memoryUnreportedReason = MemoryUnreported.noPermission     // the key is there only with a reason
         var events = EventSnapshot()
         events.framesUnreportedReason = FramesUnreported.nothingDrawn     // the key is there only with a reason
         let withEvents = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
@@ -48,6 +49,9 @@ final class FiguresTests: XCTestCase {
                        "no reason, no key")
         report.net.unreportedReason = nil
         XCTAssertFalse(keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("net_unreported_reason"),
+                       "no reason, no key")
+        report.memoryUnreportedReason = nil
+        XCTAssertFalse(keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("memory_unreported_reason"),
                        "no reason, no key")
     }
 
@@ -102,8 +106,9 @@ final class FiguresTests: XCTestCase {
             let value: Double
             switch (figure.kind, figure.storage) {
             case (.boolean, _): value = 1
-            case (.special(.framesUnreportedReason), _): value = 2
-            case (.special(.gpuUnreportedReason), _): value = 4
+            case (.special(.framesUnreportedReason), _): value = 4
+            case (.special(.gpuUnreportedReason), _): value = 6
+            case (.special(.memoryUnreportedReason), _): value = 2
             case (.special(.netSource), _): value = 3
             case (.special(.netUnreportedReason), _): value = 5
             case (_, .fixed(let scale)): value = (Double(index + 1) * 1.23456).atResolution(scale)

@@ -138,6 +138,7 @@ final class DaemonUnitTests: XCTestCase {
         activity.everySecond.levels.busiestThreads = [BusyThread(pid: 7, tid: 7, name: "x", cpuPercent: 50)]
         read.activity = activity
         read.memoryLimitBytes = 512 << 20                // read once a second, whatever else is collected
+        read.proportionalReadAt = read.monotonicNanoseconds   // read at this tick: age 0
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         var report = store.record(read)
         report.residentTrendBytesPerHour = 3600          // the leak fit needs a second of readings
