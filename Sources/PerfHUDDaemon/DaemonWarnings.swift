@@ -12,6 +12,8 @@ struct DaemonWarnings {
     private var highFrequencyKnown = Set<String>()
     /// Whether the last known `leak_suspected` was true.
     private var leakSuspected = false
+    /// The group's OOM kills already said (`oom_kills`): each new one is said once.
+    private var oomKillsSaid: UInt64?
 
     /// Whether `reason` (why the target is not there) is new and should be logged.
     mutating func isNewReason(_ reason: String) -> Bool {
@@ -45,6 +47,14 @@ struct DaemonWarnings {
             lines.append(suspected
                 ? "memory keeps growing: \(rss)\(slope) over the last \(window) (r² \(r2)): a leak is suspected"
                 : "memory no longer keeps growing: \(rss)\(slope) over the last \(window) (r² \(r2)): the leak is no longer suspected")
+        }
+        if let report = figures, let kills = report.oomKills {
+            if let said = oomKillsSaid, kills > said {
+                let limit = report.memoryLimitBytes.map { " under its limit of " + Units.bytes(Double($0)) } ?? ""
+                lines.append("the OOM killer killed \(kills - said) process\(kills - said == 1 ? "" : "es") in the target's control group\(limit)"
+                             + " (\(kills) since perfhud began to watch it)")
+            }
+            oomKillsSaid = kills
         }
         return lines
     }

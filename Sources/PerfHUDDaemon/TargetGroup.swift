@@ -31,6 +31,10 @@ final class TargetGroup: SampleSource {
         self.isGroup = isGroup
     }
 
+    /// How the last member that ended was killed for memory, for the journal's line when the
+    /// target goes away (its tick is then absent): `killed by the OOM killer (group limit 32 MiB)`.
+    private(set) var lastOOMKill: String?
+
     var isEmpty: Bool { samplers.isEmpty }
     var pids: [Int32] { samplers.keys.sorted() }
     var currentCommandName: String? { samplers.isEmpty ? nil : commandName }
@@ -83,6 +87,9 @@ final class TargetGroup: SampleSource {
             guard sample.alive || (includeChildren && sample.processCount > 0) else {
                 // What it leaves in the totals: its last reading, a zombie's whole life's when caught.
                 if let cpu = sample.cpuNanoseconds { lastCumulative[pid] = (cpu, sample.userTicks ?? 0, sample.systemTicks ?? 0) }
+                if sample.endedByOOMKill {
+                    lastOOMKill = "PID \(pid) " + Sample.killedByOOMKiller(limitBytes: sample.memoryLimitBytes)
+                }
                 retire(pid)
                 continue
             }
@@ -141,6 +148,9 @@ final class TargetGroup: SampleSource {
         result.proportionalReadAt = a.proportionalReadAt.map { Swift.min($0, b.proportionalReadAt ?? $0) } ?? b.proportionalReadAt
         result.countsProcessesOnce = a.countsProcessesOnce || b.countsProcessesOnce
         result.memoryUnreportedReason = a.memoryUnreportedReason ?? b.memoryUnreportedReason
+        // Members mostly share one group (a unit's), whose count each reads: the largest, not a sum.
+        result.oomKills = a.oomKills.map { Swift.max($0, b.oomKills ?? $0) } ?? b.oomKills
+        result.oomKillAt = a.oomKillAt.map { Swift.max($0, b.oomKillAt ?? $0) } ?? b.oomKillAt
         result.threads = (a.threads ?? 0) + (b.threads ?? 0)
         // The tightest limit any member is under.
         result.memoryLimitBytes = a.memoryLimitBytes.map { Swift.min($0, b.memoryLimitBytes ?? $0) } ?? b.memoryLimitBytes

@@ -54,7 +54,7 @@ final class TickFanOut {
             target.downSince = now
             sockets.follow(target)
             status.follow(target)
-            status.log(.warning, target, "target went away (\(target.spec.selector.description))")
+            status.log(.warning, target, "target went away (\(target.spec.selector.description))" + (target.group.lastOOMKill.map { ": " + $0 } ?? ""))
             status.publish()
             wentAway = true
         }

@@ -79,6 +79,7 @@ package final class SessionSummary: TickSink {
             parts.append("RSS " + Units.bytes(start) + " at start, peak " + Units.bytes(peak) + ", " + Units.bytes(end) + " at the end")
         }
         var lines = ["perfhud: " + parts.joined(separator: ", ")]
+        if let oomKill = last.oomKillText { lines.append("perfhud: PID \(last.pid) (\(TerminalText.escaped(commandName))) was " + oomKill) }
         if let why = whyLine(figure, last: last) { lines.append(why) }
         if let events, frames.total > 0 || events.hasActions {
             var figures: [String] = []

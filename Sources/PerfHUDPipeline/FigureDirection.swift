@@ -27,7 +27,7 @@ extension Figure {
              .pressure_cpu_some_percent, .pressure_cpu_full_percent, .pressure_memory_some_percent, .pressure_memory_full_percent,
              .pressure_io_some_percent, .pressure_io_full_percent,
              .tcp_retransmits_per_second, .tcp_retransmits_total, .tcp_retransmit_percent, .tcp_rtt_ms,
-             .events_malformed, .events_rejected, .rss_sum_bytes:
+             .events_malformed, .events_rejected, .rss_sum_bytes, .oom_kills, .oom_killed:
             return .lower
         case .vsize_bytes, .threads, .processes, .actions_per_second, .high_frequency_actions, .phase, .events_received,
              .events_rejected_by_reason, .events_ignored, .frames_total, .actions_total, .frame_source, .frames_unreported_reason,

@@ -335,6 +335,18 @@ extension Figure {
         case .memory_unreported_reason:
             // Why pss_bytes (and a tree's rss_bytes, its PSS sum) is null (`MemoryUnreported`); recorded as a code. Format 9.
             return Figure(field, "", .special(.memoryUnreportedReason), .target, since: 9, column: "memory_unreported", storage: .integer)
+        case .oom_kills:
+            // Processes the OOM killer killed in the target's control group since perfhud began
+            // to watch it (`ControlGroupOOMKills`: memory.events or memory.oom_control oom_kill). Format 9.
+            return Figure(field, "processes", .number(decimals: 0), .target, since: 9, column: "oom_kills", storage: .integer,
+                          metric: .counter("perfhud_target_oom_kills_total",
+                                           "Processes the OOM killer killed in the target's control group since perfhud began to watch it (memory.events or memory.oom_control oom_kill)."),
+                          summaries: [.last("oom_kills")])
+        case .oom_killed:
+            // The target ended as the OOM killer killed in its group: the exit row says `true`
+            // (the other rows leave the key out). Format 9.
+            return Figure(field, "", .special(.oomKilled), .target, since: 9, column: "oom_killed", storage: .integer,
+                          summaries: [.max("oom_killed")])
         case .exit:
             return Figure(field, "", .special(.exitStatus), .target)
         }

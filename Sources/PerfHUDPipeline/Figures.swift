@@ -49,7 +49,7 @@ public final class Figure: @unchecked Sendable {
 
     public enum Special: Equatable {
         case highFrequencyActions, phase, rejectedByReason, frameSource, framesUnreportedReason, command, exitStatus, busiestThreads
-        case gpuName, gpuUnreportedReason, netSource, netUnreportedReason, memoryUnreportedReason
+        case gpuName, gpuUnreportedReason, netSource, netUnreportedReason, memoryUnreportedReason, oomKilled
     }
 
     /// Where the value lives: the target's figures of the tick (`TargetFigures`), or the event figures (null without an event socket).
@@ -284,6 +284,8 @@ public final class Figure: @unchecked Sendable {
         case .rss_sum_bytes: return r.residentSumBytes.map { Double($0) }
         case .pss_age_seconds: return r.proportionalAgeSeconds
         case .memory_unreported_reason: return MemoryUnreported.codes.code(r.memoryUnreportedReason)
+        case .oom_kills: return r.oomKills.map { Double($0) }
+        case .oom_killed: return r.oomKilled ? 1 : nil
         // Not numbers: each sink writes them its own way.
         case .high_frequency_actions, .phase, .events_rejected_by_reason, .frame_source, .command, .busiest_threads, .gpu_name, .exit: return nil
         }
@@ -376,6 +378,8 @@ public final class Figure: @unchecked Sendable {
         case .rss_sum_bytes: r.residentSumBytes = size(v)
         case .pss_age_seconds: r.proportionalAgeSeconds = v
         case .memory_unreported_reason: r.memoryUnreportedReason = MemoryUnreported.codes.reason(code: v)
+        case .oom_kills: r.oomKills = size(v)
+        case .oom_killed: r.oomKilled = v == 1
         // Not recorded: derived on reading (`DerivedFigure`), or kept by the recording its own way.
         case .cpu_machine_percent, .fps_1pct_low: break
         // gpu_name: a leading column of its own, written when it changes (as the command name).
@@ -403,7 +407,7 @@ public final class Figure: @unchecked Sendable {
         case gpu_power_watts, gpu_clock_mhz, gpu_throttle_reasons, gpu_unreported_reason
         case net_tx_bytes_per_second, net_rx_bytes_per_second, net_tx_bytes_total, net_rx_bytes_total, tcp_connections
         case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason
-        case memory_limit_bytes, rss_sum_bytes, pss_age_seconds, memory_unreported_reason, exit
+        case memory_limit_bytes, rss_sum_bytes, pss_age_seconds, memory_unreported_reason, oom_kills, oom_killed, exit
     }
     private static let noFigures = TargetFigures(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 

@@ -149,6 +149,9 @@ public enum RowFormatter {
                     appendKey(figure.key, first: first, to: &out)
                     appendQuoted(reason, to: &out)
                 }
+            case .special(.oomKilled):
+                // Only on the exit row of a target the OOM killer ended, as exit_code only at the end.
+                if report.oomKilled { appendKey(figure.key, first: first, to: &out); out.append("true") }
             case .special(.command):
                 appendKey(figure.key, first: first, to: &out)
                 appendQuoted(commandName, to: &out)
@@ -199,6 +202,7 @@ public enum RowFormatter {
         var parts = [String(rfc3339(report.wallSeconds).dropFirst(11).dropLast()),
                      "PID \(report.pid) " + TerminalText.escaped(commandName, maxLength: 32)]
         if status != .running { parts.append(status.description) } else if report.stopped { parts.append("stopped") }
+        if let oomKill = report.oomKillText { parts.append(oomKill) }
         if let cpu = report.cpuPercent {
             var text = "CPU " + Units.percent(cpu)
             if let user = report.cpuUserPercent, let system = report.cpuSystemPercent {

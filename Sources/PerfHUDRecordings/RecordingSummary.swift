@@ -243,4 +243,9 @@ public struct RecordingSummary {
         [durationSeconds, Double(samples)] + aggregates.values
             + [frames, fpsAvg, frameP50, frameP97, frameP99, frameP999, fps1PercentLow, fps01PercentLow, jankyFrames, droppedFrames, actionsTotal]
     }
+
+    /// The run figure `key` (one of `keys`); nil where unknown or not a key.
+    public func number(of key: String) -> Double? {
+        Self.keys.firstIndex(of: key).flatMap { numbers[$0] }
+    }
 }

@@ -164,6 +164,10 @@ public enum SummaryFormatter {
         var lines = ["# perfhud report: \(recording.meta["target_command"] ?? "?")" + (summary.phase.map { " (phase \($0))" } ?? ""), ""]
         if let started = recording.meta["started_at"] { lines += ["Recorded \(started), perfhud \(recording.meta["perfhud_version"] ?? "?").", ""] }
         for warning in recording.warnings { lines += ["> warning: \(warning)", ""] }
+        if summary.number(of: "oom_killed") == 1 {
+            let limit = summary.number(of: "memory_limit_bytes_min").map { UInt64($0) }
+            lines += ["> the target was " + Sample.killedByOOMKiller(limitBytes: limit), ""]
+        }
         if let baseline {
             lines += ["| figure | baseline | this run | change |", "|---|---:|---:|---:|"]
             for (index, key) in RecordingSummary.keys.enumerated() {

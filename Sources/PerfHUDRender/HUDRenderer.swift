@@ -86,7 +86,8 @@ public enum HUDRenderer {
         segments.append((0, paint.bold("PID \(snapshot.pid)") + " " + name))
         if let playback = snapshot.playback { segments.append((0, paint.cyan(playback))) }
         if snapshot.status != .running {
-            segments.append((0, paint.red(paint.bold(snapshot.status.description.uppercasedFirst))))
+            let oomKill = report?.oomKillText.map { ", " + $0 } ?? ""
+            segments.append((0, paint.red(paint.bold(snapshot.status.description.uppercasedFirst + oomKill))))
         } else if report?.stopped == true {
             segments.append((0, paint.yellow(paint.bold("Stopped"))))
         } else if let cpu = report?.cpuPercent {

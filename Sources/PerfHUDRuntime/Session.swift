@@ -252,6 +252,7 @@ public final class Session {
         state.status = newStatus
         deliverFinalTick()
         var notice = "PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) \(newStatus.description)"
+            + (sinks.latest?.figures.oomKillText.map { ": " + $0 } ?? "")
         if let ending = state.ending, let reason = state.stopReason { notice = "PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) ended by perfhud at \(reason): \(ending)" }
         screen?.notice(notice, kind: .end)
         state.finished = true

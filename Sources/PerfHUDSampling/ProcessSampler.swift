@@ -79,6 +79,9 @@ public final class ProcessSampler {
     private var memoryLimit: ControlGroupMemoryLimit?
     private var memoryLimitBytes: UInt64?
     private var memoryLimitReadAt: UInt64 = 0
+    /// The OOM kills of the target's group, read with the limit (and once more at the end).
+    private var oomKillFiles: ControlGroupOOMKills?
+    private var oomKills = OOMKillCount()
     /// What may not be read, each kind said once: drained by the caller (`takeNotes`).
     private var notes: [String] = []
     private var saidDenied = Set<String>()
@@ -215,8 +218,10 @@ public final class ProcessSampler {
         let treeAlive = rootReading || (includeChildren && sample.processCount > 0)
         guard treeAlive || groupUsage != nil else {
             // Gone: the total stays what was last read, the zombie's final one when `noteEnd`
-            // caught it (the carry of a bounded total shown at once).
+            // caught it (the carry of a bounded total shown at once). The group's OOM kills are
+            // read once more: a kill that ended it is counted by now.
             (sample.processCount, sample.net) = (0, net?.figuresAtEnd(at: now))
+            endOOMKills(now: now, into: &sample)
             if cpuTotal.measured > 0 {
                 sample.cpuNanoseconds = cpuTotal.update(reading: cpuTotal.measured, at: now, ended: true)
                 sample.userTicks = monotonic.user
@@ -237,6 +242,7 @@ public final class ProcessSampler {
         guard treeAlive else {
             sample.processCount = 0
             sample.net = net?.figuresAtEnd(at: now)
+            endOOMKills(now: now, into: &sample)
             return sample
         }
         // No memory at all is a process caught exiting (its memory already released, not yet a
@@ -252,8 +258,12 @@ public final class ProcessSampler {
             memoryLimitReadAt = now
             if memoryLimit == nil { memoryLimit = ControlGroupMemoryLimit(places: controlGroupPlaces) }
             memoryLimitBytes = memoryLimit?.read(now: now, buffer: buffer)
+            readOOMKills(now: now)
         }
         sample.memoryLimitBytes = memoryLimitBytes
+        (sample.oomKills, sample.oomKillAt) = (oomKills.sinceWatching, oomKills.lastRiseAt)
+        // A zombie not yet reaped has ended too: the kill that ended it is counted by now.
+        if !sample.alive { endOOMKills(now: now, into: &sample) }
         sample.processStartNanoseconds = startedAtNanoseconds
         sample.startTicks = root.startTicks
         sample.execsSeen = execsSeen
@@ -269,6 +279,18 @@ public final class ProcessSampler {
             sample.activity = activity
         }
         return sample
+    }
+
+    private func readOOMKills(now: UInt64) {
+        if oomKillFiles == nil { oomKillFiles = ControlGroupOOMKills(places: controlGroupPlaces) }
+        oomKills.note(oomKillFiles?.read(now: now, buffer: buffer), at: now)
+    }
+
+    /// At the end: the count read again (from the files opened while the target lived).
+    private func endOOMKills(now: UInt64, into sample: inout Sample) {
+        if let oomKillFiles { oomKills.note(oomKillFiles.readOpenFiles(buffer: buffer), at: now) }
+        (sample.oomKills, sample.oomKillAt) = (oomKills.sinceWatching, oomKills.lastRiseAt)
+        sample.memoryLimitBytes = memoryLimitBytes   // the limit it lived under, for the end's words
     }
 
     /// The RSS of the processes tracked, from their kept-open `statm` alone: what the daemon reads

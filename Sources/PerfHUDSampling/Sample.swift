@@ -34,6 +34,21 @@ public struct Sample: Equatable {
     /// The smallest memory limit on the target's control group and those above it
     /// (`ControlGroupMemoryLimit`, read once a second); nil where none applies.
     public var memoryLimitBytes: UInt64?
+    /// Processes the OOM killer killed in the target's control group since perfhud began to watch
+    /// it (`ControlGroupOOMKills`, read with the limit and at the end), and when that count last
+    /// rose (CLOCK_MONOTONIC); nil where the group has no count.
+    public var oomKills: UInt64?
+    public var oomKillAt: UInt64?
+
+    /// A target that ended within this long of an OOM kill in its group was killed for memory: the
+    /// count is read once a second, and the kill may be read before the process is gone.
+    public static let oomKillWindow: UInt64 = 3_000_000_000
+
+    /// This sample, taken after the end, finds the target killed by its group's OOM killer.
+    public var endedByOOMKill: Bool {
+        guard !alive, let killedAt = oomKillAt else { return false }
+        return monotonicNanoseconds &- Swift.min(killedAt, monotonicNanoseconds) <= Self.oomKillWindow
+    }
     /// Processes summed into this sample (1 unless `--include-children`).
     public var processCount: Int
     /// When the target started (CLOCK_MONOTONIC), where known precisely enough: the first

@@ -62,6 +62,12 @@ public struct MetricsStore {
         report.gpuBox = sample.gpu
         report.netBox = sample.net
         report.memoryLimitBytes = sample.alive ? sample.memoryLimitBytes : nil
+        report.oomKills = sample.oomKills
+        if sample.endedByOOMKill {
+            // Ended as its group's OOM killer killed: the limit it ran out of is the last one read.
+            report.oomKilled = true
+            report.memoryLimitBytes = sample.memoryLimitBytes ?? previous?.memoryLimitBytes
+        }
         // The window: since the sample before; for the first, since the process started (all the
         // CPU it has spent was spent since then), so that `--count 1` has a figure.
         let windowStart = previous.map { ($0.monotonicNanoseconds, $0.cpuNanoseconds) }

@@ -33,6 +33,13 @@ public struct TargetFigures: Equatable, Sendable {
     /// process's RSS: it is then not the RSS sum (it is unknown where PSS is). What the status
     /// line and the plain row call `Mem` rather than `RSS`, live and replayed alike.
     public var memoryIsProportionalSum: Bool { residentSumBytes != nil && residentSumBytes != residentBytes }
+    /// How an OOM kill that ended the target is said at every sink: `killed by the OOM killer
+    /// (group limit 32 MiB)`; nil where it was not.
+    public var oomKillText: String? {
+        guard oomKilled else { return nil }
+        return Sample.killedByOOMKiller(limitBytes: memoryLimitBytes)
+    }
+
     /// `PSS 80 MiB`'s age as the status line says it (`4s old`), where a reading in it is over a
     /// second and a half old (a row at a tick under a second holds it up to a second); nil else.
     public var proportionalAgeText: String? {
@@ -42,6 +49,10 @@ public struct TargetFigures: Equatable, Sendable {
     public var virtualBytes: UInt64?
     /// The smallest memory limit on the target's control group and those above it; nil where none applies.
     public var memoryLimitBytes: UInt64?
+    /// OOM kills in the target's control group since perfhud began to watch it (`oom_kills`).
+    public var oomKills: UInt64?
+    /// The target ended as the OOM killer killed in its group (`oom_killed`, the exit row only).
+    public var oomKilled = false
     public var threads: Int?
     public var processCount: Int
     /// Cumulative CPU seconds of the target (and descendants) since it started. Never decreases.

@@ -7,10 +7,12 @@ import pty
 import re
 import select
 import signal
+import socket
 import struct
 import subprocess
 import termios
 import time
+import urllib.request
 
 import pyte
 import pytest
@@ -202,3 +204,21 @@ def wait_until(predicate, timeout=10.0, interval=0.05):
             return True
         time.sleep(interval)
     return False
+
+
+def free_port():
+    """A TCP port on loopback nobody listens on now (for a daemon's --metrics-listen)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def metric(port, name):
+    """The value of the first series `name` the daemon on `port` serves; None before it listens."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    found = re.search(r"^" + re.escape(name) + r"(?:\{[^}]*\})? (\S+)$", text, re.M)
+    return float(found.group(1)) if found else None

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from conftest import PERFHUD, perfhud, wait_until
+from conftest import PERFHUD, perfhud, wait_until, free_port
 
 # Sends one datagram of one action every 50 ms to the socket named by argv[1], once it exists.
 SENDER = textwrap.dedent("""
@@ -28,12 +28,6 @@ SENDER = textwrap.dedent("""
         except OSError: pass
         time.sleep(0.05)
 """)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Daemon:

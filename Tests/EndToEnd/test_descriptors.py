@@ -5,25 +5,16 @@ made. perfhud now raises its soft limit to the hard one at start, gives its laun
 limit it started with, and where even the hard limit runs out, goes on without the files it could
 not open."""
 import os
-import re
 import resource
 import signal
-import socket
 import subprocess
 import time
-import urllib.request
 
 import pytest
 
-from conftest import PERFHUD, json_rows_of, wait_until
+from conftest import PERFHUD, json_rows_of, wait_until, free_port, metric
 
 MARK = "perfhud-fd-worker"
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -47,17 +38,6 @@ def limited(soft, hard):
     def apply():
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     return apply
-
-
-def metric(port, name):
-    """The value of the first series `name` the daemon on `port` serves; None before it listens."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-            text = response.read().decode()
-    except OSError:
-        return None
-    found = re.search(r"^" + re.escape(name) + r"(?:\{[^}]*\})? (\S+)$", text, re.M)
-    return float(found.group(1)) if found else None
 
 
 def resident_sum(pids):

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from conftest import PERFHUD, perfhud, wait_until
-from test_daemon_targets import daemons, free_port, spawn  # noqa: F401 (the fixtures)
+from conftest import free_port
+from test_daemon_targets import daemons, spawn  # noqa: F401 (the fixtures)
 from test_tmux import Tmux, assert_restored
 
 pytestmark = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by `make test`")

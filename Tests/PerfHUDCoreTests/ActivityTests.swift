@@ -123,6 +123,40 @@ final class ActivityTests: XCTestCase {
         XCTAssertNil(limit(), "no limit anywhere: null, not 0")
     }
 
+    /// The OOM kill count of a group: `oom_kill` of v2's memory.events (a line among `oom` and
+    /// `oom_group_kill`) and of v1's memory.oom_control (after `oom_kill_disable`), as the kernel
+    /// writes them; the kills since watching began, and when the count last rose.
+    func testAGroupsOOMKillsAreReadFromEitherFileAndCountedSinceWatching() {
+        let directories = ControlGroupPlaces.directories(groups: "0::/system.slice/web.service\n4:memory:/web\n",
+                                                         mountInfo: "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                                                            + "33 25 0:29 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n")
+        XCTAssertEqual(ControlGroupOOMKills.countPaths(directories),
+                       ["/sys/fs/cgroup/unified/system.slice/web.service/memory.events", "/sys/fs/cgroup/memory/web/memory.oom_control"])
+        func kills(_ text: String) -> UInt64? { Array(text.utf8).withUnsafeBytes { ControlGroupCPU.value(of: "oom_kill", in: $0) } }
+        XCTAssertEqual(kills("low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n"), 2)
+        XCTAssertEqual(kills("oom_kill_disable 0\nunder_oom 0\noom_kill 7\n"), 7, "not oom_kill_disable's 0")
+        XCTAssertNil(kills("oom_kill_disable 0\nunder_oom 0\n"), "a kernel before 4.13 has no count: unknown, not 0")
+        var count = OOMKillCount()
+        count.note(nil, at: 1)
+        XCTAssertNil(count.sinceWatching, "no file: unknown")
+        count.note(5, at: 2)
+        XCTAssertEqual(count.sinceWatching, 0, "the kills before perfhud watched are not the target's")
+        XCTAssertNil(count.lastRiseAt)
+        count.note(6, at: 3)
+        XCTAssertEqual(count.sinceWatching, 1)
+        XCTAssertEqual(count.lastRiseAt, 3)
+        count.note(6, at: 4)
+        XCTAssertEqual(count.lastRiseAt, 3, "when it rose, not when it was read")
+        var ended = Sample(monotonicNanoseconds: 3 + 2_000_000_000, wallSeconds: 0, alive: false)
+        ended.oomKillAt = count.lastRiseAt
+        XCTAssertTrue(ended.endedByOOMKill, "ended 2 s after a kill in its group")
+        ended.monotonicNanoseconds = 3 + 4_000_000_000
+        XCTAssertFalse(ended.endedByOOMKill, "a kill 4 s before it ended is another process's")
+        ended.alive = true
+        ended.monotonicNanoseconds = 3
+        XCTAssertFalse(ended.endedByOOMKill, "a target that lives on was not killed")
+    }
+
     func testAMemoryLimitFileReadsAsBytesAndNoLimitAsNone() {
         func limit(_ text: String) -> UInt64? { Array(text.utf8).withUnsafeBytes { ControlGroupMemoryLimit.limit($0) } }
         XCTAssertEqual(limit("536870912\n"), 512 << 20)

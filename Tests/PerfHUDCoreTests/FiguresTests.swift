@@ -31,6 +31,7 @@ final class FiguresTests: XCTestCase {
         report.gpu.unreportedReason = GPUUnreported.noDriver               // the key is there only with a reason
         report.net.unreportedReason = NetworkUnreported.notReadYet        // the key is there only with a reason
         report.memoryUnreportedReason = MemoryUnreported.noPermission     // the key is there only with a reason
+        report.oomKilled = true                                            // the key is there only when true
         var events = EventSnapshot()
         events.framesUnreportedReason = FramesUnreported.nothingDrawn     // the key is there only with a reason
         let withEvents = keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .exited(code: 0, signal: nil), events: events))
@@ -50,6 +51,9 @@ final class FiguresTests: XCTestCase {
         report.net.unreportedReason = nil
         XCTAssertFalse(keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("net_unreported_reason"),
                        "no reason, no key")
+        report.oomKilled = false
+        XCTAssertFalse(keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("oom_killed"),
+                       "not killed, no key")
         report.memoryUnreportedReason = nil
         XCTAssertFalse(keys(ofJSON: RowFormatter.json(report, commandName: "x", status: .running, events: nil)).contains("memory_unreported_reason"),
                        "no reason, no key")
@@ -109,6 +113,7 @@ final class FiguresTests: XCTestCase {
             case (.special(.framesUnreportedReason), _): value = 4
             case (.special(.gpuUnreportedReason), _): value = 6
             case (.special(.memoryUnreportedReason), _): value = 2
+            case (.special(.oomKilled), _): value = 1
             case (.special(.netSource), _): value = 3
             case (.special(.netUnreportedReason), _): value = 5
             case (_, .fixed(let scale)): value = (Double(index + 1) * 1.23456).atResolution(scale)
@@ -118,7 +123,8 @@ final class FiguresTests: XCTestCase {
             figure.write(&report, &events, value)
         }
         events.framesTotal = max(events.framesTotal, 1)   // fps is null before the first frame
-        XCTAssertEqual(Set(expected.values).count, expected.count, "a distinct value a figure")
+        // A distinct value a figure; oom_killed is true (1) or absent, as a truth value is 1.
+        XCTAssertEqual(Set(expected.filter { $0.key != .oom_killed }.values).count, expected.count - 1, "a distinct value a figure")
         // In memory, each figure reads what was put into it.
         for figure in Figure.recorded {
             XCTAssertEqual(Figure.read(figure.field, report, events), expected[figure.field], "\(figure.name) in memory")

@@ -379,6 +379,8 @@ final class GroupCombinationTests: XCTestCase {
         sample.proportionalReadAt = n
         sample.memoryUnreportedReason = "m\(n)"
         sample.countsProcessesOnce = n == 1
+        sample.oomKills = n
+        sample.oomKillAt = n
         sample.processStartNanoseconds = n
         sample.execsSeen = Int(n)
         sample.startTicks = n
