@@ -153,15 +153,18 @@ static nvmlReturn_t process_list(nvmlReturn_t (*list)(nvmlDevice_t, unsigned int
     return rc;
 }
 
-int perfhud_nvml_processes(unsigned int index, perfhud_nvml_process *out, unsigned int capacity, unsigned int *written) {
+int perfhud_nvml_processes(unsigned int index, perfhud_nvml_process *out, unsigned int capacity, unsigned int *written, int statuses[2]) {
     *written = 0;
+    statuses[0] = statuses[1] = NVML_ERROR_NOT_FOUND;
     if (index >= perfhud_nvml_device_count()) return NVML_ERROR_NOT_FOUND;
     unsigned int compute = 0, graphics = 0;
     nvmlReturn_t rc = process_list(nvml.compute, nvml.devices[index], &nvml.rooms[index][0], out, capacity, &compute);
     nvmlReturn_t graphicsRC = process_list(nvml.graphics, nvml.devices[index], &nvml.rooms[index][1], out + compute, capacity - compute,
                                            &graphics);
     *written = compute + graphics;
-    // Either list is an answer; the first failure is the one said.
+    statuses[0] = rc;
+    statuses[1] = graphicsRC;
+    // Either list is an answer (the caller says which was refused); the first failure is the one said.
     if (rc == NVML_SUCCESS || graphicsRC == NVML_SUCCESS) return NVML_SUCCESS;
     return rc;
 }

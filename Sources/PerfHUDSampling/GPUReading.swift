@@ -12,6 +12,9 @@ public struct GPUReading {
     public var unreported: String?
     /// Why the devices answer but not per process (MIG, a PID namespace); memory may still be known.
     public var perProcessUnreported: String?
+    /// One NVML process list refused, the other answered (`GPUUnreported.computeListRefused`):
+    /// a target on the answer is read from it and told so; one not on it is unknown, not idle.
+    public var refusedList: String?
 
     public init() {}
 
@@ -55,13 +58,17 @@ public struct GPUReading {
             let weight = Double(client.memoryBytes ?? 0) + (client.busyPercent ?? 0)
             if usedMost == nil || weight > usedMost!.weight { usedMost = (client.device, weight) }
         }
-        let perProcess = perProcessUnreported == nil
+        // Not on the list that answered: maybe on the refused one (NVML_ERROR_NO_PERMISSION).
+        let missed = perProcessUnreported == nil && refusedList != nil && usedMost == nil
+        let perProcess = perProcessUnreported == nil && !missed
         figures.busyPercent = perProcess && busyKnown ? busy.atResolution(10) : nil
         figures.memoryBusyPercent = perProcess && memoryBusyKnown ? memoryBusy.atResolution(10) : nil
         figures.encoderPercent = perProcess && encoderKnown ? encoder.atResolution(10) : nil
         figures.decoderPercent = perProcess && decoderKnown ? decoder.atResolution(10) : nil
-        figures.memoryBytes = memoryKnown ? memory : nil
-        figures.unreportedReason = perProcessUnreported
+        // Both lists refused: no process's memory is known (MIG's is: its lists answer).
+        let listsRefused = perProcessUnreported == GPUUnreported.noPermissionForProcesses
+        figures.memoryBytes = memoryKnown && !missed && !listsRefused ? memory : nil
+        figures.unreportedReason = perProcessUnreported ?? (missed ? GPUUnreported.noPermissionForProcesses : refusedList)
         let index = usedMost?.device ?? 0
         if devices.indices.contains(index) { figures.device = devices[index] }
         return figures

@@ -16,7 +16,11 @@ public enum GPUUnreported {
     public static let otherError = "NVML error"
     public static let noThread = "GPU not read: no thread for it"
     public static let pidNamespace = "perfhud runs in a PID namespace: NVML's host PIDs cannot be matched"
+    /// One of NVML's two process lists refused (NVML_ERROR_NO_PERMISSION), the other answered: a
+    /// target on the answer has that list's figures, with this reason; one not on it is unknown.
+    public static let computeListRefused = "no permission (NVML compute process list): figures from the graphics list alone"
+    public static let graphicsListRefused = "no permission (NVML graphics process list): figures from the compute list alone"
 
     package static let codes = ReasonCodes("gpu", [noDriver, noDevice, notReadYet, stale, mig, noPermission, noPermissionForProcesses, driverNotLoaded,
-                                    versionMismatch, lost, otherError, noThread, pidNamespace])
+                                    versionMismatch, lost, otherError, noThread, pidNamespace, computeListRefused, graphicsListRefused])
 }

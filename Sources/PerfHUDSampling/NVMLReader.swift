@@ -74,8 +74,17 @@ final class NVMLReader {
 
     private func readProcesses(device index: Int, as deviceIndex: Int, mig: Bool, into reading: inout GPUReading, now: UInt64) {
         var written: UInt32 = 0
-        let listed = perfhud_nvml_processes(UInt32(index), &processes, UInt32(processes.count), &written)
+        var statuses: (Int32, Int32) = (0, 0)
+        let listed = withUnsafeMutablePointer(to: &statuses) { pair in
+            pair.withMemoryRebound(to: Int32.self, capacity: 2) { perfhud_nvml_processes(UInt32(index), &processes, UInt32(processes.count), &written, $0) }
+        }
         if listed == 4 && reading.perProcessUnreported == nil { reading.perProcessUnreported = GPUUnreported.noPermissionForProcesses }
+        // One list refused, the other answered: a process missing from the answer may be on the
+        // refused one (a CUDA program's memory is on the compute list alone), not idle.
+        if listed == 0 && reading.refusedList == nil {
+            if statuses.0 == 4 { reading.refusedList = GPUUnreported.computeListRefused }
+            else if statuses.1 == 4 { reading.refusedList = GPUUnreported.graphicsListRefused }
+        }
         // New samples: the newest timestamp seen is where the next call starts.
         var count: UInt32 = 0
         let sampled = mig ? 3 : perfhud_nvml_samples(UInt32(index), lastSeen[index], &samples, UInt32(samples.count), &count)

@@ -201,6 +201,31 @@ def test_no_permission_and_mig_say_why(tmp_path, nvml, sleeper):
     assert row["gpu_percent"] is None and row["gpu_memory_bytes"] == 7358906368, gpu(row)
 
 
+def test_one_refused_process_list_is_unknown_not_zero(tmp_path, nvml, sleeper):
+    """NVML refuses the compute list (NVML_ERROR_NO_PERMISSION) and answers the graphics one: a
+    target on neither answer (a CUDA program, whose memory is on the compute list alone) is
+    unknown with the permission reason, not a measured 0 B; a target on the graphics list has
+    its figures from it, and the reason says the compute list was refused."""
+    target, other = sleeper
+    refused = dict(error__nvmlDeviceGetComputeRunningProcesses_v3="no_permission", device__0__samples="")
+    scenario = scenario_for(tmp_path, nvml, target, other, **refused)
+    rows = attach(target, scenario, count=5)
+    for row in rows[1:]:
+        assert row["gpu_unreported_reason"] == "no permission (NVML process list)", gpu(row)
+        assert all(row[key] is None for key in ("gpu_percent", "gpu_memory_bytes", "gpu_memory_busy_percent")), gpu(row)
+        assert row["gpu_device_memory_total_bytes"] == 85520809984, "the device still answers"
+    scenario.write(device__0__graphics=f"{target}:268435456", device__0__samples=f"{target}:17:2:3:4")
+    rows = attach(target, scenario, count=5)
+    row = rows[-1]
+    assert row["gpu_memory_bytes"] == 268435456 and row["gpu_percent"] == 17, gpu(row)
+    assert row["gpu_unreported_reason"] == "no permission (NVML compute process list): figures from the graphics list alone", gpu(row)
+    # Both refused: nothing per process is known, not 0 B.
+    scenario.write(error__nvmlDeviceGetGraphicsRunningProcesses_v3="no_permission")
+    row = attach(target, scenario, count=5)[-1]
+    assert row["gpu_unreported_reason"] == "no permission (NVML process list)", gpu(row)
+    assert row["gpu_memory_bytes"] is None and row["gpu_percent"] is None, gpu(row)
+
+
 def test_a_missing_symbol_loses_only_its_figure(tmp_path_factory, tmp_path, sleeper):
     target, other = sleeper
     library = build(tmp_path_factory, "nvml-old", "-DFAKE_NVML_WITHOUT_PROCESS_UTILIZATION", "-DFAKE_NVML_WITHOUT_POWER")

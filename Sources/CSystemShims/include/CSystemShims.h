@@ -164,8 +164,9 @@ typedef struct {
 void perfhud_nvml_read_device(unsigned int index, perfhud_nvml_device_reading *out);
 /// A process on a device and its device memory (NVML's NVML_VALUE_NOT_AVAILABLE, all ones, where unknown).
 typedef struct { unsigned int pid; unsigned long long memory; } perfhud_nvml_process;
-/// The compute and graphics processes of a device (a process may be in both).
-int perfhud_nvml_processes(unsigned int index, perfhud_nvml_process *out, unsigned int capacity, unsigned int *written);
+/// The compute and graphics processes of a device (a process may be in both). Each list's own
+/// status in `statuses` (compute, graphics): one may be refused while the other answers.
+int perfhud_nvml_processes(unsigned int index, perfhud_nvml_process *out, unsigned int capacity, unsigned int *written, int statuses[2]);
 /// A per-process utilization sample (percent of the sample's period; timestamp in CLOCK_REALTIME µs).
 typedef struct { unsigned int pid; unsigned long long timestamp; unsigned int sm, memory, encoder, decoder; } perfhud_nvml_sample;
 /// The samples newer than `since` (µs); NVML says 6 (not found) when there are none.
