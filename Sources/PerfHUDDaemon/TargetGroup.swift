@@ -10,8 +10,8 @@ final class TargetGroup: SampleSource {
     private var retired = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
     private var lastCumulative: [Int32: (cpu: UInt64, user: UInt64, system: UInt64)] = [:]
     /// The network totals of members that left, and each member's last (a group's totals never go back).
-    private var retiredNetwork = (sent: UInt64(0), received: UInt64(0), retransmits: UInt64(0))
-    private var lastNetwork: [Int32: (sent: UInt64, received: UInt64, retransmits: UInt64)] = [:]
+    private var retiredNetwork = (sent: UInt64(0), received: UInt64(0), retransmits: UInt64(0), opened: UInt64(0))
+    private var lastNetwork: [Int32: (sent: UInt64, received: UInt64, retransmits: UInt64, opened: UInt64)] = [:]
     /// The command name of the root (`rootPID`), looked up when the members change.
     var commandName = ""
     /// The member every other one descends from (nginx's master above its workers) where the group
@@ -60,6 +60,7 @@ final class TargetGroup: SampleSource {
         lastCumulative[pid] = nil
         if let last = lastNetwork.removeValue(forKey: pid) {
             retiredNetwork.sent &+= last.sent; retiredNetwork.received &+= last.received; retiredNetwork.retransmits &+= last.retransmits
+            retiredNetwork.opened &+= last.opened
         }
         samplers[pid] = nil
         if rootPID == pid { rootPID = nil }
@@ -95,7 +96,7 @@ final class TargetGroup: SampleSource {
             }
             lastCumulative[pid] = (sample.cpuNanoseconds ?? 0, sample.userTicks ?? 0, sample.systemTicks ?? 0)
             if let net = sample.net?.value, let sent = net.txBytesTotal {
-                lastNetwork[pid] = (sent, net.rxBytesTotal ?? 0, net.tcpRetransmitsTotal ?? 0)
+                lastNetwork[pid] = (sent, net.rxBytesTotal ?? 0, net.tcpRetransmitsTotal ?? 0, net.tcpConnectionsOpenedTotal ?? 0)
             }
             combined = combined.map { Self.sum($0, sample) } ?? sample
         }
@@ -105,10 +106,11 @@ final class TargetGroup: SampleSource {
         group.cpuNanoseconds = (group.cpuNanoseconds ?? 0) &+ retired.cpu
         group.userTicks = (group.userTicks ?? 0) &+ retired.user
         group.systemTicks = (group.systemTicks ?? 0) &+ retired.system
-        if retiredNetwork != (0, 0, 0), var net = group.net?.value {
+        if retiredNetwork != (0, 0, 0, 0), var net = group.net?.value {
             net.txBytesTotal = net.txBytesTotal.map { $0 &+ retiredNetwork.sent }
             net.rxBytesTotal = net.rxBytesTotal.map { $0 &+ retiredNetwork.received }
             net.tcpRetransmitsTotal = net.tcpRetransmitsTotal.map { $0 &+ retiredNetwork.retransmits }
+            net.tcpConnectionsOpenedTotal = net.tcpConnectionsOpenedTotal.map { $0 &+ retiredNetwork.opened }
             group.net = NetworkFiguresBox(net)
         }
         // Not logged when it is not there: IP accounting off, or D-Bus refused to the packaged units'

@@ -35,7 +35,7 @@ extension Figure {
              .gpu_percent, .gpu_memory_bytes, .gpu_memory_busy_percent, .gpu_encoder_percent, .gpu_decoder_percent, .gpu_name,
              .gpu_device_percent, .gpu_device_memory_used_bytes, .gpu_device_memory_total_bytes, .gpu_temperature_celsius,
              .gpu_power_watts, .gpu_clock_mhz, .gpu_throttle_reasons, .gpu_unreported_reason,
-             .net_tx_bytes_per_second, .net_rx_bytes_per_second, .net_tx_bytes_total, .net_rx_bytes_total, .tcp_connections,
+             .net_tx_bytes_per_second, .net_rx_bytes_per_second, .net_tx_bytes_total, .net_rx_bytes_total, .tcp_connections, .tcp_connections_opened_total, .tcp_connections_opened_per_second,
              .net_source, .net_unreported_reason, .pss_age_seconds, .memory_unreported_reason:
             return .neither
         }

@@ -347,6 +347,15 @@ extension Figure {
             // (the other rows leave the key out). Format 9.
             return Figure(field, "", .special(.oomKilled), .target, since: 9, column: "oom_killed", storage: .integer,
                           summaries: [.max("oom_killed")])
+        case .tcp_connections_opened_total:
+            // Connected or accepted since perfhud started watching (`TCPAccounting.opened`). Format 9.
+            return Figure(field, "connections", .number(decimals: 0), .target, since: 9, column: "tcp_opened_total", storage: .integer,
+                          metric: .counter("perfhud_target_tcp_connections_opened_total",
+                                           "TCP connections the target's processes opened or accepted since perfhud started watching (sock_diag; an accepted one shorter than a second by its destroy event)."),
+                          summaries: [.last("tcp_connections_opened_total")])
+        case .tcp_connections_opened_per_second:
+            return Figure(field, "connections per second", .number(decimals: 2), .target, since: 9, column: "tcp_opened_centi", storage: .fixed(100),
+                          summaries: [.max("tcp_connections_opened_per_second_max")])
         case .exit:
             return Figure(field, "", .special(.exitStatus), .target)
         }

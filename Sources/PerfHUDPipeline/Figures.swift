@@ -276,6 +276,8 @@ public final class Figure: @unchecked Sendable {
         case .tcp_connections: return r.netBox?.value.tcpConnections
         case .tcp_retransmits_per_second: return r.netBox?.value.tcpRetransmitsPerSecond
         case .tcp_retransmits_total: return r.netBox?.value.tcpRetransmitsTotal.map { Double($0) }
+        case .tcp_connections_opened_total: return r.netBox?.value.tcpConnectionsOpenedTotal.map { Double($0) }
+        case .tcp_connections_opened_per_second: return r.netBox?.value.tcpConnectionsOpenedPerSecond
         case .tcp_retransmit_percent: return r.netBox?.value.tcpRetransmitPercent
         case .tcp_rtt_ms: return r.netBox?.value.tcpRTTms
         case .net_source: return NetworkSource.codes.code(r.netBox?.value.source)
@@ -370,6 +372,8 @@ public final class Figure: @unchecked Sendable {
         case .tcp_connections: r.net.tcpConnections = v
         case .tcp_retransmits_per_second: r.net.tcpRetransmitsPerSecond = v
         case .tcp_retransmits_total: r.net.tcpRetransmitsTotal = size(v)
+        case .tcp_connections_opened_total: r.net.tcpConnectionsOpenedTotal = size(v)
+        case .tcp_connections_opened_per_second: r.net.tcpConnectionsOpenedPerSecond = v
         case .tcp_retransmit_percent: r.net.tcpRetransmitPercent = v
         case .tcp_rtt_ms: r.net.tcpRTTms = v
         case .net_source: r.net.source = NetworkSource.codes.reason(code: v)
@@ -407,7 +411,8 @@ public final class Figure: @unchecked Sendable {
         case gpu_power_watts, gpu_clock_mhz, gpu_throttle_reasons, gpu_unreported_reason
         case net_tx_bytes_per_second, net_rx_bytes_per_second, net_tx_bytes_total, net_rx_bytes_total, tcp_connections
         case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason
-        case memory_limit_bytes, rss_sum_bytes, pss_age_seconds, memory_unreported_reason, oom_kills, oom_killed, exit
+        case memory_limit_bytes, rss_sum_bytes, pss_age_seconds, memory_unreported_reason, oom_kills, oom_killed
+        case tcp_connections_opened_total, tcp_connections_opened_per_second, exit
     }
     private static let noFigures = TargetFigures(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// The kernel's answers about TCP sockets (sock_diag netlink, `SOCK_DIAG_BY_FAMILY` with
 /// `INET_DIAG_INFO`: each socket's `struct tcp_info`, as `ss -ti` reads it), parsed: for the network
 /// figures per process (issue 33). Written by hand: no Swift package speaks sock_diag, and the
@@ -21,6 +24,8 @@ public enum InetDiag {
         public var remotePort: UInt16 = 0
         public var localAddress = RawAddress(), remoteAddress = RawAddress()
         public var interface: UInt32 = 0
+        /// Its owner (`idiag_uid`: the user whose process made it), also in a destroy event.
+        public var uid: UInt32 = 0
         public var bytesAcked: UInt64?
         public var bytesReceived: UInt64?
         public var totalRetransmits: UInt32?
@@ -34,6 +39,15 @@ public enum InetDiag {
     /// 16 bytes of an address as the kernel wrote them (network order, IPv4 in the first 4).
     public struct RawAddress: Equatable {
         package var first: UInt64 = 0, second: UInt64 = 0
+
+        /// A loopback address: 127.0.0.0/8 (an IPv4 socket's), ::1, or ::ffff:127.x.x.x.
+        package func isLoopback(family: UInt8) -> Bool {
+            withUnsafeBytes(of: self) { bytes in
+                if family == UInt8(AF_INET) { return bytes[0] == 127 }
+                if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+                return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff && bytes[12] == 127
+            }
+        }
     }
 
     /// What a batch of netlink messages said: its sockets, and whether the dump is done (NLMSG_DONE,
@@ -47,7 +61,7 @@ public enum InetDiag {
     // netlink and sock_diag constants (linux/netlink.h, linux/sock_diag.h, linux/inet_diag.h).
     static let headerSize = 16            // struct nlmsghdr
     static let messageSize = 72           // struct inet_diag_msg
-    static let inodeOffset = 68, cookieOffset = 44, localPortOffset = 4
+    static let inodeOffset = 68, cookieOffset = 44, localPortOffset = 4, uidOffset = 64
     public static let tcpEstablished: UInt8 = 1, tcpListen: UInt8 = 10, tcpTimeWait: UInt8 = 6
     public static let tcpProtocol: UInt8 = 6, udpProtocol: UInt8 = 17
     /// Every state but LISTEN and TIME_WAIT (no bytes of their own: a time-wait socket is a small
@@ -157,6 +171,7 @@ public enum InetDiag {
                 socket.remoteAddress = RawAddress(first: data.loadUnaligned(fromByteOffset: body + 24, as: UInt64.self),
                                                   second: data.loadUnaligned(fromByteOffset: body + 32, as: UInt64.self))
                 socket.interface = UInt32(littleEndian: data.loadUnaligned(fromByteOffset: body + 40, as: UInt32.self))
+                socket.uid = UInt32(littleEndian: data.loadUnaligned(fromByteOffset: body + uidOffset, as: UInt32.self))
                 var attribute = body + messageSize
                 let end = offset + length
                 while attribute + 4 <= end {

@@ -12,6 +12,10 @@ public struct NetworkFigures: Equatable, Sendable {
     public var rxBytesTotal: UInt64?
     /// Established TCP connections of the target now.
     public var tcpConnections: Double?
+    /// TCP connections opened (connected or accepted) each second over the last pass, and since
+    /// perfhud started watching (`TCPAccounting.opened`).
+    public var tcpConnectionsOpenedPerSecond: Double?
+    public var tcpConnectionsOpenedTotal: UInt64?
     /// Retransmitted TCP segments each second over the last pass, and since perfhud started watching.
     public var tcpRetransmitsPerSecond: Double?
     public var tcpRetransmitsTotal: UInt64?
@@ -40,6 +44,8 @@ public struct NetworkFigures: Equatable, Sendable {
         result.txBytesTotal = add(a.txBytesTotal, b.txBytesTotal)
         result.rxBytesTotal = add(a.rxBytesTotal, b.rxBytesTotal)
         result.tcpConnections = add(a.tcpConnections, b.tcpConnections)
+        result.tcpConnectionsOpenedPerSecond = add(a.tcpConnectionsOpenedPerSecond, b.tcpConnectionsOpenedPerSecond)
+        result.tcpConnectionsOpenedTotal = add(a.tcpConnectionsOpenedTotal, b.tcpConnectionsOpenedTotal)
         result.tcpRetransmitsPerSecond = add(a.tcpRetransmitsPerSecond, b.tcpRetransmitsPerSecond)
         result.tcpRetransmitsTotal = add(a.tcpRetransmitsTotal, b.tcpRetransmitsTotal)
         result.tcpRetransmitPercent = max(a.tcpRetransmitPercent ?? -1, b.tcpRetransmitPercent ?? -1)

@@ -59,6 +59,15 @@ public final class NetworkMonitor: @unchecked Sendable {
         package var sockets: [UInt64: [UInt64: InetDiag.Socket]] = [:]
         /// Whether the target ever held a UDP socket: its totals lack those bytes for good.
         var hadUDP = false
+        /// Whether a connection of the target's user, in its namespace, closed that no pass had
+        /// seen and none of its listening ports accepted: maybe its own, opened and closed between
+        /// two passes (an HTTP client without keep-alive), whose bytes are then not in its totals.
+        var missedShortConnection = false
+        /// Who owns the target's first process (`/proc/PID`'s owner), looked up once.
+        lazy var uid: UInt32? = {
+            var status = stat()
+            return rootPID > 0 && stat("/proc/\(rootPID)", &status) == 0 ? status.st_uid : nil
+        }()
         var denied = false
         var namespaceFailure: SystemError?
         var dumpFailure: SystemError?
@@ -67,7 +76,7 @@ public final class NetworkMonitor: @unchecked Sendable {
         var lastNamespace: UInt64?
         package var rootPID: Int32 = 0
         /// The totals at the last pass and when, for the rates.
-        package var previous: (at: UInt64, sent: UInt64, received: UInt64, retransmits: UInt64, dataSegments: UInt64)?
+        package var previous: (at: UInt64, sent: UInt64, received: UInt64, retransmits: UInt64, dataSegments: UInt64, opened: UInt64)?
         /// The namespace's interface totals when perfhud started watching it (source `netns`).
         var interfacesAtStart: (namespace: UInt64, received: UInt64, sent: UInt64)?
         /// The unit's IP accounting now and when perfhud started watching it (source `unit`); nil
@@ -159,7 +168,31 @@ public final class NetworkMonitor: @unchecked Sendable {
         let owners = namespace.cookieOwners[socket.cookie]
             ?? namespace.portOwners[TCPAccounting.portKey(family: socket.family, port: socket.localPort)] ?? []
         for owner in owners { states[owner]?.accounting.closed(socket) }
+        guard owners.isEmpty else { return }
+        // Whose it was, a destroy event does not say (no PID, no control group: measured on Linux
+        // 6.18): a target of the same user in the namespace says it may have been its own. Not a
+        // client's at all: one from a port below the ephemeral range (a server's accepted socket);
+        // nor the other end of a target's own connection (a peer of its server, of its client).
+        guard Self.ephemeralPorts.contains(socket.localPort),
+              namespace.portOwners[TCPAccounting.portKey(family: socket.family, port: socket.remotePort)] == nil,
+              !namespace.targetPorts.contains(TCPAccounting.portKey(family: socket.family, port: socket.remotePort)) else { return }
+        let loopback = socket.remoteAddress.isLoopback(family: socket.family)
+        for (owner, state) in states where !state.missedShortConnection && (state.rootNamespace ?? state.lastNamespace) == namespace.identity {
+            // In a namespace of its own only its loopback is counted by sockets (its interfaces count the rest).
+            guard state.uid == socket.uid && (state.rootNamespace == nil || loopback) else { continue }
+            // And only a target that ran since its last pass can have opened and closed it.
+            let pids = mutex.withLock { requests[owner]?.pids ?? [] }
+            if pids.contains(where: { pid in Self.cpuTime(of: pid).map { $0 != watched[pid]?.cpu } ?? false }) { state.missedShortConnection = true }
+        }
     }
+
+    /// The ports a client's socket is given (`ip_local_port_range`, perfhud's namespace's; Linux's
+    /// default where it cannot be read).
+    static let ephemeralPorts: ClosedRange<UInt16> = {
+        guard case .success(let bytes) = KeptOpenFile.contents(of: "/proc/sys/net/ipv4/ip_local_port_range", limit: 64) else { return 32768...60999 }
+        let numbers = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { UInt16($0) }
+        return numbers.count == 2 && numbers[0] <= numbers[1] ? numbers[0]...numbers[1] : 32768...60999
+    }()
 
     /// The socket inodes of one process, reused from pass to pass.
     private var pidInodes = Set<UInt64>()
@@ -298,13 +331,19 @@ public final class NetworkMonitor: @unchecked Sendable {
         let endedAt = monotonicNanoseconds()
         var published: [ObjectIdentifier: NetworkFiguresBox] = [:]
         for (owner, state) in states { published[owner] = NetworkFiguresBox(figures(of: state, at: endedAt)) }
-        for namespace in namespaces.values { namespace.cookieOwners.removeAll(keepingCapacity: true); namespace.portOwners.removeAll(keepingCapacity: true) }
+        for namespace in namespaces.values {
+            namespace.cookieOwners.removeAll(keepingCapacity: true); namespace.portOwners.removeAll(keepingCapacity: true)
+            namespace.targetPorts.removeAll(keepingCapacity: true)
+        }
         for (identity, entry) in work {
             guard let namespace = namespaces[identity] else { continue }
             for owner in entry.owners {
                 guard let state = states[owner] else { continue }
                 for cookie in state.accounting.knownCookies { namespace.cookieOwners[cookie, default: []].append(owner) }
                 for port in state.accounting.listeningPorts { namespace.portOwners[port, default: []].append(owner) }
+                for socket in state.sockets[identity]?.values ?? [:].values {
+                    namespace.targetPorts.insert(TCPAccounting.portKey(family: socket.family, port: socket.localPort))
+                }
             }
         }
         // A namespace no target is in any more is let go (its sockets would keep it alive).
@@ -334,6 +373,11 @@ public final class NetworkMonitor: @unchecked Sendable {
                 if let start = state.interfacesAtStart {
                     (sent, received) = (totals.sent &- min(totals.sent, start.sent), totals.received &- min(totals.received, start.received))
                 }
+                // Its interfaces leave `lo` out (a peer in the namespace, a sidecar on localhost,
+                // is not traffic of the namespace's): what its own TCP sockets carried over it is
+                // the target's all the same.
+                sent &+= state.accounting.loopbackSent
+                received &+= state.accounting.loopbackReceived
                 figures.source = NetworkSource.netns
             } else if state.interfacesAtStart != nil, let last = state.previous {
                 // Gone: what its namespace counted stays.
@@ -353,6 +397,7 @@ public final class NetworkMonitor: @unchecked Sendable {
             figures.tcpConnections = Double(connections)
             figures.tcpRTTms = rtt?.atResolution(1000)
             figures.tcpRetransmitsTotal = state.accounting.retransmits
+            figures.tcpConnectionsOpenedTotal = state.accounting.opened
         }
         if let last = state.previous, now > last.at {
             let seconds = Double(now - last.at) / 1e9
@@ -365,12 +410,13 @@ public final class NetworkMonitor: @unchecked Sendable {
             }
             if tcpRead {
                 figures.tcpRetransmitsPerSecond = rate(state.accounting.retransmits, last.retransmits, 100)
+                figures.tcpConnectionsOpenedPerSecond = rate(state.accounting.opened, last.opened, 100)
                 let segments = state.accounting.dataSegments &- min(state.accounting.dataSegments, last.dataSegments)
                 let resent = state.accounting.retransmits &- min(state.accounting.retransmits, last.retransmits)
                 figures.tcpRetransmitPercent = segments > 0 ? min(100, Double(resent) / Double(segments) * 100).atResolution(100) : 0
             }
         }
-        state.previous = (now, sent, received, state.accounting.retransmits, state.accounting.dataSegments)
+        state.previous = (now, sent, received, state.accounting.retransmits, state.accounting.dataSegments, state.accounting.opened)
         if state.namespaceFailure != nil {
             figures.unreportedReason = NetworkUnreported.namespaceNotEntered
         } else if state.dumpFailure != nil {
@@ -378,6 +424,8 @@ public final class NetworkMonitor: @unchecked Sendable {
         } else if (state.hadUDP || state.udpSockets > 0) && figures.source == NetworkSource.tcp {
             state.hadUDP = true
             figures.unreportedReason = NetworkUnreported.udpNotCounted
+        } else if state.missedShortConnection && figures.source != NetworkSource.unit {
+            figures.unreportedReason = NetworkUnreported.shortConnectionsNotCounted
         } else if state.unitNotAccounted {
             figures.unreportedReason = NetworkUnreported.unitNotAccounted
         } else if state.unitNotRead {

@@ -20,6 +20,9 @@ package final class NetworkNamespace {
     /// Who a socket that closes between passes belongs to: by its cookie, or the listening port it was accepted from.
     var cookieOwners: [UInt64: [ObjectIdentifier]] = [:]
     var portOwners: [UInt32: [ObjectIdentifier]] = [:]
+    /// The local ports of the targets' TCP sockets at the last pass (family << 16 | port): a peer's
+    /// socket that closes with one of them as its remote port was the other end of a target's.
+    var targetPorts = Set<UInt32>()
 
     // sock_diag's multicast groups (linux/sock_diag.h): SKNLGRP_INET_TCP_DESTROY 1, SKNLGRP_INET6_TCP_DESTROY 3.
     private static let tcpDestroyGroups: [Int32] = [1, 3]

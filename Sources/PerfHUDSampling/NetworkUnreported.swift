@@ -27,6 +27,11 @@ public enum NetworkUnreported {
     /// packaged units are; docs/network.md says how to give perfhud.service a user of its own.
     public static let unitNotRead = "the unit's IP accounting could not be read over D-Bus: its TCP is counted, not its UDP"
 
+    /// A connection of the target's user closed that no pass saw open and none of its listening
+    /// ports accepted: maybe the target's own, opened and closed within a second (a client without
+    /// keep-alive); the kernel's destroy events name no process, so its bytes are not counted.
+    public static let shortConnectionsNotCounted = "connections opened and closed between two passes (under a second) by the target's user are not counted: the kernel's socket events name no process"
+
     package static let codes = ReasonCodes("net", [notReadYet, stale, udpNotCounted, noPermission, namespaceNotEntered, sockDiagFailed, noThread,
-                                    unitNotAccounted, unitNotRead])
+                                    unitNotAccounted, unitNotRead, shortConnectionsNotCounted])
 }

@@ -32,6 +32,14 @@ public struct TCPAccounting {
     public private(set) var receivedBytes: UInt64 = 0
     public private(set) var retransmits: UInt64 = 0
     public private(set) var dataSegments: UInt64 = 0
+    /// TCP connections the target opened or accepted since perfhud started watching: each socket
+    /// first seen after the first pass, and each accepted from its listening ports that closed
+    /// before a pass saw it (its destroy event). Listening sockets are not connections.
+    public private(set) var opened: UInt64 = 0
+    /// What its sockets to a loopback address carried (in `sentBytes` and `receivedBytes` too):
+    /// traffic no interface but `lo` sees, which a namespace's own count leaves out.
+    public private(set) var loopbackSent: UInt64 = 0
+    public private(set) var loopbackReceived: UInt64 = 0
     /// (family << 16 | port) of the target's listening sockets at the last pass.
     public private(set) var listeningPorts = Set<UInt32>()
     private var connections = 0, rttSum = 0.0, rttCount = 0
@@ -59,7 +67,8 @@ public struct TCPAccounting {
         }
         let now = Last(acked: socket.bytesAcked ?? 0, received: socket.bytesReceived ?? 0, retransmits: socket.totalRetransmits ?? 0,
                        dataSegments: socket.dataSegmentsOut ?? 0)
-        add(now, key: socket.cookie, fresh: passes > 0)
+        if passes > 0 && last[socket.cookie] == nil { opened &+= 1 }
+        add(now, key: socket.cookie, fresh: passes > 0, loopback: socket.remoteAddress.isLoopback(family: socket.family))
         next[socket.cookie] = now
         vanishedSince[socket.cookie] = nil
         if socket.state == InetDiag.tcpEstablished {
@@ -86,24 +95,30 @@ public struct TCPAccounting {
     public mutating func closed(_ socket: InetDiag.Socket) -> Bool {
         let now = Last(acked: socket.bytesAcked ?? 0, received: socket.bytesReceived ?? 0, retransmits: socket.totalRetransmits ?? 0,
                        dataSegments: socket.dataSegmentsOut ?? 0)
+        let loopback = socket.remoteAddress.isLoopback(family: socket.family)
         if last[socket.cookie] != nil {
-            add(now, key: socket.cookie, fresh: true)
+            add(now, key: socket.cookie, fresh: true, loopback: loopback)
             last[socket.cookie] = nil
             vanishedSince[socket.cookie] = nil
             return true
         }
-        guard passes > 0, listeningPorts.contains(Self.portKey(family: socket.family, port: socket.localPort)) else { return false }
-        add(now, key: socket.cookie, fresh: true)
+        // A connection has a peer: the listening socket itself (closed at the end) has none.
+        guard passes > 0, socket.remotePort != 0, listeningPorts.contains(Self.portKey(family: socket.family, port: socket.localPort)) else { return false }
+        add(now, key: socket.cookie, fresh: true, loopback: loopback)
+        opened &+= 1
         return true
     }
 
     /// Adds the increase of a socket's counters since the last pass; one not seen before counts from
     /// its start where `fresh` (opened since perfhud watches), else from where it stands (the first pass).
-    private mutating func add(_ now: Last, key: UInt64, fresh: Bool) {
+    private mutating func add(_ now: Last, key: UInt64, fresh: Bool, loopback: Bool) {
         let before = last[key] ?? (fresh ? Last(acked: min(1, now.acked), received: 0, retransmits: 0, dataSegments: 0) : now)
         // Counters that went back (a cookie of a new socket: never, but a forged reply may say so): from the new start.
-        sentBytes &+= now.acked >= before.acked ? now.acked - before.acked : now.acked &- min(1, now.acked)
-        receivedBytes &+= now.received >= before.received ? now.received - before.received : now.received
+        let sent = now.acked >= before.acked ? now.acked - before.acked : now.acked &- min(1, now.acked)
+        let received = now.received >= before.received ? now.received - before.received : now.received
+        sentBytes &+= sent
+        receivedBytes &+= received
+        if loopback { loopbackSent &+= sent; loopbackReceived &+= received }
         retransmits &+= UInt64(now.retransmits >= before.retransmits ? now.retransmits - before.retransmits : now.retransmits)
         dataSegments &+= UInt64(now.dataSegments >= before.dataSegments ? now.dataSegments - before.dataSegments : now.dataSegments)
     }

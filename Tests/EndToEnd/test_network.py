@@ -22,9 +22,11 @@ import test_daemon_targets as targets
 HELPER = str(ROOT / "Tests/EndToEnd/helpers/net_peer.py")
 UDP_REASON = "UDP not counted: the kernel keeps no bytes per UDP socket"
 NOT_READ = "network not read yet"
+SHORT_REASON = ("connections opened and closed between two passes (under a second) by the target's user are not counted: "
+                "the kernel's socket events name no process")
 NET_FIGURES = ["net_tx_bytes_per_second", "net_rx_bytes_per_second", "net_tx_bytes_total", "net_rx_bytes_total",
                "tcp_connections", "tcp_retransmits_per_second", "tcp_retransmits_total", "tcp_retransmit_percent",
-               "tcp_rtt_ms", "net_source", "net_unreported_reason"]
+               "tcp_rtt_ms", "net_source", "net_unreported_reason", "tcp_connections_opened_total", "tcp_connections_opened_per_second"]
 RUN_FIGURES = ["net_tx_bytes_total", "net_rx_bytes_total", "tcp_retransmits_total", "net_tx_bytes_per_second_max",
                "net_rx_bytes_per_second_max", "net_tx_bytes_per_second_avg", "net_rx_bytes_per_second_avg",
                "tcp_connections_max", "tcp_rtt_ms_avg", "tcp_rtt_ms_max", "tcp_retransmits_per_second_max",
@@ -305,6 +307,9 @@ def test_connections_shorter_than_a_pass_are_counted(tmp_path, started):
     for row in read_rows:
         assert row["tcp_connections"] == 0 and row["net_source"] == "tcp" and row.get("net_unreported_reason") is None, net(row)
     final = rows[-1]
+    # Each connection counted as opened (accepted) from its destroy event: the client's count.
+    assert final["tcp_connections_opened_total"] == connections, net(final)
+    assert summary_of(out)["tcp_connections_opened_total"] == connections
     # Each connection's bytes from its closing (the kernel's destroy event): at most its FIN more.
     assert inbytes * connections <= final["net_rx_bytes_total"] <= inbytes * connections + connections, net(final)
     assert outbytes * connections <= final["net_tx_bytes_total"] <= outbytes * connections + connections, net(final)
@@ -395,6 +400,52 @@ def namespaces():
         yield made
     finally:
         made.remove()
+
+
+def test_loopback_in_a_namespace_of_its_own_is_counted(tmp_path, started, namespaces):
+    """A target in a namespace of its own sending to a peer in the same namespace over 127.0.0.1
+    (a pod's app and its sidecar on localhost): no interface but `lo` carries it, which the
+    namespace's count leaves out; its TCP sockets carried it, and those bytes are its."""
+    port = port_of_sink(started, tmp_path, prefix=namespaces.prefix(namespaces.a), host="127.0.0.1")
+    payload_rate, seconds = 4_000_000, 2.0
+    pid, result = start_sender(started, tmp_path, port, prefix=namespaces.prefix(namespaces.a), host="127.0.0.1",
+                               connections=1, tx=payload_rate, rx=0, seconds=seconds, hold=1.2)
+    watch = started.watch(pid)
+    watch.wait_read()
+    go(tmp_path)
+    out = watch.finish()
+    said, final = read(result), json_rows_of(out)[-1]
+    assert said["sent"] >= 7_000_000, said
+    assert final["net_source"] == "netns", net(final)
+    # The payload its socket sent (acknowledged by the peer), at most its FIN more, and nothing of
+    # the veth (idle).
+    assert said["sent"] <= final["net_tx_bytes_total"] <= said["sent"] + 1 + 2_000, (said, net(final))
+
+
+def test_short_client_connections_are_said_not_counted(tmp_path, started):
+    """A client without keep-alive: 10 connections of 4 MiB, each opened and closed between two
+    passes. No pass sees one, and the kernel's destroy events name no process: the bytes are not
+    counted, and every row after them says so, never a silent 0."""
+    inbytes, connections = 4 << 20, 10
+    portfile = str(tmp_path / "port")
+    started("server", f"portfile={portfile}", f"result={tmp_path / 'server'}", f"connections={connections}",
+            f"inbytes={inbytes}", "outbytes=1000", "hold=5")
+    port = port_of(portfile)
+    client = started("client", f"port={port}", f"go={tmp_path / 'go'}", f"result={tmp_path / 'client'}",
+                     f"connections={connections}", f"inbytes={inbytes}", "hold=2")
+    watch = started.watch(client.pid, tick="100ms")
+    seen = watch.wait_read()
+    time.sleep(max(0, seen + 0.3 - time.monotonic()))
+    go(tmp_path)
+    out = watch.finish()
+    burst = read(str(tmp_path / "client"))
+    assert burst["ended"] - burst["began"] < 0.6, burst
+    rows = [row for row in json_rows_of(out) if is_read(row)]
+    after = [row for row in rows if row.get("net_unreported_reason") == SHORT_REASON]
+    assert after, [net(row) for row in rows]
+    # Once said, said to the end: the totals lack those bytes for good.
+    assert rows[-1].get("net_unreported_reason") == SHORT_REASON, net(rows[-1])
+    assert all(row["tcp_connections"] == 0 for row in rows), [net(row) for row in rows]
 
 
 @needs_nft

@@ -147,6 +147,7 @@ final class DaemonUnitTests: XCTestCase {
         report.gpu.busyPercent = 17; report.gpu.memoryBytes = 1 << 30   // read on the GPU thread
         var net = NetworkFigures()                       // read on the network thread
         net.txBytesTotal = 5_000; net.rxBytesTotal = 700; net.tcpConnections = 2; net.tcpRetransmitsTotal = 3
+        net.tcpConnectionsOpenedTotal = 9
         net.tcpRetransmitPercent = 1.5; net.tcpRTTms = 0.25
         report.net = net
         var events = EventSnapshot()                     // a frame seen: the FPS gauge exists
@@ -408,6 +409,7 @@ final class GroupCombinationTests: XCTestCase {
         var net = NetworkFigures()
         net.txBytesPerSecond = d; net.rxBytesPerSecond = d; net.txBytesTotal = n; net.rxBytesTotal = n; net.tcpConnections = d
         net.tcpRetransmitsPerSecond = d; net.tcpRetransmitsTotal = n; net.tcpRetransmitPercent = d; net.tcpRTTms = d
+        net.tcpConnectionsOpenedTotal = n; net.tcpConnectionsOpenedPerSecond = d
         net.source = "s\(n)"; net.unreportedReason = "u\(n)"
         sample.net = NetworkFiguresBox(net)
         return sample

@@ -16,8 +16,9 @@ was moved after perfhud started watching.
   parent    Starts `sender` (the rest of its arguments) as its child and waits for it; holds no socket.
   server    TCP server, the target: accepts `connections` connections; reads `inbytes` from each,
             answers `outbytes`, closes; holds `hold` s after the last.
-  client    TCP client, a peer: at the go, `connections` connections one after another to the
-            server, each sending `inbytes` and reading the answer to EOF.
+  client    TCP client, a peer (or the target: a client without keep-alive): at the go,
+            `connections` connections one after another to the server, each sending `inbytes` and
+            reading the answer to EOF; holds `hold` s after the last.
   udp       UDP sender, the target: at the go, `count` datagrams of `size` bytes to host:port,
             `rate` a second; holds `hold` s.
   udpsink   UDP receiver, a peer.
@@ -198,6 +199,7 @@ def client(values):
                     break
                 answers += len(data)
     write_json(values["result"], {"began": began, "ended": time.time(), "answers": answers})
+    time.sleep(float(values.get("hold", 0)))
 
 
 def udp(values):
