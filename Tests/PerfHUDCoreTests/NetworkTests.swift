@@ -8,9 +8,9 @@ import XCTest
 /// answers are checked in InetDiagTests and, end to end, in test_network.py.
 final class NetworkTests: XCTestCase {
     private func socket(cookie: UInt64, port: UInt16 = 40000, state: UInt8 = InetDiag.tcpEstablished, acked: UInt64, received: UInt64,
-                        retransmits: UInt32 = 0, inode: UInt64 = 0) -> InetDiag.Socket {
+                        retransmits: UInt32 = 0, inode: UInt64 = 0, peerPort: UInt16 = 51000) -> InetDiag.Socket {
         var socket = InetDiag.Socket(inode: inode, state: state)
-        socket.family = 2; socket.localPort = port; socket.cookie = cookie
+        socket.family = 2; socket.localPort = port; socket.cookie = cookie; socket.remotePort = state == InetDiag.tcpListen ? 0 : peerPort
         socket.bytesAcked = acked; socket.bytesReceived = received; socket.totalRetransmits = retransmits; socket.dataSegmentsOut = 0
         return socket
     }
@@ -37,6 +37,30 @@ final class NetworkTests: XCTestCase {
         // Never seen, from another port (another program's connection): not the target's.
         XCTAssertFalse(totals.closed(socket(cookie: 8, port: 9999, acked: 1_000_001, received: 0)))
         XCTAssertEqual(totals.sentBytes, 2_100)
+        // The listening socket itself, closed at the end: no peer, no connection, nothing counted.
+        XCTAssertFalse(totals.closed(socket(cookie: 2, port: 8080, acked: 0, received: 0, peerPort: 0)))
+        // Opened since watching: the one accepted and closed between passes (cookie 1 was there at the start).
+        XCTAssertEqual(totals.opened, 1)
+        totals.beginPass()
+        totals.see(socket(cookie: 9, acked: 1, received: 0))
+        _ = totals.endPass()
+        XCTAssertEqual(totals.opened, 2, "a socket first seen after the first pass was opened since")
+    }
+
+    /// The peers a namespace's interfaces do not count: 127.0.0.0/8, ::1 and ::ffff:127.x.x.x.
+    func testLoopbackAddressesAreToldFromOthers() {
+        func address(_ bytes: [UInt8]) -> InetDiag.RawAddress {
+            var raw = InetDiag.RawAddress()
+            withUnsafeMutableBytes(of: &raw) { for (index, byte) in bytes.enumerated() { $0[index] = byte } }
+            return raw
+        }
+        XCTAssertTrue(address([127, 0, 0, 1]).isLoopback(family: 2))
+        XCTAssertTrue(address([127, 9, 8, 7]).isLoopback(family: 2))
+        XCTAssertFalse(address([10, 0, 0, 1]).isLoopback(family: 2))
+        XCTAssertTrue(address(Array(repeating: 0, count: 15) + [1]).isLoopback(family: 10))
+        XCTAssertTrue(address(Array(repeating: 0, count: 10) + [0xff, 0xff, 127, 0, 0, 1]).isLoopback(family: 10))
+        XCTAssertFalse(address([0x20, 0x01, 0x0d, 0xb8] + Array(repeating: 0, count: 11) + [1]).isLoopback(family: 10))
+        XCTAssertFalse(address(Array(repeating: 0, count: 16)).isLoopback(family: 10), "::, not ::1")
     }
 
     func testASocketShutDownAndGoneFromTheDumpIsStillFoundByItsEnd() {
