@@ -13,6 +13,14 @@ public struct DaemonConfiguration {
         /// Every unit under `system.slice` whose name matches a glob, each a target of its own.
         case units(String)
 
+        /// A group of processes (`--match`, `--unit`), not one process (and its tree).
+        public var isGroup: Bool {
+            switch self {
+            case .pid, .pidfile: return false
+            case .match, .unit, .units: return true
+            }
+        }
+
         public var description: String {
             switch self {
             case .pid(let pid): return "PID \(pid)"

@@ -56,12 +56,7 @@ final class DaemonTarget {
         self.discovered = discovered
         self.registry = registry
         resolver = try TargetResolver(selector: spec.selector, directory: directory)
-        let isGroup: Bool
-        switch spec.selector {
-        case .pid, .pidfile: isGroup = false
-        case .match, .unit, .units: isGroup = true
-        }
-        group = TargetGroup(includeChildren: configuration.watch.includeChildren, isGroup: isGroup)
+        group = TargetGroup(includeChildren: configuration.watch.includeChildren, isGroup: spec.selector.isGroup)
         // A unit's bytes are systemd's own where it accounts them (IPAccounting=yes): every protocol.
         if case .unit(let unit) = spec.selector { group.unitNetwork = NetworkWatch(unit: unit) }
         let events = SessionEvents(configuration: configuration.watch.events)

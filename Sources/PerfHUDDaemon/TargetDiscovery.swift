@@ -23,6 +23,26 @@ final class TargetDiscovery {
         self.status = status
     }
 
+    /// The members no other member is an ancestor of, in their order.
+    static func topmost(_ pids: [Int32], parentOf: (Int32) -> Int32?) -> [Int32] {
+        let members = Set(pids)
+        var parents: [Int32: Int32?] = [:]
+        func parent(_ pid: Int32) -> Int32? {
+            if let known = parents[pid] { return known }
+            let found = parentOf(pid)
+            parents[pid] = found
+            return found
+        }
+        return pids.filter { pid in
+            var current = parent(pid), steps = 0
+            while let ancestor = current, ancestor > 1, steps < 256 {
+                if members.contains(ancestor) { return false }
+                current = parent(ancestor); steps += 1
+            }
+            return true
+        }
+    }
+
     /// Looks for the targets due a look (down, or a group that rescans). - Returns: whether any target's members changed.
     func discoverDue(_ targets: [DaemonTarget], now: UInt64) -> Bool {
         var changed = false
@@ -39,7 +59,12 @@ final class TargetDiscovery {
         let found = target.resolver.resolve()
         unitWatch.watchGroup(of: target)
         switch found {
-        case .success(let pids):
+        case .success(var pids):
+            // A group's members each with their descendants (--include-children): a member below
+            // another is counted by that one's tree already, not again on its own.
+            if configuration.watch.includeChildren, target.spec.selector.isGroup {
+                pids = Self.topmost(pids) { ProcParser.stat(ofProcess: String($0))?.parentPID }
+            }
             var changed = false
             for pid in pids where !target.group.contains(pid) {
                 do {

@@ -6,16 +6,20 @@ tree is its PSS sum (each process's smaps_rollup `Pss`, summed as smem does), `r
 plain sum (statm, as htop and psrecord add a tree up); `pss_age_seconds` says how old the oldest
 reading in it is; a process that ends between two reads drops out, never nulls the figure.
 """
+import contextlib
 import os
 import pathlib
+import re
+import signal
 import shutil
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 import pytest
 
-from conftest import PERFHUD, json_rows_of, wait_until
+from conftest import PERFHUD, json_rows_of, wait_until, free_port, metric
 from test_why import control_group
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -178,3 +182,45 @@ def test_short_children_drop_out_of_the_sum_and_never_null_it():
     assert all(row["pss_bytes"] is not None and row["pss_bytes"] > 0 for row in rows), [row["pss_bytes"] for row in rows]
     assert all("memory_unreported_reason" not in row for row in rows)
     assert all(row["rss_bytes"] == row["pss_bytes"] and row["rss_sum_bytes"] >= row["pss_bytes"] for row in rows)
+
+
+def test_a_daemon_group_with_children_counts_each_process_once():
+    """`daemon --match … --include-children` where a member's child matches too: the child is in
+    its parent's tree and not a member of its own (it was counted twice: once each way). The
+    group's processes, memory and CPU against /proc's own."""
+    marker = f"perfhud-tree-once-{os.getpid()}"
+    program = ("import os, sys, time\n"
+               "if os.fork() == 0:\n"
+               "    end = time.monotonic() + 1.5\n"
+               "    while time.monotonic() < end: pass\n"
+               "    time.sleep(60)\n"
+               "else:\n"
+               "    time.sleep(60)\n")
+    parent = subprocess.Popen(["python3", "-c", program, marker])
+    port = free_port()
+    daemon = subprocess.Popen([PERFHUD, "daemon", "--match", f"pair={marker}", "--include-children",
+                               "--metrics-listen", f"127.0.0.1:{port}", "--tick", "200ms"], stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: len(tree_of(parent.pid)) == 2, timeout=10)
+        time.sleep(2.5)   # the child's burst is over: its CPU stays where it is
+        pids = tree_of(parent.pid)
+        assert metric(port, "perfhud_target_processes") == 2, metric(port, "perfhud_target_processes")
+        ticks = os.sysconf("SC_CLK_TCK")
+        spent = sum(sum(int(field) for field in open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[11:13]) for pid in pids) / ticks
+        # Summed over its modes (user, system).
+        text = metrics_text(port)
+        counted = sum(float(value) for value in re.findall(r'^perfhud_target_cpu_seconds_total\{[^}]*\} (\S+)$', text, re.M))
+        assert abs(counted - spent) <= 0.15 + 0.1 * spent, (counted, spent)
+        assert abs(metric(port, "perfhud_target_resident_memory_sum_bytes") - rss_sum(pids)) <= 0.05 * rss_sum(pids)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.communicate(timeout=30)
+        for pid in reversed(tree_of(parent.pid)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        parent.wait()
+
+
+def metrics_text(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        return response.read().decode()
