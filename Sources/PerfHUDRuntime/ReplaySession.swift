@@ -191,6 +191,16 @@ public final class ReplaySession {
             screen.draw()
         }
         screen.drawFinalFrame()
-        screen.restore()
+        // As the live HUD ended: on the run's summary, made by the live run's code from the same
+        // rows (the totals of the whole run, wherever the playhead stopped).
+        screen.restore(thenWrite: summaryText())
+    }
+
+    /// The summary the live HUD printed at its end (`SessionSummary`, fed the recording's rows as
+    /// it was fed the live ticks that became them).
+    private func summaryText() -> String {
+        let summary = SessionSummary(tickNanoseconds: tickNanoseconds, budget: recording.frameBudget)
+        for tick in rows { summary.consume(tick) }
+        return summary.text(commandName: recording.meta["target_command"] ?? "?", recordPath: nil)
     }
 }

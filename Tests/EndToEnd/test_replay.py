@@ -112,7 +112,32 @@ def test_the_hud_plays_pauses_seeks_changes_speed_and_quits(recorded_json, termi
 
     term.send(b"q")
     assert term.finish() == 0
-    assert term.raw.endswith(b"\x1b[?25h"), "the cursor is shown again"
+    # The cursor shown again, then the run's summary, as the live HUD ended.
+    assert summary_lines(term)[0].startswith("perfhud: 00:00:06 of perfhud-demo"), bytes(term.raw[-2000:])
+
+
+def summary_lines(term):
+    """What perfhud wrote after the HUD was gone (the cursor shown again): the summary, less the
+    lines a recording does not keep (who ended the program, where it was recorded)."""
+    after = term.raw[term.raw.rindex(b"\x1b[?25h") + len(b"\x1b[?25h"):].decode()
+    lines = [line.replace("\x1b[K", "").strip() for line in after.splitlines()]
+    return [line for line in lines if line.startswith("perfhud: ") and "recorded in" not in line and "perfhud ended" not in line]
+
+
+def test_the_replayed_hud_ends_on_the_live_runs_summary(tmp_path, terminal):
+    """The live HUD ends on the run's summary (the whole run's CPU, RSS, frames, actions); the
+    replayed HUD ends on the same lines, made by the same code from the rows the recording kept,
+    not on its last row's figures."""
+    path = tmp_path / "demo.db"
+    live = terminal(["demo", "--record", str(path), "--duration", "3s"], rows=30, columns=200)
+    assert live.finish() == 0
+    said = summary_lines(live)
+    assert said and said[0].startswith("perfhud: 00:00:03 of perfhud-demo"), live.text()
+    replayed = terminal(["replay", str(path), "--speed", "4"], rows=30, columns=200)
+    replayed.wait_for(lambda t: playback(t)[0] == "end", what="the end", timeout=15)
+    replayed.send(b"q")
+    assert replayed.finish() == 0
+    assert summary_lines(replayed) == said, (replayed.text(), said)
 
 
 def test_bad_input_exits_with_one_line(tmp_path, recorded_json):
