@@ -21,7 +21,8 @@ public enum HTMLReport {
 
     /// The page: header, warnings, summary (side by side with `baseline` when given), charts,
     /// phases and actions.
-    public static func page(_ run: Run, baseline: Run? = nil) -> String {
+    /// - Parameter note: the baseline judged again against this run's frame reference.
+    public static func page(_ run: Run, baseline: Run? = nil, note: String? = nil) -> String {
         let command = run.recording.meta["target_command"] ?? "?"
         let title = "perfhud report: " + command + (run.summary.phase.map { " (phase " + $0 + ")" } ?? "")
         var html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(HTMLText.escaped(title))</title>\n"
@@ -32,6 +33,7 @@ public enum HTMLReport {
         for warning in baseline?.recording.warnings ?? [] {
             html += "<p class=\"warning\">warning (baseline): \(HTMLText.escaped(baseline!.path)): \(HTMLText.escaped(warning))</p>\n"
         }
+        if let note { html += "<p class=\"note\">\(HTMLText.escaped(note.prefix(1).uppercased() + note.dropFirst())).</p>\n" }
         if let phase = run.summary.phase {
             html += "<p class=\"note\">Figures count only the time in phase <b>\(HTMLText.escaped(phase))</b>"
                 + " (" + plural(run.summary.phases.first?.visits ?? 0, "visit") + ", \(SummaryFormatter.human(unit: "seconds", run.summary.durationSeconds)));"

@@ -106,16 +106,18 @@ public struct RecordingSummary {
 
     /// The summary of `recording`, or of the time spent in phase `only`: the recording's ticks, as
     /// `replay` rebuilds them (`RecordingRows`), summed up by the code that sums up a live session
-    /// (`RunSummary`).
-    public init(_ recording: Recording, phase only: String? = nil) {
-        let run = RunSummary(budget: recording.frameBudget, tickSeconds: recording.tickSeconds, phase: only, countsPhasesAndActions: true)
+    /// (`RunSummary`). `budget`: the frames judged against another reference than the one the run
+    /// used (a baseline judged as the run it is compared with; the recording keeps every frame).
+    public init(_ recording: Recording, phase only: String? = nil, budget: FrameBudget? = nil) {
+        let budget = budget ?? recording.frameBudget
+        let run = RunSummary(budget: budget, tickSeconds: recording.tickSeconds, phase: only, countsPhasesAndActions: true)
         let rows = RecordingRows(recording)
         // One tick a sample (an older file's exit row repeats the last sample: not a row of its own).
         for (index, tick) in rows.enumerated() where index < recording.samples.count { run.consume(tick) }
         // The frames in the order they were counted live (the file's): the rows place a frame
         // that arrived late by when it ended, ahead of frames counted before it, and each frame is
         // judged against the pace of the frames counted before it (`FrameJudge`).
-        self.init(run, budget: recording.frameBudget, actionThreshold: recording.actionThreshold, countedOrder: recording.frames)
+        self.init(run, budget: budget, actionThreshold: recording.actionThreshold, countedOrder: recording.frames)
     }
 
     /// The summary of the ticks `run` was fed (counting its phases and actions); `countedOrder`:

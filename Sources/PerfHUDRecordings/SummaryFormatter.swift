@@ -1,5 +1,6 @@
 import PerfHUDSupport
 import PerfHUDSampling
+import PerfHUDEvents
 import PerfHUDPipeline
 
 /// `perfhud report --format json|markdown`: a run's summary as one JSON object or a table.
@@ -42,12 +43,13 @@ public enum SummaryFormatter {
         }
     }
 
-    public static func json(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
-        json(summary, facts: Facts(recording, phase: summary.phase), baseline: baseline)
+    /// - Parameter note: the baseline judged again against this run's frame reference (`baseline_note`).
+    public static func json(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil, note: String? = nil) -> String {
+        json(summary, facts: Facts(recording, phase: summary.phase), baseline: baseline, note: note)
     }
 
     /// The summary as one JSON object (`report --format json`, and the last line of `--output json`).
-    public static func json(_ summary: RecordingSummary, facts: Facts, baseline: RecordingSummary? = nil) -> String {
+    public static func json(_ summary: RecordingSummary, facts: Facts, baseline: RecordingSummary? = nil, note: String? = nil) -> String {
         var fields: [String] = []
         for (key, value) in zip(RecordingSummary.keys, summary.numbers) {
             fields.append(RowFormatter.quoted(key) + ":" + RowFormatter.number(value, decimals: decimals(key)))
@@ -72,6 +74,7 @@ public enum SummaryFormatter {
                 base.append(RowFormatter.quoted(key) + ":" + RowFormatter.number(value, decimals: decimals(key)))
             }
             fields.append("\"baseline\":{" + base.joined(separator: ",") + "}")
+            if let note { fields.append("\"baseline_note\":" + RowFormatter.quoted(note)) }
         }
         // Why it was slow, beyond the table's figures: null where the run has none.
         fields.append("\"busiest_thread\":" + (facts.busiest.map { "{\"pid\":\($0.pid),\"tid\":\($0.tid),\"name\":" + RowFormatter.quoted($0.name)
@@ -160,8 +163,17 @@ public enum SummaryFormatter {
         return out
     }
 
-    public static func markdown(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil) -> String {
+    /// A frame reference as a reader says it: `its own pace (janky above 1.5 × it)`, `a 60 Hz budget (…)`.
+    package static func reference(_ budget: FrameBudget) -> String {
+        let factor = RowFormatter.number(budget.jankFactor, decimals: 2)
+        return budget.paced ? "its own pace (janky above \(factor) × it)"
+            : "a \(RowFormatter.number(budget.refreshHz, decimals: 2)) Hz budget (janky above \(factor) × \(RowFormatter.number(budget.milliseconds, decimals: 2)) ms)"
+    }
+
+    /// - Parameter note: said under the title (the baseline judged again against this run's frame reference).
+    public static func markdown(_ summary: RecordingSummary, recording: Recording, baseline: RecordingSummary? = nil, note: String? = nil) -> String {
         var lines = ["# perfhud report: \(recording.meta["target_command"] ?? "?")" + (summary.phase.map { " (phase \($0))" } ?? ""), ""]
+        if let note { lines += ["> note: " + note, ""] }
         if let started = recording.meta["started_at"] { lines += ["Recorded \(started), perfhud \(recording.meta["perfhud_version"] ?? "?").", ""] }
         for warning in recording.warnings { lines += ["> warning: \(warning)", ""] }
         if summary.number(of: "oom_killed") == 1 {

@@ -119,14 +119,23 @@ struct ReportCommand: ParsableCommand {
             fputs("perfhud: warning: \(why)\n", stderr)
         }
         let old = try baseline.map { try Recording(path: $0) }
-        let oldSummary = old.map { RecordingSummary($0, phase: phase) }
+        // Janky and dropped frames are judged against a reference (the run's own pace, or a
+        // refresh's budget): a baseline judged against another is judged again, from the frames
+        // it keeps, against this run's — like with like — and the report says so.
+        var judgedAgain: String?
+        if let old, old.frameBudget != recording.frameBudget, !old.frames.isEmpty || !recording.frames.isEmpty {
+            judgedAgain = "the baseline judged its frames against \(SummaryFormatter.reference(old.frameBudget)), this run against \(SummaryFormatter.reference(recording.frameBudget)):"
+                + " the baseline's janky and dropped frames are counted again against this run's"
+            fputs("perfhud: note: \(judgedAgain!)\n", stderr)
+        }
+        let oldSummary = old.map { RecordingSummary($0, phase: phase, budget: recording.frameBudget) }
         try writeOutput(out) { write in
             switch arguments.format {
-            case .json: write(SummaryFormatter.json(summary, recording: recording, baseline: oldSummary) + "\n")
-            case .markdown: write(SummaryFormatter.markdown(summary, recording: recording, baseline: oldSummary))
+            case .json: write(SummaryFormatter.json(summary, recording: recording, baseline: oldSummary, note: judgedAgain) + "\n")
+            case .markdown: write(SummaryFormatter.markdown(summary, recording: recording, baseline: oldSummary, note: judgedAgain))
             case .html:
                 let baselineRun = old.flatMap { oldRecording in oldSummary.map { HTMLReport.Run(recording: oldRecording, summary: $0, path: baseline ?? "") } }
-                write(HTMLReport.page(HTMLReport.Run(recording: recording, summary: summary, path: file), baseline: baselineRun))
+                write(HTMLReport.page(HTMLReport.Run(recording: recording, summary: summary, path: file), baseline: baselineRun, note: judgedAgain))
             }
         }
         var failed = false

@@ -426,6 +426,28 @@ def test_html_report_renders_with_the_figures_of_the_json_report(recorded, tmp_p
     screenshot(page, tmp_path, "html-report.png")
 
 
+def test_a_baseline_judged_against_another_reference_is_judged_again(tmp_path):
+    """A baseline whose frames were judged against their own pace, this run's against a 60 Hz
+    budget (--refresh 60): the report says so, and counts the baseline's janky frames again against
+    this run's reference, from the frames it keeps — like with like. The reference: the baseline's
+    frame_log read here, frames over 1.5 × 16.67 ms."""
+    old, new = tmp_path / "paced.db", tmp_path / "refresh.db"
+    assert perfhud("demo", "--output", "json", "--record", str(old), "--duration", "3s").returncode == 0
+    assert perfhud("demo", "--output", "json", "--record", str(new), "--duration", "3s", "--refresh", "60").returncode == 0
+    with sqlite3.connect(old) as database:
+        over = database.execute("SELECT COALESCE(SUM(COALESCE(weight, 1)), 0) FROM frame_log WHERE us > 25000").fetchone()[0]
+    result = perfhud("report", str(new), "--baseline", str(old), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    said = "the baseline judged its frames against its own pace (janky above 1.5 × it), this run against a 60 Hz budget"
+    assert report["baseline_note"].startswith(said) and said in result.stderr, (report.get("baseline_note"), result.stderr)
+    assert report["baseline"]["janky_frames"] == over, (report["baseline"]["janky_frames"], over)
+    assert "> note: " + said in perfhud("report", str(new), "--baseline", str(old)).stdout
+    # The same reference on both sides: nothing to say, nothing judged again.
+    same = perfhud("report", str(new), "--baseline", str(new), "--format", "json")
+    assert "baseline_note" not in json.loads(same.stdout) and "note:" not in same.stderr
+
+
 def test_html_report_against_a_baseline_and_for_one_phase(recorded, tmp_path):
     path, _ = recorded
     baseline = ROOT / "Tests/Fixtures/recordings/format1-demo.db"
