@@ -111,12 +111,20 @@ public final class Recorder: TickSink {
         }
         do {
             database = try SQLiteDatabase(path: path, create: true)
-            // 8 KiB pages: the schema (format 4's `samples` view names ~60 figures) fits in the first
+            // 16 KiB pages: the schema (format 9's `samples` view names ~100 figures: 7.7 KB of SQL,
+            // more than an 8 KiB page held) fits in the first
             // page, so a file cut short keeps it and reads up to the cut.
-            try database.execute("PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN;")
+            try database.execute("PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN;")
             try database.execute(Self.schema + "PRAGMA user_version = \(Self.formatVersion);")
             let setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             for (key, value) in meta { try setMeta.run([.text(key), .text(value)]) }
+            // Who writes it, until `close` says it is whole (`closed`): a reader of a recording
+            // still being written (or whose writer was killed) is told so (`Recording.warnings`).
+            // `closed` is there from the start, its value changed in place at the end: a new row
+            // then could split the meta table's page onto the file's last pages, where a file
+            // cut short would lose it.
+            try setMeta.run([.text("writer_pid"), .text(String(getpid()))])
+            try setMeta.run([.text("closed"), .text("0")])
             self.setMeta = setMeta
             // SQLite binds at most 32,766 values a statement. Past ~16 rows a statement, more save little
             // (Benchmarks/recording_floor.c; docs/benchmarks.md, "What the code's shape saves"); a second's
@@ -325,6 +333,7 @@ public final class Recorder: TickSink {
     public func close() {
         if !failed {
             do { try writePending() } catch { warn("recording to \(database.path): the last second was not written: \(error)") }
+            setMeta("closed", "1")
             try? database.execute("COMMIT; PRAGMA journal_mode=DELETE;")
         }
         database.close()

@@ -8,6 +8,17 @@ import PerfHUDPipeline
 
 /// Reading a recording back from its SQLite file (the data itself: `Recording`).
 extension Recording {
+    /// Why a recording is not whole (format 9 on: its writer's PID, and `closed` once it closed
+    /// it): still being written, or its writer ended without closing it. Nil: whole, or too old to say.
+    static func unfinished(_ meta: [String: String]) -> String? {
+        guard meta["closed"] != "1", let text = meta["writer_pid"], let pid = Int32(text), pid > 0 else { return nil }
+        let comm = (try? KeptOpenFile.contents(of: "/proc/\(pid)/comm", limit: 64).get()).map { String(decoding: $0, as: UTF8.self) }
+        if comm?.hasPrefix("perfhud") == true {
+            return "the recording is still being written (perfhud, PID \(pid)): this reads it as it was at its last commit, at most a second ago, and stops there"
+        }
+        return "the recording was not closed: its perfhud (PID \(pid)) ended without closing it (killed, or the machine stopped); read up to its last commit"
+    }
+
     /// Reads `path`. - Throws: `PerfHUDError` `.noInput` (66), `.noPermission` (77), `.data` (65).
     public init(path: String) throws {
         self.init()
@@ -44,6 +55,7 @@ extension Recording {
             throw notRecording
         }
         guard meta["format"] == "perfhud-recording" else { throw notRecording }
+        if let unfinished = Self.unfinished(meta) { warnings.append(unfinished) }
         let refreshHz = self.refreshHz, paced = frameBudget.paced
         let startedAtMilliseconds = Recording.milliseconds(unix: startedAtUnix)
         let cpus = onlineCPUs

@@ -147,6 +147,28 @@ def test_kill_9_mid_recording_leaves_a_file_that_opens(tmp_path):
     assert int(count.stdout) >= rows - 12, (count.stdout, rows)
     summary = report_json(path)
     assert summary["rss_peak_bytes"] > 0
+    assert any(warning.startswith("the recording was not closed: its perfhud (PID ") for warning in summary["warnings"]), summary["warnings"]
+
+
+def test_a_recording_still_being_written_says_so(tmp_path):
+    """`report` and `replay` of a recording while perfhud still writes it: what it held at its last
+    commit, and a warning that says it is unfinished; once perfhud closed it, no warning."""
+    path = tmp_path / "growing.db"
+    process = subprocess.Popen([PERFHUD, "demo", "--output", "json", "--record", str(path), "--duration", "4s"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(2.2)
+        during = perfhud("report", str(path), "--format", "json")
+        replayed = perfhud("replay", str(path), "--output", "plain")
+    finally:
+        assert process.wait(timeout=30) == 0
+    said = f"the recording is still being written (perfhud, PID {process.pid})"
+    assert during.returncode == 0 and any(w.startswith(said) for w in json.loads(during.stdout)["warnings"]), during.stdout[-500:]
+    assert f"perfhud: warning: {path}: {said}" in during.stderr, during.stderr
+    assert replayed.returncode == 0 and said in replayed.stderr, replayed.stderr
+    after = perfhud("report", str(path), "--format", "json")
+    assert json.loads(after.stdout)["warnings"] == [] and "warning" not in after.stderr, after.stderr
+    assert json.loads(after.stdout)["duration_s"] > json.loads(during.stdout)["duration_s"]
 
 
 def test_a_damaged_file_reports_up_to_the_damage_or_says_so(recorded, tmp_path):
