@@ -100,11 +100,15 @@ public enum HTMLReport {
         }
         let jank = recording.frameBudget.paced ? RowFormatter.number(recording.jankFactor, decimals: 2) + " × pace"
             : RowFormatter.number(recording.jankFactor * 1000 / recording.refreshHz, decimals: 1) + " ms"
-        let groups: [(String, [(key: String, label: String)])] = [
-            ("Frames", [(RunFigure.frames.key, "frames"), (RunFigure.fps_avg.key, "average FPS (frames ÷ time)"), (RunFigure.fps_1pct_low.key, "1 % low FPS (1000 ÷ p99)"),
+        let frameGroup: (String, [(key: String, label: String)]) = (
+            "Frames", [(RunFigure.frames.key, "frames"), (RunFigure.fps_avg.key, "average FPS (frames ÷ time)"), (RunFigure.fps_1pct_low.key, "1 % low FPS (1000 ÷ p99)"),
                         (RunFigure.fps_0_1pct_low.key, "0.1 % low FPS (1000 ÷ p99.9)"), (RunFigure.frame_p50_ms.key, "frame time p50"), (RunFigure.frame_p97_ms.key, "frame time p97"),
                         (RunFigure.frame_p99_ms.key, "frame time p99"), (RunFigure.frame_p99_9_ms.key, "frame time p99.9"),
-                        (RunFigure.janky_frames.key, "janky frames (> \(jank))"), (RunFigure.dropped_frames.key, "dropped frames")]),
+                        (RunFigure.janky_frames.key, "janky frames (> \(jank))"), (RunFigure.dropped_frames.key, "dropped frames")])
+        // What the run has leads: its frames where it reported any (either run), else no frame table
+        // of n/a first (the charts say `no frames recorded`).
+        let hasFrames = (value(summary, RunFigure.frames.key) ?? 0) > 0 || baseline.map { (value($0, RunFigure.frames.key) ?? 0) > 0 } ?? false
+        let groups: [(String, [(key: String, label: String)])] = (hasFrames ? [frameGroup] : []) + [
             ("CPU and memory", [(RunFigure.duration_s.key, "duration"), (RunFigure.samples.key, "samples"), (RunAggregates.key(.cpu_percent, .mean), "CPU average (100 = one core)"),
                                 (RunAggregates.key(.cpu_percent, .max), "CPU peak"), (RunAggregates.key(.rss_bytes, .atStart), "RSS at start"), (RunAggregates.key(.rss_bytes, .max), "RSS peak"),
                                 (RunAggregates.key(.rss_bytes, .last), "RSS at end"), (RunAggregates.key(.pss_bytes, .max), "PSS peak"), (RunFigure.actions_total.key, "actions in total")]),
@@ -160,7 +164,9 @@ public enum HTMLReport {
     static let networkGroup: (String, [(key: String, label: String)]) = ("Network", [
         (RunAggregates.key(.net_tx_bytes_total, .last), "bytes sent"), (RunAggregates.key(.net_rx_bytes_total, .last), "bytes received"),
         (RunAggregates.key(.net_tx_bytes_per_second, .max), "sent a second, peak"), (RunAggregates.key(.net_rx_bytes_per_second, .max), "received a second, peak"),
-        (RunAggregates.key(.tcp_connections, .max), "TCP connections, peak"), (RunAggregates.key(.tcp_retransmits_total, .last), "TCP segments retransmitted"),
+        (RunAggregates.key(.tcp_connections, .max), "TCP connections, peak"),
+        (RunAggregates.key(.tcp_connections_opened_total, .last), "TCP connections opened"),
+        (RunAggregates.key(.tcp_retransmits_total, .last), "TCP segments retransmitted"),
         (RunAggregates.key(.tcp_retransmit_percent, .max), "retransmitted share of data segments, peak"), (RunAggregates.key(.tcp_rtt_ms, .mean), "TCP round-trip time, average"),
         (RunAggregates.key(.tcp_rtt_ms, .max), "TCP round-trip time, peak"),
     ])

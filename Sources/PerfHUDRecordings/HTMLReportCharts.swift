@@ -21,10 +21,15 @@ package enum HTMLReportCharts {
         // Why it was slow (format 4 on): waiting and the busiest threads after the CPU they
         // explain, faults, storage I/O and descriptors after the memory.
         let whyCharts = why(run, duration: duration, bands: bands)
-        return cpu(run, baseline: baseline, duration: duration, bands: bands) + whyCharts.cpu
+        // What the run has first: frames lead where there are some, else come after the rest.
+        let hasFrames = !run.recording.frames.isEmpty || !(baseline?.recording.frames.isEmpty ?? true)
+        let frameCharts = frames(run, baseline: baseline, duration: duration, bands: bands)
+        return (hasFrames ? frameCharts : "")
+            + cpu(run, baseline: baseline, duration: duration, bands: bands) + whyCharts.cpu
             + memory(run, baseline: baseline, duration: duration, bands: bands) + whyCharts.memory
-            + frames(run, baseline: baseline, duration: duration, bands: bands)
+            + network(run, baseline: baseline, duration: duration, bands: bands)
             + actions(run, duration: duration, bands: bands)
+            + (hasFrames ? "" : frameCharts)
     }
 
     /// The last moment the recording knows of: its last sample (or frame, if later).

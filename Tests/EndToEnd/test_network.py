@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import time
 
 import pytest
 
+from test_recording import screenshot
 from conftest import PERFHUD, ROOT, perfhud, wait_until, json_rows_of, summary_of
 import test_daemon_targets as targets
 
@@ -239,6 +241,16 @@ def test_loopback_known_bytes_at_every_sink(tmp_path, started):
     ndjson = perfhud("export", str(record), "--format", "ndjson")
     assert ndjson.returncode == 0, ndjson.stderr
     assert [net(row) for row in json_rows_of(ndjson.stdout)] == [net(row) for row in rows]
+    # The HTML report: the network charted (sent at the rate sent), and no table of frames this
+    # program never reported ahead of what it has.
+    page = tmp_path / "net.html"
+    assert perfhud("report", str(record), "--format", "html", "-o", str(page)).returncode == 0
+    html = page.read_text()
+    assert "<h3>Network</h3>" in html and "<title>sent" in html and "<title>received" in html, html[:3000]
+    captions = re.findall(r"<caption>([^<]*)</caption>", html)
+    assert captions[0] == "CPU and memory" and "Frames" not in captions, captions
+    assert html.index("<h3>Network</h3>") < html.index("no frames recorded"), "what the run has comes first"
+    screenshot(page, tmp_path, "network-report.png", size=(1280, 2400))
 
 
 def test_the_final_row_waits_for_the_last_pass(tmp_path, started):
