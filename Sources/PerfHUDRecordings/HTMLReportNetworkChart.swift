@@ -20,7 +20,8 @@ extension HTMLReportCharts {
         if let source = samples.last(where: { $0.figures.netBox?.value.source != nil })?.figures.net.source {
             chart.notes.append("source: " + source + " (docs/network.md)")
         }
-        if let reason = samples.last(where: { $0.figures.netBox?.value.unreportedReason != nil })?.figures.net.unreportedReason {
+        // What the totals lack, as the last row read says it (not the first rows' `not read yet`).
+        if let reason = samples.last(where: { $0.figures.netBox?.value.txBytesTotal != nil })?.figures.net.unreportedReason {
             chart.notes.append(reason)
         }
         return chart.html()
