@@ -27,6 +27,12 @@ package final class ProcessActivity {
     private var fdDirectory: Int32 = -1
     private var limits: KeptOpenFile?
     private var oomScore: KeptOpenFile?
+    /// What the OOM killer weighs the process by, for its score against a group's limit
+    /// (`OOMScore`): its page tables (status `VmPTE`, read with the memory by kind), its
+    /// `oom_score_adj` (once a second), its resident pages (the tick's statm).
+    private var oomScoreAdjust: KeptOpenFile?
+    private var pageTableBytes: UInt64?
+    private var residentPages: UInt64 = 0
     /// Files that may not be read (another user's process): tried once, then null.
     private var ioDenied = false, fdsDenied = false, statusDenied = false, oomScoreDenied = false
     private var threads: [ThreadFiles] = []
@@ -82,7 +88,7 @@ package final class ProcessActivity {
     }
 
     deinit {
-        io?.close(); status?.close(); limits?.close(); oomScore?.close()
+        io?.close(); status?.close(); limits?.close(); oomScore?.close(); oomScoreAdjust?.close()
         if fdDirectory >= 0 { close(fdDirectory) }
         for thread in threads { thread.schedstat.close(); thread.status?.close() }
     }
@@ -129,8 +135,10 @@ package final class ProcessActivity {
             let read = ProcParser.memoryKinds(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), near: memoryKindsAt)
             statusKinds = read?.kinds
             memoryKindsAt = read?.at ?? 0
+            pageTableBytes = ProcParser.number(after: "VmPTE:", in: UnsafeRawBufferPointer(rebasing: buffer[0..<count])).map { $0 &* 1024 }
             statusReadAt = now
         }
+        residentPages = statm.residentPages
         if let kinds = statusKinds {
             let resident = statm.residentPages &* pageSize, shared = min(resident, statm.sharedPages &* pageSize)
             let shmem = min(shared, kinds.shmemBytes)
@@ -162,8 +170,10 @@ package final class ProcessActivity {
     /// The once-a-second figures: context switches over the threads, descriptors, the OOM score,
     /// and (when `busiest`) the busiest threads since the last call. `readLimit`: the root's
     /// descriptor limit.
+    /// - Parameter groupLimitBytes: the memory limit the process is under (its groups' smallest):
+    ///   its `oom_score` is then the one against that limit (`OOMScore`), else the machine's.
     func readEverySecond(into activity: inout Activity.EverySecond, now: UInt64, busiest: Bool, readLimit: Bool,
-                         buffer: UnsafeMutableRawBufferPointer) {
+                         groupLimitBytes: UInt64? = nil, buffer: UnsafeMutableRawBufferPointer) {
         for index in threads.indices {
             if threads[index].status == nil {
                 guard case .success(let file) = KeptOpenFile.open(taskPath + "/\(threads[index].tid)/status") else { continue }
@@ -192,7 +202,19 @@ package final class ProcessActivity {
             }
         }
         activity.levels.oomScore = readOOMScore(buffer: buffer)
+        if let limit = groupLimitBytes, activity.levels.oomScore != nil, let adjust = readOOMScoreAdjust(buffer: buffer) {
+            let swap = statusKinds?.swapBytes ?? 0
+            activity.levels.oomScore = OOMScore.againstLimit(residentPages: residentPages, swapBytes: swap, pageTableBytes: pageTableBytes ?? 0,
+                                                             adjust: adjust, limitBytes: limit, pageSize: pageSize)
+        }
         if busiest { activity.levels.busiestThreads = busiestThreads(now: now) }
+    }
+
+    /// `/proc/PID/oom_score_adj` (-1000 to 1000), kept open; nil where it may not be read.
+    private func readOOMScoreAdjust(buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        if oomScoreAdjust == nil, case .success(let file) = KeptOpenFile.open("/proc/\(pid)/oom_score_adj") { oomScoreAdjust = file }
+        guard let oomScoreAdjust, case .success(let count) = oomScoreAdjust.read(into: buffer) else { return nil }
+        return Int(String(decoding: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self).split(separator: "\n").first ?? "")
     }
 
     /// `/proc/PID/oom_score`, kept open (readable by anyone); nil where it may not be read.

@@ -201,6 +201,13 @@ public final class ProcessSampler {
             sample.processCount += 1
             if collectsActivity { readActivity(of: process, stat: reading.stat, statm: reading.statm, now: now, cadence: cadence, slow: slowDue, into: &activity) }
         }
+        // The limit first: the OOM score of each process is read against it (`OOMScore`).
+        if !rootGone && cadence.isDue(lastRead: memoryLimitReadAt, every: 1_000_000_000, now: now) {
+            memoryLimitReadAt = now
+            if memoryLimit == nil { memoryLimit = ControlGroupMemoryLimit(places: controlGroupPlaces) }
+            memoryLimitBytes = memoryLimit?.read(now: now, buffer: buffer)
+            readOOMKills(now: now)
+        }
         if !rootGone { accumulate(root) }
         // Descendants that vanished are let go after the loop (not while iterating the dictionary),
         // in a list kept for the purpose: no copy of the dictionary's values per tick.
@@ -254,12 +261,6 @@ public final class ProcessSampler {
         let pss = proportional.read(root: rootGone ? nil : root, others: readOrder, now: now, cadence: cadence, buffer: buffer)
         (sample.proportionalBytes, sample.proportionalReadAt, sample.memoryUnreportedReason) = (pss.bytes, pss.readAt, pss.unreported)
         sample.countsProcessesOnce = includeChildren
-        if !rootGone && cadence.isDue(lastRead: memoryLimitReadAt, every: 1_000_000_000, now: now) {
-            memoryLimitReadAt = now
-            if memoryLimit == nil { memoryLimit = ControlGroupMemoryLimit(places: controlGroupPlaces) }
-            memoryLimitBytes = memoryLimit?.read(now: now, buffer: buffer)
-            readOOMKills(now: now)
-        }
         sample.memoryLimitBytes = memoryLimitBytes
         (sample.oomKills, sample.oomKillAt) = (oomKills.sinceWatching, oomKills.lastRiseAt)
         // A zombie not yet reaped has ended too: the kill that ended it is counted by now.
@@ -331,7 +332,7 @@ public final class ProcessSampler {
         collector.readEveryTick(into: &own, stat: stat, statm: statm, includeReaped: includeChildren, now: now, cadence: cadence, buffer: buffer)
         if slow {
             var part = Activity.EverySecond()
-            collector.readEverySecond(into: &part, now: now, busiest: true, readLimit: process === root, buffer: buffer)
+            collector.readEverySecond(into: &part, now: now, busiest: true, readLimit: process === root, groupLimitBytes: memoryLimitBytes, buffer: buffer)
             part.readAt = everySecond.readAt
             everySecond = .summed(everySecond, part)
         }

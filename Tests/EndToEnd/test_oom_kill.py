@@ -98,6 +98,32 @@ def test_attach_says_the_kill_of_a_program_it_did_not_start():
     assert not last["alive"] and last["oom_killed"] is True and last["oom_kills"] == 1, last
 
 
+def test_the_oom_score_is_the_one_against_the_group_limit():
+    """/proc/PID/oom_score is against the machine's memory: 666 or so for any small process. The one
+    that decides a group's kill is against the group's limit (mm/oom_kill.c), which perfhud shows:
+    worked out here from the process's own files — (1000 + (resident + swap + page tables) × 1000 /
+    limit pages + oom_score_adj) × 2/3."""
+    with limited_group("score") as group:
+        holder = subprocess.Popen([sys.executable, "-c", "import time; x = bytearray(24 << 20); time.sleep(30)"], preexec_fn=into(group))
+        try:
+            time.sleep(0.5)
+            result = subprocess.run([PERFHUD, "attach", str(holder.pid), "--tick", "1s", "--count", "2", "--output", "json"],
+                                    capture_output=True, text=True, timeout=30)
+            page = os.sysconf("SC_PAGE_SIZE")
+            resident = int(open(f"/proc/{holder.pid}/statm").read().split()[1])
+            status = dict(line.split(":", 1) for line in open(f"/proc/{holder.pid}/status"))
+            pte, swap = int(status["VmPTE"].split()[0]) * 1024 // page, int(status["VmSwap"].split()[0]) * 1024 // page
+            adjust = int(open(f"/proc/{holder.pid}/oom_score_adj").read())
+            host = int(open(f"/proc/{holder.pid}/oom_score").read())
+        finally:
+            holder.kill()
+            holder.wait()
+    expected = (1000 + (resident + swap + pte) * 1000 // (LIMIT // page) + adjust) * 2 // 3
+    rows = json_rows_of(result.stdout)
+    assert all(abs(row["oom_score"] - expected) <= 3 for row in rows), ([row["oom_score"] for row in rows], expected, host)
+    assert expected > host + 300, (expected, host)   # half the group's limit held: far from the machine's 666
+
+
 def test_the_daemon_counts_the_kills_of_a_group_and_says_a_target_killed():
     """A --match group of two in the limited group, one of which is killed: the group's counter
     and a journal line; a --pid target killed: the line that says it went away says why."""

@@ -157,6 +157,22 @@ final class ActivityTests: XCTestCase {
         XCTAssertFalse(ended.endedByOOMKill, "a target that lives on was not killed")
     }
 
+    /// The OOM score against a group's limit, as mm/oom_kill.c weighs a process for the group's kill.
+    func testTheOOMScoreAgainstALimitIsTheKernels() {
+        let page: UInt64 = 4096, limit: UInt64 = 32 << 20   // 8,192 pages
+        // 4,096 pages resident of 8,192: badness 500 ‰ → (1000 + 500) × 2/3.
+        XCTAssertEqual(OOMScore.againstLimit(residentPages: 4096, swapBytes: 0, pageTableBytes: 0, adjust: 0, limitBytes: limit, pageSize: page), 1000)
+        // Swap and page tables count as pages; oom_score_adj adds its thousandths of the limit.
+        XCTAssertEqual(OOMScore.againstLimit(residentPages: 2048, swapBytes: 2048 * page, pageTableBytes: 0, adjust: 0, limitBytes: limit, pageSize: page), 1000)
+        XCTAssertEqual(OOMScore.againstLimit(residentPages: 0, swapBytes: 0, pageTableBytes: 0, adjust: 500, limitBytes: limit, pageSize: page), 1000)
+        XCTAssertEqual(OOMScore.againstLimit(residentPages: 0, swapBytes: 0, pageTableBytes: 0, adjust: 0, limitBytes: limit, pageSize: page), 666)
+        XCTAssertEqual(OOMScore.againstLimit(residentPages: 9999, swapBytes: 0, pageTableBytes: 0, adjust: -1000, limitBytes: limit, pageSize: page), 0,
+                       "OOM_SCORE_ADJ_MIN: never killed")
+        XCTAssertEqual(OOMScore.againstLimit(residentPages: 100_000, swapBytes: 0, pageTableBytes: 0, adjust: 1000, limitBytes: limit, pageSize: page), 2000,
+                       "at most 2000")
+        XCTAssertNil(OOMScore.againstLimit(residentPages: 1, swapBytes: 0, pageTableBytes: 0, adjust: 0, limitBytes: 100, pageSize: page), "a limit under a page")
+    }
+
     func testAMemoryLimitFileReadsAsBytesAndNoLimitAsNone() {
         func limit(_ text: String) -> UInt64? { Array(text.utf8).withUnsafeBytes { ControlGroupMemoryLimit.limit($0) } }
         XCTAssertEqual(limit("536870912\n"), 512 << 20)
