@@ -26,6 +26,7 @@ public final class DaemonMetrics: @unchecked Sendable {
     private let histogramsLock = Mutex()
     private let refused: Counter
     private let sampleDuration: Gauge
+    private let descriptorRefusals: Counter
     private let droppedLog: Counter
     private let droppedNotify: Counter
     private let processCPU: Counter
@@ -51,6 +52,8 @@ public final class DaemonMetrics: @unchecked Sendable {
         droppedNotify = registry.counter("perfhud_output_dropped_total", labels: [("destination", "systemd_notify")],
                                              help: "Writes perfhud dropped rather than wait for a reader that is not keeping up, by destination.")
         sampleDuration = registry.gauge("perfhud_sample_duration_seconds", help: "perfhud's own cost of its last sample (wall time).")
+        descriptorRefusals = registry.counter("perfhud_descriptor_refusals_total",
+                                              help: "Files perfhud could not keep open for lack of file descriptors (its limit, or the system's): read on demand, or left out of a figure, with the reason said.")
         processCPU = registry.counter("process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.")
         processResident = registry.gauge("process_resident_memory_bytes", help: "Resident memory size in bytes.")
         processVirtual = registry.gauge("process_virtual_memory_bytes", help: "Virtual memory size in bytes.")
@@ -101,6 +104,7 @@ public final class DaemonMetrics: @unchecked Sendable {
         sampleDuration.set(to: sampleSeconds)
         advance(droppedLog, "dropped:log", to: Double(droppedWrites.log))
         advance(droppedNotify, "dropped:notify", to: Double(droppedWrites.notify))
+        advance(descriptorRefusals, "descriptors", to: Double(DescriptorBudget.refusals.value))
     }
 
     private func advance(_ counter: Counter, _ key: String, to value: Double) {

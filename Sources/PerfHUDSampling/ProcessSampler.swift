@@ -378,9 +378,11 @@ public final class ProcessSampler {
         if let controlGroup, controlGroup.members(into: &members) {
             for member in members where member != pid {
                 if let known = descendants[member] { known.seen = discoveryPass; continue }
-                if case .success(let process) = TrackedProcess.open(pid: member, buffer: buffer) {
+                switch TrackedProcess.open(pid: member, buffer: buffer) {
+                case .success(let process):
                     process.seen = discoveryPass
                     descendants[member] = process
+                case .failure(let error): noteUntracked(error)
                 }
             }
         } else {
@@ -388,9 +390,12 @@ public final class ProcessSampler {
             for (childPID, childStart) in found {
                 if let known = descendants[childPID], known.startTicks == childStart { known.seen = discoveryPass; continue }
                 // Open, then check the start time: a PID reused between the scan and the open is skipped.
-                if case .success(let process) = TrackedProcess.open(pid: childPID, buffer: buffer), process.startTicks == childStart {
+                switch TrackedProcess.open(pid: childPID, buffer: buffer) {
+                case .success(let process) where process.startTicks == childStart:
                     process.seen = discoveryPass
                     descendants[childPID] = process
+                case .success: break
+                case .failure(let error): noteUntracked(error)
                 }
             }
         }
@@ -398,6 +403,14 @@ public final class ProcessSampler {
             descendants = descendants.filter { $0.value.seen == discoveryPass }
         }
         if descendants.count != readOrder.count || readOrder.contains(where: { descendants[$0.pid] !== $0 }) { orderDescendants() }
+    }
+
+    /// A descendant whose files could not be kept open for lack of descriptors: left out of the
+    /// tree's figures, and said (once) rather than silently missing from its sums.
+    private func noteUntracked(_ error: SystemError) {
+        guard error.code == EMFILE || error.code == ENFILE, saidDenied.insert("descriptors").inserted else { return }
+        notes.append("processes of the tree past the descriptor limit are not counted: no file descriptor left to keep their /proc files open"
+                     + " (raise the limit: ulimit -n, LimitNOFILE=)")
     }
 
     private func orderDescendants() {

@@ -22,10 +22,21 @@ public enum DescriptorBudget {
     @inlinable
     public static func admits(_ descriptor: Int32) -> Bool { descriptor < line }
 
+    /// Files perfhud wanted to keep open and could not for lack of descriptors: over the line,
+    /// or refused by the kernel (EMFILE, ENFILE). The daemon's `perfhud_descriptor_refusals_total`;
+    /// what was not kept is read on demand, or its figure is left out with a reason.
+    public static let refusals = LockedCounter()
+
     /// `opened`, a descriptor to keep open, where it may be; else closed, and EMFILE.
     public static func keeping(_ opened: Result<Int32, SystemError>) -> Result<Int32, SystemError> {
-        opened.flatMap { descriptor in
-            guard admits(descriptor) else { close(descriptor); return .failure(SystemError(EMFILE)) }
+        switch opened {
+        case .failure(let error) where error.code == EMFILE || error.code == ENFILE:
+            refusals.increment()
+            return opened
+        case .failure:
+            return opened
+        case .success(let descriptor):
+            guard admits(descriptor) else { close(descriptor); refusals.increment(); return .failure(SystemError(EMFILE)) }
             return .success(descriptor)
         }
     }

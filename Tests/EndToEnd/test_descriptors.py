@@ -91,6 +91,7 @@ def test_a_hard_limit_run_out_is_no_crash(workers):
         time.sleep(4)
         assert daemon.poll() is None, "it ended"
         assert metric(port, "perfhud_target_up") == 1
+        assert metric(port, "perfhud_descriptor_refusals_total") > 0, "each file it could not keep open is counted"
     finally:
         daemon.send_signal(signal.SIGTERM)
         _, err = daemon.communicate(timeout=30)
@@ -115,3 +116,7 @@ def test_attach_to_a_tree_larger_than_the_hard_limit_runs_on(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     rows = json_rows_of(result.stdout)
     assert len(rows) == 15 and all(row["alive"] for row in rows), [row.get("processes") for row in rows]
+    # What it could not count it says, once, rather than a silent sum of fewer processes.
+    counted = max(row["processes"] for row in rows)
+    assert counted < 301, counted
+    assert result.stderr.count("past the descriptor limit are not counted") == 1, result.stderr[-2000:]
