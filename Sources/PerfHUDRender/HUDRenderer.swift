@@ -177,15 +177,17 @@ public enum HUDRenderer {
         let values = columns.compactMap { $0 }
         let current = snapshot.figures?.residentBytes.map { Double($0) }
         let header: String
+        // A tree's memory is its PSS sum, counted once (`TargetFigures.memoryIsProportionalSum`).
+        let title = snapshot.figures?.memoryIsProportionalSum == true ? "memory (PSS Σ) " : "memory (RSS) "
         var low = values.map(\.lowerBound).min() ?? 0
         var high = values.map(\.upperBound).max() ?? 0
         if values.isEmpty {
             // Before the first sample, "no samples yet"; after it, why there is no figure (a kernel
             // thread has no memory of its own) rather than a wait that never ends.
             let why = snapshot.series.count == 0 ? "no samples yet" : snapshot.memoryNote ?? "n/a: not readable"
-            header = "memory (RSS) " + paint.dim(why)
+            header = title + paint.dim(why)
         } else {
-            header = "memory (RSS) " + paint.bold(current.map(Units.bytes) ?? "n/a")
+            header = title + paint.bold(current.map(Units.bytes) ?? "n/a")
                 + paint.dim("  min ") + Units.bytes(low) + paint.dim("  max ") + Units.bytes(high)
                 + paint.dim("  over the last " + DurationText.format(nanoseconds: UInt64(min(now, span) * 1e9)))
         }

@@ -41,6 +41,7 @@ public enum TerminalText {
             case "±": result += "+-"
             case "−", "–": result += "-"
             case "µ": result += "u"
+            case "Σ": result += "sum"
             default: if columns(of: scalar) > 0 { result += String(repeating: "?", count: columns(of: scalar)) }
             }
         }

@@ -224,3 +224,18 @@ def test_a_daemon_group_with_children_counts_each_process_once():
 def metrics_text(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
         return response.read().decode()
+
+
+def test_the_hud_names_a_trees_memory_for_what_it_is(terminal):
+    """The status line says `Mem` (the PSS sum) and `RSS Σ` (the plain sum) for a tree, the memory
+    graph `memory (PSS Σ)`; for one process `RSS`, `PSS` and `memory (RSS)`."""
+    tree = terminal(["run", "--include-children", "--", "sh", "-c", "sleep 30 & sleep 30"], rows=20, columns=160)
+    tree.wait_for(lambda t: "RSS Σ" in t.screen.display[0], what="the tree's status line")
+    assert " Mem " in tree.screen.display[0] and " PSS " not in tree.screen.display[0], tree.screen.display[0]
+    assert tree.screen.display[1].lstrip().startswith("memory (PSS Σ)"), tree.screen.display[1]
+    tree.process.terminate()
+    one = terminal(["run", "--", "sleep", "30"], rows=20, columns=160)
+    one.wait_for(lambda t: " PSS " in t.screen.display[0], what="one process's status line")
+    assert " RSS " in one.screen.display[0] and "Σ" not in one.screen.display[0], one.screen.display[0]
+    assert one.screen.display[1].lstrip().startswith("memory (RSS)"), one.screen.display[1]
+    one.process.terminate()
