@@ -176,8 +176,8 @@ public enum SummaryFormatter {
         if let note { lines += ["> note: " + note, ""] }
         if let started = recording.meta["started_at"] { lines += ["Recorded \(started), perfhud \(recording.meta["perfhud_version"] ?? "?").", ""] }
         for warning in recording.warnings { lines += ["> warning: \(warning)", ""] }
-        if summary.number(of: "oom_killed") == 1 {
-            let limit = summary.number(of: "memory_limit_bytes_min").map { UInt64($0) }
+        if summary.number(of: RunAggregates.key(.oom_killed, .max)) == 1 {
+            let limit = summary.number(of: RunAggregates.key(.memory_limit_bytes, .min)).map { UInt64($0) }
             lines += ["> the target was " + Sample.killedByOOMKiller(limitBytes: limit), ""]
         }
         if let baseline {

@@ -8,7 +8,7 @@ import PerfHUDSupport
 ///
 /// Reading `smaps_rollup` walks the process's page tables: 0.05 ms for a small C program, 0.3 ms
 /// for python, 1–2 ms for a busy PostgreSQL backend, 20 ms for 2 GiB. So a pass reads within a
-/// budget of 3 % of a core (a bucket of 30 ms that fills at 30 ms a second: PostgreSQL and 8
+/// budget of 5 % of a core (a bucket of 50 ms that fills at 50 ms a second: PostgreSQL and 8
 /// pgbench clients, 14 processes, fit): a process never read
 /// first, then the oldest reading, a process whose RSS moved since its own first among its like. Where every process fits (a tree of a few dozen
 /// ordinary processes), every pass reads them all and the figure is the row's own; where not, the
@@ -27,8 +27,10 @@ final class ProportionalMemory {
         var unreported: String?
     }
 
-    /// The bucket's size and refill, nanoseconds of reading per second of wall time: 3 % of a core.
-    static let budgetNanoseconds: Int64 = 30_000_000
+    /// The bucket's size and refill, nanoseconds of reading per second of wall time: 5 % of a core.
+    /// (3 % left PostgreSQL's 14 processes under load 2 s old in half the rows on a busy 2-core
+    /// machine: its backends' page tables cost 2–4 ms each to walk there.)
+    static let budgetNanoseconds: Int64 = 50_000_000
     private var allowance = budgetNanoseconds
     private var refilledAt: UInt64 = 0
     private var lastPass: UInt64 = 0
@@ -68,7 +70,7 @@ final class ProportionalMemory {
     private func pass(root: ProcessSampler.TrackedProcess?, others: [ProcessSampler.TrackedProcess], now: UInt64,
                       buffer: UnsafeMutableRawBufferPointer) {
         if refilledAt != 0 {
-            let earned = Int64(clamping: (now &- refilledAt) * 3 / 100)
+            let earned = Int64(clamping: (now &- refilledAt) / 20)
             allowance = min(Self.budgetNanoseconds, allowance &+ earned)
         }
         refilledAt = now

@@ -1,6 +1,7 @@
 """One `perfhud daemon` for many targets (issue 21): real processes, a unit's control group laid out
 as systemd would, promtool, a configuration file re-read on SIGHUP, a NOTIFY_SOCKET played by the
 test as systemd would."""
+import http.client
 import os
 import pathlib
 import re
@@ -424,3 +425,48 @@ def test_a_unit_that_restarts_is_followed_and_its_first_datagrams_count(daemons,
     assert wait_until(lambda: daemon.value("perfhud_actions_total", f'{{target="{name}",action="Tick"}}') == 9, timeout=10), daemon.metrics()
     assert daemon.value("perfhud_events_rejected_total", f'{{target="{name}",reason="peer"}}') == 0
     assert daemon.stop()[0] == 0
+
+
+def test_sigterm_ends_the_daemon_within_0_3_s(spawn, tmp_path):
+    """After SIGTERM the daemon takes one last sample and exits: within 0.3 s of the signal, in
+    the configurations that do the most at the end — a --match group with --include-children that
+    moves TCP bytes (a network pass), a recording to close, a scrape connection kept open
+    (Prometheus keeps one), and a --pid target. Timed from the signal to the exit status."""
+    marker = f"perfhud-sigterm-{os.getpid()}"
+    port = free_port()
+    server = spawn(sys.executable, "-c", "import http.server, sys; http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), "
+                   "http.server.SimpleHTTPRequestHandler).serve_forever()", str(port), marker)
+    spawn(sys.executable, "-c", "import time, urllib.request, sys\nwhile True:\n    try: urllib.request.urlopen(sys.argv[1]).read()\n"
+          "    except OSError: pass\n    time.sleep(0.05)", f"http://127.0.0.1:{port}/", marker)
+    timings = []
+    for name, args in (("pool", ["--match", f"pool={marker}", "--include-children", "--record", str(tmp_path / "pool.db")]),
+                       ("one", ["--pid", f"one={server.pid}"])):
+        metrics = free_port()
+        daemon = subprocess.Popen([PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{metrics}", "--events", str(tmp_path / f"{name}.sock"),
+                                   "--tick", "100ms"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            up = lambda: re.search(r'^perfhud_target_up\{target="%s"\} 1' % name, fetch(metrics), re.M)
+            assert wait_until(lambda: daemon.poll() is None and up(), timeout=15), daemon.stderr.read() if daemon.poll() is not None else "not up"
+            kept = http.client.HTTPConnection("127.0.0.1", metrics, timeout=5)
+            kept.request("GET", "/metrics")
+            kept.getresponse().read()   # the connection stays open, as Prometheus's does
+            time.sleep(1.2)             # a full tick and a network pass behind it
+            began = time.monotonic()
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=10)
+            timings.append(time.monotonic() - began)
+            kept.close()
+        finally:
+            if daemon.poll() is None:
+                daemon.kill()
+            _, err = daemon.communicate(timeout=10)
+        assert daemon.returncode == 0, err[-2000:]
+    assert max(timings) < 0.3, timings
+
+
+def fetch(port):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            return response.read().decode()
+    except OSError:
+        return ""
