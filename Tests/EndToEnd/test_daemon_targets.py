@@ -179,7 +179,8 @@ def test_three_targets_on_one_port_each_labelled_and_promtool_clean(daemons, sys
     assert check.returncode == 0 and check.stdout.strip() == "" and check.stderr.strip() == "", check.stdout + check.stderr
     # Every target series has its label; the daemon's own do not.
     for line in text.splitlines():
-        if line.startswith("perfhud_") and not line.startswith(("perfhud_sample_duration", "perfhud_output_dropped", "perfhud_targets_refused")):
+        if line.startswith("perfhud_") and not line.startswith(("perfhud_sample_duration", "perfhud_output_dropped", "perfhud_targets_refused",
+                                                                "perfhud_descriptor_refusals")):
             assert 'target="' in line, line
     # Each target has its socket, named after its label.
     for label in ("alone", python, unit):
