@@ -213,12 +213,16 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def metric(port, name):
-    """The value of the first series `name` the daemon on `port` serves; None before it listens."""
+def metrics_text(port):
+    """What the daemon on `port` serves at /metrics; empty before it listens."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-            text = response.read().decode()
+            return response.read().decode()
     except OSError:
-        return None
-    found = re.search(r"^" + re.escape(name) + r"(?:\{[^}]*\})? (\S+)$", text, re.M)
+        return ""
+
+
+def metric(port, name):
+    """The value of the first series `name` the daemon on `port` serves; None before it listens."""
+    found = re.search(r"^" + re.escape(name) + r"(?:\{[^}]*\})? (\S+)$", metrics_text(port), re.M)
     return float(found.group(1)) if found else None

@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from conftest import PERFHUD, perfhud, wait_until, free_port
+from conftest import PERFHUD, perfhud, wait_until, free_port, metrics_text
 
 # Sends one datagram of one action every 50 ms to the socket named by argv[1], once it exists.
 SENDER = textwrap.dedent("""
@@ -446,7 +446,7 @@ def test_sigterm_ends_the_daemon_within_0_3_s(spawn, tmp_path):
         daemon = subprocess.Popen([PERFHUD, "daemon", *args, "--metrics-listen", f"127.0.0.1:{metrics}", "--events", str(tmp_path / f"{name}.sock"),
                                    "--tick", "100ms"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
-            up = lambda: re.search(r'^perfhud_target_up\{target="%s"\} 1' % name, fetch(metrics), re.M)
+            up = lambda: re.search(r'^perfhud_target_up\{target="%s"\} 1' % name, metrics_text(metrics), re.M)
             assert wait_until(lambda: daemon.poll() is None and up(), timeout=15), daemon.stderr.read() if daemon.poll() is not None else "not up"
             kept = http.client.HTTPConnection("127.0.0.1", metrics, timeout=5)
             kept.request("GET", "/metrics")
@@ -463,11 +463,3 @@ def test_sigterm_ends_the_daemon_within_0_3_s(spawn, tmp_path):
             _, err = daemon.communicate(timeout=10)
         assert daemon.returncode == 0, err[-2000:]
     assert max(timings) < 0.3, timings
-
-
-def fetch(port):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-            return response.read().decode()
-    except OSError:
-        return ""

@@ -16,11 +16,10 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 
-from conftest import PERFHUD, perfhud, json_rows_of, summary_of, wait_until, free_port, metric
+from conftest import PERFHUD, perfhud, json_rows_of, summary_of, wait_until, free_port, metric, metrics_text
 from test_why import control_group
 
 MEMORY = "/sys/fs/cgroup/memory"
@@ -159,8 +158,3 @@ def test_the_daemon_counts_the_kills_of_a_group_and_says_a_target_killed():
 def pool_kills(port):
     found = re.search(r'^perfhud_target_oom_kills_total\{target="pool"\} (\S+)$', metrics_text(port), re.M)
     return float(found.group(1)) if found else None
-
-
-def metrics_text(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        return response.read().decode()

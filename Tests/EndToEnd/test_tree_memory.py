@@ -15,11 +15,10 @@ import shutil
 import subprocess
 import tempfile
 import time
-import urllib.request
 
 import pytest
 
-from conftest import PERFHUD, json_rows_of, wait_until, free_port, metric
+from conftest import PERFHUD, json_rows_of, wait_until, free_port, metric, metrics_text
 from test_why import control_group
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -220,11 +219,6 @@ def test_a_daemon_group_with_children_counts_each_process_once():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         parent.wait()
-
-
-def metrics_text(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        return response.read().decode()
 
 
 def test_the_hud_names_a_trees_memory_for_what_it_is(terminal):
