@@ -6,28 +6,13 @@
 /// controller has no `memory.max`). Read once a second from files kept open, reopened when the
 /// process's groups change (`ControlGroupPlaces`).
 package final class ControlGroupMemoryLimit {
-    private let places: ControlGroupPlaces
-    private var files: [KeptOpenFile] = []
-    private var generation = -1
+    private let files: KeptGroupFiles
 
-    package init(places: ControlGroupPlaces) { self.places = places }
-
-    deinit { closeAll() }
-
-    private func closeAll() {
-        for file in files { file.close() }
-        files = []
-    }
+    package init(places: ControlGroupPlaces) { files = KeptGroupFiles(places: places, paths: Self.limitPaths) }
 
     /// The limit now, in bytes; nil where unlimited or not known.
     package func read(now: UInt64, buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
-        places.refresh(now: now)
-        if places.generation != generation {
-            closeAll()
-            generation = places.generation
-            files = Self.limitPaths(places.directories).compactMap { try? KeptOpenFile.open($0).get() }
-        }
-        return Self.smallest(in: files, buffer: buffer)
+        Self.smallest(in: files.refreshed(now: now), buffer: buffer)
     }
 
     /// The limit files of the groups in `directories` and of those above them, the group's first.

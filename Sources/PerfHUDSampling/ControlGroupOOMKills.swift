@@ -7,34 +7,20 @@ import PerfHUDSupport
 /// open, reopened when the process's groups change (`ControlGroupPlaces`), and readable after
 /// the process is gone: the group outlives it, and so the count of the kill that ended it.
 package final class ControlGroupOOMKills {
-    private let places: ControlGroupPlaces
-    private var files: [KeptOpenFile] = []
-    private var generation = -1
+    private let files: KeptGroupFiles
 
-    package init(places: ControlGroupPlaces) { self.places = places }
-
-    deinit { closeAll() }
-
-    private func closeAll() {
-        for file in files { file.close() }
-        files = []
-    }
+    package init(places: ControlGroupPlaces) { files = KeptGroupFiles(places: places, paths: Self.countPaths) }
 
     /// The group's count now; nil where no file has it (no memory controller on the group).
     package func read(now: UInt64, buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
-        places.refresh(now: now)
-        if places.generation != generation {
-            closeAll()
-            generation = places.generation
-            files = Self.countPaths(places.directories).compactMap { try? KeptOpenFile.open($0).get() }
-        }
+        _ = files.refreshed(now: now)
         return readOpenFiles(buffer: buffer)
     }
 
     /// The count from the files already open, the groups not looked up again: after the target
     /// ended (its `/proc/PID/cgroup` is gone with it).
     package func readOpenFiles(buffer: UnsafeMutableRawBufferPointer) -> UInt64? {
-        for file in files {
+        for file in files.files {
             guard case .success(let count) = file.read(into: buffer),
                   let kills = ControlGroupCPU.value(of: "oom_kill", in: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) else { continue }
             return kills

@@ -83,3 +83,37 @@ package final class ControlGroupPlaces {
         return result
     }
 }
+
+/// The files of a process's groups a reader keeps open (`ControlGroupMemoryLimit`,
+/// `ControlGroupOOMKills`): opened from `paths` of the places, and opened again when the
+/// process's groups may have changed (`ControlGroupPlaces.generation`). A file that cannot be
+/// opened is left out.
+package final class KeptGroupFiles {
+    private let places: ControlGroupPlaces
+    private let paths: (ControlGroupPlaces.Directories) -> [String]
+    package private(set) var files: [KeptOpenFile] = []
+    private var generation = -1
+
+    package init(places: ControlGroupPlaces, paths: @escaping (ControlGroupPlaces.Directories) -> [String]) {
+        self.places = places
+        self.paths = paths
+    }
+
+    deinit { closeAll() }
+
+    private func closeAll() {
+        for file in files { file.close() }
+        files = []
+    }
+
+    /// The files now: the places looked up again when due, the files reopened when they moved.
+    package func refreshed(now: UInt64) -> [KeptOpenFile] {
+        places.refresh(now: now)
+        if places.generation != generation {
+            closeAll()
+            generation = places.generation
+            files = paths(places.directories).compactMap { try? KeptOpenFile.open($0).get() }
+        }
+        return files
+    }
+}
