@@ -138,12 +138,17 @@ public final class ProcessSampler {
     public func sample() -> Sample {
         if includeChildren {
             // Every tick, unless ticks are so short that discovery would cost more than 1 % of a
-            // core (a /proc listing takes ~0.1 ms: at 1 ms ticks it runs every ~10 ms).
+            // core (a /proc listing takes ~0.1 ms: at 1 ms ticks it runs every ~10 ms). The cost
+            // is the thread's CPU time, not wall time: on a busy machine a listing preempted for
+            // 6 ms skipped the next 600 ms of discovery, and a whole 0.6 s child went unseen
+            // (its time arrived as a lump when reaped; the fresh-clone CI run caught it). Never
+            // more than 250 ms apart whatever a listing cost: a child missed meanwhile arrives late.
             let started = monotonicNanoseconds()
             if started &- lastDiscovery >= discoveryInterval {
+                let cpuBefore = threadCPUNanoseconds()
                 discoverDescendants()
                 lastDiscovery = started
-                discoveryInterval = (monotonicNanoseconds() &- started) &* 100
+                discoveryInterval = min((threadCPUNanoseconds() &- cpuBefore) &* 100, 250_000_000)
             }
         }
         // Stamped after the discovery, whose cost varies (new processes are opened): the CPU read
