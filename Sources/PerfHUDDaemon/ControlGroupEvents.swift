@@ -1,4 +1,5 @@
 import PerfHUDSupport
+import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -92,4 +93,9 @@ final class ControlGroupEvents {
         }
         return (changed, overflowed)
     }
+}
+
+extension TargetResolver {
+    /// The unit's `cgroup.events` while its group exists and the hierarchy has one.
+    var unitEventsFile: String? { unitGroupPath.flatMap { ControlGroupEvents.eventsFile(root: controlGroupRoot, group: $0) } }
 }

@@ -1,36 +1,10 @@
 import PerfHUDPipeline
+import PerfHUDSampling
 
 /// What `perfhud daemon` watches and how it reports.
 public struct DaemonConfiguration {
-    public enum Selector: Equatable {
-        case pid(Int32)
-        /// Re-read whenever the process it names ends.
-        case pidfile(String)
-        /// Every process whose command line matches, summed as one group (a libproc2 scan).
-        case match(String)
-        /// A systemd unit: every process of its control group, followed across restarts.
-        case unit(String)
-        /// Every unit under `system.slice` whose name matches a glob, each a target of its own.
-        case units(String)
-
-        /// A group of processes (`--match`, `--unit`), not one process (and its tree).
-        public var isGroup: Bool {
-            switch self {
-            case .pid, .pidfile: return false
-            case .match, .unit, .units: return true
-            }
-        }
-
-        public var description: String {
-            switch self {
-            case .pid(let pid): return "PID \(pid)"
-            case .pidfile(let path): return "the PID in \(path)"
-            case .match(let pattern): return "processes matching /\(pattern)/"
-            case .unit(let unit): return "unit \(unit)"
-            case .units(let pattern): return "units \(pattern)"
-            }
-        }
-    }
+    /// What a target names (`TargetSelector`, with the resolver one layer down: `attach --match` uses it too).
+    public typealias Selector = TargetSelector
 
     /// What the command line names (`--config` adds the file's targets to these).
     public var targets: [TargetSpec]

@@ -67,8 +67,8 @@ public final class DaemonMetrics: @unchecked Sendable {
     }
 
     /// A target's series, labelled `target="label"`.
-    public func makeTarget(label: String) -> TargetMetrics {
-        let target = TargetMetrics(label: label, registry: registry)
+    public func makeTarget(label: String, infoLabels: [(String, String)] = []) -> TargetMetrics {
+        let target = TargetMetrics(label: label, infoLabels: infoLabels, registry: registry)
         histogramsLock.withLock { histograms[ObjectIdentifier(target.frameDuration)] = target.frameDuration }
         return target
     }

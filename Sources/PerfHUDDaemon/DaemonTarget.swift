@@ -20,6 +20,8 @@ final class DaemonTarget {
     /// Found by `--units` (dropped once forgotten), not named by the operator.
     let discovered: Bool
     let resolver: TargetResolver
+    /// `--include-children`: each of its processes counts its descendants.
+    let includeChildren: Bool
     let group: TargetGroup
     let watcher: TargetWatcher
     private let registry: DaemonMetrics
@@ -56,6 +58,7 @@ final class DaemonTarget {
         self.discovered = discovered
         self.registry = registry
         resolver = try TargetResolver(selector: spec.selector, directory: directory)
+        includeChildren = configuration.watch.includeChildren
         group = TargetGroup(includeChildren: configuration.watch.includeChildren, isGroup: spec.selector.isGroup)
         // A unit's bytes are systemd's own where it accounts them (IPAccounting=yes): every protocol.
         if case .unit(let unit) = spec.selector { group.unitNetwork = NetworkWatch(unit: unit) }
@@ -88,9 +91,24 @@ final class DaemonTarget {
     }
 
     /// Its series exist again (a forgotten target that came back).
+    /// What `perfhud_target_info` says beside `comm` and `pid`: the group a `--match` or `--unit`
+    /// target is (`match`, `unit`), and whether each process counts its descendants
+    /// (`include_children="true"`), so that `perfhud top` opens the HUD of what the row counts
+    /// (`perfhud attach --match PATTERN [--include-children]`).
+    static func infoLabels(_ selector: TargetSelector, includeChildren: Bool) -> [(String, String)] {
+        // Each said only where it says something: a --pid target's info stays {target, comm, pid}.
+        var labels = includeChildren ? [("include_children", "true")] : []
+        switch selector {
+        case .match(let pattern): labels.append(("match", pattern))
+        case .unit(let unit): labels.append(("unit", unit))
+        case .pid, .pidfile, .units: break
+        }
+        return labels
+    }
+
     func remember() {
         guard metrics == nil else { return }
-        metrics = registry.makeTarget(label: label)
+        metrics = registry.makeTarget(label: label, infoLabels: Self.infoLabels(spec.selector, includeChildren: includeChildren))
         sinksChanged()
     }
 

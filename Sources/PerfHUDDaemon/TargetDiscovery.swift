@@ -1,5 +1,6 @@
 import PerfHUDSupport
 import PerfHUDSampling
+import PerfHUDPipeline
 
 /// Finds each target's processes: at the start, every `--discovery` interval for a target that is
 /// down or whose group changes members (`--match`, `--unit`), and when inotify says its unit
@@ -23,26 +24,6 @@ final class TargetDiscovery {
         self.status = status
     }
 
-    /// The members no other member is an ancestor of, in their order.
-    static func topmost(_ pids: [Int32], parentOf: (Int32) -> Int32?) -> [Int32] {
-        let members = Set(pids)
-        var parents: [Int32: Int32?] = [:]
-        func parent(_ pid: Int32) -> Int32? {
-            if let known = parents[pid] { return known }
-            let found = parentOf(pid)
-            parents[pid] = found
-            return found
-        }
-        return pids.filter { pid in
-            var current = parent(pid), steps = 0
-            while let ancestor = current, ancestor > 1, steps < 256 {
-                if members.contains(ancestor) { return false }
-                current = parent(ancestor); steps += 1
-            }
-            return true
-        }
-    }
-
     /// Looks for the targets due a look (down, or a group that rescans). - Returns: whether any target's members changed.
     func discoverDue(_ targets: [DaemonTarget], now: UInt64) -> Bool {
         var changed = false
@@ -59,33 +40,17 @@ final class TargetDiscovery {
         let found = target.resolver.resolve()
         unitWatch.watchGroup(of: target)
         switch found {
-        case .success(var pids):
-            // A group's members each with their descendants (--include-children): a member below
-            // another is counted by that one's tree already, not again on its own.
-            if configuration.watch.includeChildren, target.spec.selector.isGroup {
-                pids = Self.topmost(pids) { ProcParser.stat(ofProcess: String($0))?.parentPID }
-            }
-            var changed = false
-            for pid in pids where !target.group.contains(pid) {
-                do {
-                    let sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
-                    sampler.gpu = GPUWatch()   // one GPU thread for all targets (`GPUMonitor.shared`)
-                    let net = NetworkWatch()   // one network thread for all targets (`NetworkMonitor.shared`)
-                    net.waitsAtEnd = false     // a member's end does not hold the daemon's tick
-                    sampler.net = net
-                    target.group.add(sampler)
-                    changed = true
-                } catch {
-                    status.noteReason(target, (error as? PerfHUDError)?.message ?? "\(error)")
-                }
-            }
-            // --match and --unit: processes that no longer belong are let go.
-            if case .pid = target.spec.selector {} else {
-                for pid in target.group.pids where !pids.contains(pid) { target.group.retire(pid); changed = true }
-            }
+        case .success(let pids):
+            let changed = target.group.take(found: pids, retiresMissing: target.spec.selector.followsMembers,
+                                            directory: directory, open: { pid in
+                let sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
+                sampler.gpu = GPUWatch()   // one GPU thread for all targets (`GPUMonitor.shared`)
+                let net = NetworkWatch()   // one network thread for all targets (`NetworkMonitor.shared`)
+                net.waitsAtEnd = false     // a member's end does not hold the daemon's tick
+                sampler.net = net
+                return sampler
+            }, failed: { error in status.noteReason(target, (error as? PerfHUDError)?.message ?? "\(error)") })
             if changed && !target.group.isEmpty {
-                target.group.findRoot { ProcParser.stat(ofProcess: String($0))?.parentPID }
-                target.group.commandName = directory.describe(pid: target.group.rootPID ?? target.group.pids[0])?.commandName ?? "?"
                 target.remember()
                 sockets.follow(target)
                 status.follow(target)

@@ -22,6 +22,8 @@ public final class TargetMetrics: TickSink {
     public let label: String
     private let registry: PrometheusCollectorRegistry
     private let labels: [(String, String)]
+    /// What `perfhud_target_info` says of the selector beside `comm` and `pid` (`DaemonTarget.infoLabels`).
+    private let infoLabels: [(String, String)]
     private let up: Gauge
     private let cpuUser: Counter
     private let cpuSystem: Counter
@@ -83,8 +85,9 @@ public final class TargetMetrics: TickSink {
     /// Why the event socket refuses a datagram (`perfhud_events_rejected_total{reason}`).
     public static let rejectionReasons = ["peer", "no_credentials", "truncated", "other_target"]
 
-    init(label: String, registry: PrometheusCollectorRegistry) {
+    init(label: String, infoLabels: [(String, String)], registry: PrometheusCollectorRegistry) {
         self.label = label
+        self.infoLabels = infoLabels
         self.registry = registry
         labels = [("target", label)]
         up = registry.gauge(TargetSeries.perfhud_target_up.name, labels: labels, help: "Whether the watched target is running and readable (1) or not (0).")
@@ -148,7 +151,7 @@ public final class TargetMetrics: TickSink {
             if info?.key != key {
                 if let old = info { registry.unregisterGauge(old.gauge) }
                 let gauge = registry.gauge(TargetSeries.perfhud_target_info.name,
-                                               labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))],
+                                               labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))] + infoLabels,
                                                help: "The watched target: its command name and (first) PID.")
                 gauge.set(to: 1)
                 info = (gauge, key)

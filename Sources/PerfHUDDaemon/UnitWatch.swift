@@ -1,4 +1,5 @@
 import PerfHUDSupport
+import PerfHUDSampling
 
 /// What the daemon asks inotify to watch for units (`ControlGroupEvents`): the directory where systemd
 /// makes each unit's group, and each unit target's `cgroup.events`.

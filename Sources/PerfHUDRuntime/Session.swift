@@ -29,7 +29,7 @@ public final class Session {
     /// The HUD reads keys itself (attach, demo) instead of passing them to a program (run).
     private let ownsKeys: Bool
     private var program: LaunchedProgram?, actionLog: ActionLogFollower?
-    private var sampler: ProcessSampler!, watcher: TargetWatcher!
+    private var watched: WatchedProcesses!, watcher: TargetWatcher!
     /// How the session stands.
     private var state = State()
     private struct State {
@@ -89,7 +89,7 @@ public final class Session {
             slots[outputSlot].fd = program.map { $0.outputOpen ? $0.master : -1 } ?? -1
             slots[outputSlot].events = Int16(POLLIN) | (inputWaits ? Int16(POLLOUT) : 0)
             // attach: the target's end. run: the program's end, held until its last figures are read.
-            slots[exitSlot].fd = state.status != .running ? -1 : program.map { $0.endHeld ? $0.endDescriptor : -1 } ?? sampler.exitDescriptor
+            slots[exitSlot].fd = state.status != .running ? -1 : program.map { $0.endHeld ? $0.endDescriptor : -1 } ?? watched.exitDescriptor
             slots[actionLogSlot].fd = actionLog?.pollDescriptor ?? -1
             for index in slots.indices { slots[index].revents = 0 }
             guard case .success = SystemCall.poll(&slots, until: ticks.deadline) else { break }
@@ -114,10 +114,16 @@ public final class Session {
     private func start() throws {
         let warn = { (text: String) in self.standardError.write("perfhud: warning: \(text)\n") }
         let pid: Int32
+        let directory = ProcessDirectory()
+        var group: AttachedGroup?
         switch target {
-        case .attach(let attachPID):
+        case .attach(.pid(let attachPID)):
             pid = attachPID
             if kill(pid, 0) != 0 && errno == ESRCH { throw PerfHUDError(.noInput, "no process with PID \(pid)") }
+            try events.open(pathPID: pid, targetPID: pid, configuration: configuration.watch, warn: warn)
+        case .attach(let selector):
+            group = try AttachedGroup(selector: selector, includeChildren: configuration.watch.includeChildren, directory: directory)
+            pid = group!.pid
             try events.open(pathPID: pid, targetPID: pid, configuration: configuration.watch, warn: warn)
         case .launch(let command, _):
             try events.open(pathPID: getpid(), targetPID: getpid(), configuration: configuration.watch, warn: warn)
@@ -127,25 +133,29 @@ public final class Session {
             program = launched
             pid = launched.pid
         }
-        let directory = ProcessDirectory()
-        sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory,
-                                     controlGroup: program?.controlGroup)
-        // The GPU is read on a thread of its own, once a second (`GPUMonitor`); a tick takes its last reading.
-        sampler.gpu = GPUWatch()
-        // So is the network (`NetworkMonitor`); the last row waits for one more pass, for the last bytes.
-        sampler.net = NetworkWatch()
-        program?.onEnd = { [unowned self] in sampler.noteEnd() }
-        program?.watched()
-        if let program { sampler.startedAtNanoseconds = program.launchedAtNanoseconds }   // exact, where /proc's is in 10 ms ticks
+        if let group {
+            watched = group
+        } else {
+            let sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory,
+                                             controlGroup: program?.controlGroup)
+            // The GPU is read on a thread of its own, once a second (`GPUMonitor`); a tick takes its last reading.
+            sampler.gpu = GPUWatch()
+            // So is the network (`NetworkMonitor`); the last row waits for one more pass, for the last bytes.
+            sampler.net = NetworkWatch()
+            program?.onEnd = { [unowned sampler] in sampler.noteEnd() }
+            program?.watched()
+            if let program { sampler.startedAtNanoseconds = program.launchedAtNanoseconds }   // exact, where /proc's is in 10 ms ticks
+            watched = sampler
+        }
         events.measurePhasesOf(pid: pid)
         let description = directory.describe(pid: pid)
-        watcher = TargetWatcher(source: sampler, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
+        watcher = TargetWatcher(source: watched, events: events, pid: pid, capacity: configuration.watch.historyCapacity,
                                 fallbackName: target.launchedName, leak: configuration.watch.leak)
         sinks.sessionStarts(at: watcher.store.startNanoseconds)
         // A HUD that shows none of the "why" figures and records nothing does not read their files.
-        sampler.collectsActivity = configuration.collectsActivity
+        watched.collectsActivity = configuration.collectsActivity
         let commandName = watcher.commandName
-        let kernelThread = sampler.isKernelThread ? "PID \(pid) (\(TerminalText.escaped(commandName))) is a kernel thread: its CPU time is shown; it has no memory of its own (RSS n/a)" : nil
+        let kernelThread = watched.isKernelThread ? "PID \(pid) (\(TerminalText.escaped(commandName))) is a kernel thread: its CPU time is shown; it has no memory of its own (RSS n/a)" : nil
         if let kernelThread, screen == nil { warn(kernelThread) }
         if let path = configuration.actionsFrom {
             actionLog = try ActionLogFollower(path: path)
@@ -164,12 +174,15 @@ public final class Session {
                                        tickNanoseconds: configuration.watch.tickNanoseconds, historyNanoseconds: configuration.watch.historyNanoseconds,
                                        status: state.status, elapsedSeconds: Double(monotonicNanoseconds() &- state.startedAt) / 1e9)
             if case .attach = target { snapshot.framesNote = "frames not reported" }   // nothing can be injected
-            if sampler.isKernelThread { snapshot.memoryNote = "none: a kernel thread has no memory of its own" }
+            if watched.isKernelThread { snapshot.memoryNote = "none: a kernel thread has no memory of its own" }
             return snapshot
         }
         screen.targetRunning = { [unowned self] in state.status == .running }
         screen.setUp()
-        if case .attach = target, let description { screen.noticeAttached(to: description) }
+        if let group {
+            screen.notice("attached to \(TerminalText.escaped(group.named)): \(group.listing) (\(TerminalText.escaped(commandName)))")
+            screen.notice("press q to quit, d to show or hide the details line")
+        } else if case .attach = target, let description { screen.noticeAttached(to: description) }
         if let kernelThread { screen.notice(kernelThread) }
     }
 
@@ -196,10 +209,10 @@ public final class Session {
     /// After an exec (a launcher script, a pyenv shim, exec'ing the real program), the recording
     /// names the program that now runs and its command line: that is what was measured.
     private func recordExec() {
-        guard let recorder = sinks.recorder, sampler.execsSeen != state.execsRecorded else { return }
-        state.execsRecorded = sampler.execsSeen
+        guard let recorder = sinks.recorder, watched.execsSeen != state.execsRecorded else { return }
+        state.execsRecorded = watched.execsSeen
         recorder.setMeta("target_command", watcher.commandName)
-        if let line = sampler.commandLine { recorder.setMeta("target_command_line", line) }
+        if let line = watched.commandLine { recorder.setMeta("target_command_line", line) }
     }
 
     private func deliver(_ tick: Tick) {
@@ -251,9 +264,9 @@ public final class Session {
         guard state.status == .running else { return }
         state.status = newStatus
         deliverFinalTick()
-        var notice = "PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) \(newStatus.description)"
+        var notice = "\(watched.named) (\(TerminalText.escaped(watcher.commandName))) \(newStatus.description)"
             + (sinks.latest?.figures.oomKillText.map { ": " + $0 } ?? "")
-        if let ending = state.ending, let reason = state.stopReason { notice = "PID \(sampler.pid) (\(TerminalText.escaped(watcher.commandName))) ended by perfhud at \(reason): \(ending)" }
+        if let ending = state.ending, let reason = state.stopReason { notice = "\(watched.named) (\(TerminalText.escaped(watcher.commandName))) ended by perfhud at \(reason): \(ending)" }
         screen?.notice(notice, kind: .end)
         state.finished = true
     }
@@ -349,7 +362,7 @@ public final class Session {
     private func toggleDetails() {
         guard let screen else { return }
         configuration.showsDetails.toggle()
-        sampler.collectsActivity = configuration.collectsActivity
+        watched.collectsActivity = configuration.collectsActivity
         screen.showsDetails = configuration.showsDetails
         relayout()
     }

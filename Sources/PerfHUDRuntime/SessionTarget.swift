@@ -1,6 +1,9 @@
+import PerfHUDSampling
+
 /// What a session watches.
 public enum SessionTarget {
-    case attach(pid: Int32)
+    /// A running process (`.pid`), or a group as the daemon names one (`.match`, `.unit`).
+    case attach(TargetSelector)
     /// Launch on a pseudo-terminal. `ownsKeys`: the HUD reads keys itself (`q` quits, Ctrl-C
     /// stops) instead of passing them to the program — the demo.
     case launch(command: [String], ownsKeys: Bool)

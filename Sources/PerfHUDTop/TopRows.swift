@@ -21,6 +21,10 @@ public struct TopRow: Equatable {
     public var commandName: String?
     /// The processes the daemon counts in the target (`perfhud_target_processes`).
     public var processes: Double?
+    /// The group the target is (`perfhud_target_info{match}` or `{unit}`); nil for one process.
+    public var group: Group?
+    /// Whether the daemon counts each process with its descendants (`perfhud_target_info{include_children}`).
+    public var includesChildren = false
     /// Percent of one core over the daemon's last tick: its `perfhud_target_cpu_ratio` (the JSON row's
     /// `cpu_percent`), as every other figure of the row is the daemon's own, not derived again here.
     public var cpuPercent: Double?
@@ -45,10 +49,18 @@ public struct TopRow: Equatable {
     public var tcpConnections: Double?
     public var tcpRetransmitsPerSecond: Double?
 
+    /// A target that is a group of processes, as the daemon names it: what `perfhud attach --match`
+    /// or `--unit` opens.
+    public enum Group: Equatable {
+        case match(String)
+        case unit(String)
+    }
+
     public init(target: String) { self.target = target }
 
     public static func == (left: TopRow, right: TopRow) -> Bool {
         left.target == right.target && left.up == right.up && left.pid == right.pid && left.commandName == right.commandName && left.processes == right.processes
+            && left.group == right.group && left.includesChildren == right.includesChildren
             && left.cpuPercent == right.cpuPercent && left.residentBytes == right.residentBytes
             && left.residentTrend == right.residentTrend && left.framesPerSecond == right.framesPerSecond
             && left.actionsPerSecond == right.actionsPerSecond && left.hotAction?.label == right.hotAction?.label
@@ -72,6 +84,8 @@ public enum TopRows {
             row.up = (now.up[target] ?? 0) == 1
             row.pid = now.info[target]?.pid
             row.commandName = now.info[target]?.comm
+            row.group = now.info[target]?.group
+            row.includesChildren = now.info[target]?.includesChildren ?? false
             row.processes = row.up ? now.processes[target] : nil
             row.cpuPercent = now.cpuRatio[target].map { $0 * 100 }
             row.residentBytes = row.up ? now.resident[target] : nil
@@ -132,7 +146,7 @@ public enum TopRows {
     private struct Totals {
         var targets: [String] = []
         var up: [String: Double] = [:]
-        var info: [String: (comm: String, pid: Int32?)] = [:]
+        var info: [String: (comm: String, pid: Int32?, group: TopRow.Group?, includesChildren: Bool)] = [:]
         var cpuRatio: [String: Double] = [:]
         var resident: [String: Double] = [:]
         var processes: [String: Double] = [:]
@@ -179,7 +193,9 @@ public enum TopRows {
                 switch sample.name {
                 case Name.up: up[target] = value
                 case Name.info:
-                    info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil })
+                    let group = sample.labels["match"].map(TopRow.Group.match) ?? sample.labels["unit"].map(TopRow.Group.unit)
+                    info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil },
+                                    group, sample.labels["include_children"] == "true")
                 case Name.cpuRatio: cpuRatio[target] = value.isFinite ? value : nil
                 case Name.resident: resident[target] = value
                 case Name.processes: processes[target] = value

@@ -9,8 +9,9 @@ import PerfHUDTerminal
 
 /// `perfhud top`: the daemon's targets as a table on the alternate screen, one row each, scraped
 /// from its `/metrics` every second (rates from two consecutive scrapes), sorted by a key; Enter
-/// runs the HUD on the selected target as its row counts it (`perfhud attach PID`, or with
-/// `--include-children` for a target that is one process tree) and comes back to the table
+/// runs the HUD on the selected target as its row counts it (`perfhud attach PID`, with
+/// `--include-children` for a target that is one process tree, `attach --match` or `--unit` for
+/// a group) and comes back to the table
 /// when it ends. Standard output that is not a terminal gets the table once, after two scrapes.
 public final class TopSession {
     public struct Configuration {
@@ -18,11 +19,28 @@ public final class TopSession {
         public var sort: TopSort = .cpu
         public var style = HUDStyle()
         public var intervalNanoseconds: UInt64 = 1_000_000_000
-        /// The command that shows the HUD of a PID (`perfhud attach PID`), or of its tree (`true`:
-        /// `--include-children`); nil: Enter does nothing.
-        public var hudCommand: ((Int32, Bool) -> [String])?
+        /// The command that shows the HUD of a target (`perfhud attach …`); nil: Enter does nothing.
+        public var hudCommand: ((HUDTarget) -> [String])?
 
         public init(endpoint: MetricsEndpoint) { self.endpoint = endpoint }
+    }
+
+    /// What Enter opens the HUD of, as the row counts it.
+    public enum HUDTarget: Equatable {
+        /// One process, or with `tree` its descendants too (`attach PID [--include-children]`).
+        case process(Int32, tree: Bool)
+        /// The daemon's group (`attach --match PATTERN` or `--unit UNIT`), each member with its
+        /// descendants where the daemon counts them.
+        case group(TopRow.Group, includeChildren: Bool)
+
+        /// `PID 7`, `--match nginx`, `--unit web.service`: what the messages name.
+        var named: String {
+            switch self {
+            case .process(let pid, _): return "PID \(pid)"
+            case .group(.match(let pattern), _): return "--match " + TerminalText.escaped(pattern, maxLength: 40)
+            case .group(.unit(let unit), _): return "--unit " + TerminalText.escaped(unit, maxLength: 40)
+            }
+        }
     }
 
     private let configuration: Configuration
@@ -236,21 +254,12 @@ public final class TopSession {
             message = "\(TerminalText.escaped(row.target, maxLength: 40)) is down: no process to show"
             return nil
         }
-        // The HUD must count what the row counts: one process, or the daemon's whole target where
-        // that is one tree under the PID it names (nginx's master and its workers). A group of
-        // unrelated processes (a --match of several programs) has no such HUD: said, not opened.
-        let processes = Int(row.processes ?? 1)
-        var tree = false
-        if processes > 1 {
-            let counted = 1 + ProcessDirectory().descendants(of: pid).count
-            guard counted == processes else {
-                message = "\(TerminalText.escaped(row.target, maxLength: 40)) counts \(processes) processes, not one tree under PID \(pid) "
-                    + "(\(counted)): the HUD shows one process or one tree, not what the row counts"
-                return nil
-            }
-            tree = true
-        }
-        guard let command = configuration.hudCommand?(pid, tree) else { return nil }
+        // The HUD must count what the row counts: the daemon's group as the daemon names it (every
+        // process of a --match or a --unit), or its one process; each with its descendants where
+        // the daemon counts them (`perfhud_target_info{include_children}`).
+        let opened = row.group.map { HUDTarget.group($0, includeChildren: row.includesChildren) }
+            ?? .process(pid, tree: row.includesChildren)
+        guard let command = configuration.hudCommand?(opened) else { return nil }
         handOverScreen()
         let status = spawnAndWait(command)
         // The terminal's keys (Ctrl-C, Ctrl-Z, …) went to the HUD and to us alike: they were the HUD's.
@@ -259,8 +268,8 @@ public final class TopSession {
         setUp()
         switch status {
         case .success(0): message = nil
-        case .success(let code): message = "the HUD of PID \(pid) ended with status \(code)"
-        case .failure(let why): message = "cannot open the HUD of PID \(pid): \(why.reason)"
+        case .success(let code): message = "the HUD of \(opened.named) ended with status \(code)"
+        case .failure(let why): message = "cannot open the HUD of \(opened.named): \(why.reason)"
         }
         refresh()
         return nil

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PerfHUDSupport
+import PerfHUDSampling
 import PerfHUDRecordings
 import PerfHUDDaemon
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PerfHUDSupport
+import PerfHUDSampling
 import PerfHUDRecordings
 import PerfHUDRuntime
 #if canImport(Glibc)
@@ -19,10 +20,16 @@ extension Perfhud {
     struct Attach: ParsableCommand {
         // The usage is said here: ArgumentParser's would read `[<pid> ...]`, as the PID is read from
         // the words of the line that are none of the options (`UsageMessage.arguments`).
-        static let configuration = CommandConfiguration(commandName: "attach", abstract: "HUD for a running process.",
-                                                        usage: "perfhud attach [<options>] <pid>")
+        static let configuration = CommandConfiguration(commandName: "attach", abstract: "HUD for a running process, or a group of them.",
+                                                        usage: "perfhud attach [<options>] <pid>\n       perfhud attach [<options>] --match PATTERN\n       perfhud attach [<options>] --unit UNIT")
 
         @OptionGroup var options: HUDOptions
+
+        @Option(parsing: .unconditional, help: ArgumentHelp("Every process whose command line matches this extended regular expression, summed (as the daemon's --match).",
+                                                            valueName: "PATTERN"))
+        var match: Given<String>?
+        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this systemd unit, summed (as the daemon's --unit).", valueName: "UNIT"))
+        var unit: Given<String>?
 
         /// The PID, and whatever else of the line is none of the options: refused in validate().
         @Argument(parsing: .allUnrecognized, help: "The process to watch.")
@@ -32,19 +39,26 @@ extension Perfhud {
             _ = try target()
         }
 
-        func target() throws -> Int32 {
+        func target() throws -> TargetSelector {
             // `attach -5`: a negative number reads as an option, and the PID is missing.
             if let first = pid.first, first.count > 1, first.hasPrefix("-"), first.dropFirst().allSatisfy(\.isNumber) {
                 throw Refusal.because(Accepted.complaint("<pid>", got: first, in: "attach"))
             }
+            let group = try match.map { TargetSelector.match(try $0.value("--match", in: "attach") { !$0.isEmpty }) }
+                ?? unit.map { TargetSelector.unit(try $0.value("--unit", in: "attach") { !$0.isEmpty }) }
+            if match != nil && unit != nil { throw Refusal.because("attach watches one target: --match or --unit, not both") }
+            if let group {
+                _ = try UsageMessage.arguments(pid, of: Self.self, named: [])
+                return group
+            }
             guard let text = try UsageMessage.arguments(pid, of: Self.self, named: ["<pid>"])[0] else {
                 throw Refusal.because(Accepted.complaint("<pid>", got: nil, in: "attach"))
             }
-            return try Given<Int32>(argument: text).value("<pid>", in: "attach") { $0 > 0 }
+            return .pid(try Given<Int32>(argument: text).value("<pid>", in: "attach") { $0 > 0 })
         }
 
         func run() throws {
-            try Perfhud.exit(with: Session(target: .attach(pid: target()), configuration: options.configuration()).run())
+            try Perfhud.exit(with: Session(target: .attach(target()), configuration: options.configuration()).run())
         }
     }
 

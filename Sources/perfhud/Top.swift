@@ -46,8 +46,14 @@ struct TopCommand: ParsableCommand {
         let executable = SystemCall.readLink("/proc/self/exe") ?? CommandLine.arguments[0]
         // --no-summary: the HUD's end summary would be written on the shell's screen, under the
         // table's alternate screen, and be found there after `q`.
-        configuration.hudCommand = { pid, tree in
-            [executable, "attach", String(pid), "--no-summary"] + (tree ? ["--include-children"] : []) + (noColor ? ["--no-color"] : [])
+        configuration.hudCommand = { target in
+            var command = [executable, "attach"]
+            switch target {
+            case .process(let pid, let tree): command += [String(pid)] + (tree ? ["--include-children"] : [])
+            case .group(.match(let pattern), let children): command += ["--match", pattern] + (children ? ["--include-children"] : [])
+            case .group(.unit(let unit), let children): command += ["--unit", unit] + (children ? ["--include-children"] : [])
+            }
+            return command + ["--no-summary"] + (noColor ? ["--no-color"] : [])
         }
         try Perfhud.exit(with: TopSession(configuration: configuration).run())
     }

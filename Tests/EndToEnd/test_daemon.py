@@ -520,7 +520,7 @@ def test_unit_is_found_in_the_control_group_tree_and_followed_across_restarts():
         worker.mkdir()
         started += [start_in(group), start_in(worker)]
         first = started[0]
-        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{first.pid}"}}') == 1, timeout=10)
+        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{first.pid}",unit="{unit}"}}') == 1, timeout=10)
         assert wait_until(lambda: daemon.value("perfhud_target_processes") == 2, timeout=10)
         for process in started:
             process.kill(); process.wait()
@@ -529,7 +529,7 @@ def test_unit_is_found_in_the_control_group_tree_and_followed_across_restarts():
         group.mkdir()                            # and starts again
         started.append(start_in(group))
         second = started[-1]
-        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{second.pid}"}}') == 1, timeout=10)
+        assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{second.pid}",unit="{unit}"}}') == 1, timeout=10)
     finally:
         for process in started:
             process.kill(); process.wait()

@@ -173,7 +173,7 @@ def test_three_targets_on_one_port_each_labelled_and_promtool_clean(daemons, sys
     assert wait_until(lambda: all(daemon.value("perfhud_target_up", f'{{target="{t}"}}') == 1 for t in ("alone", python, unit)), timeout=10)
     assert daemon.value("perfhud_target_processes", f'{{target="{python}"}}') == 2, "a --match target sums its processes"
     assert daemon.value("perfhud_target_info", f'{{target="alone",comm="sleep",pid="{alone.pid}"}}') == 1
-    assert daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{in_unit.pid}"}}') == 1
+    assert daemon.value("perfhud_target_info", f'{{target="{unit}",comm="sleep",pid="{in_unit.pid}",unit="{unit}"}}') == 1
     text = daemon.metrics()
     check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
     assert check.returncode == 0 and check.stdout.strip() == "" and check.stderr.strip() == "", check.stdout + check.stderr
@@ -300,7 +300,7 @@ def test_config_file_sighup_adds_and_removes_targets_without_resetting_the_other
     daemon.process.send_signal(signal.SIGHUP)
     assert wait_until(lambda: daemon.targets() == {"burn", "fresh"}, timeout=10), daemon.metrics()
     assert 'target="old"' not in daemon.metrics(), "a removed target is dropped at once"
-    assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="fresh",comm="sleep",pid="{new.pid}"}}') == 1, timeout=10)
+    assert wait_until(lambda: daemon.value("perfhud_target_info", f'{{target="fresh",comm="sleep",pid="{new.pid}",match="^sleep 301$"}}') == 1, timeout=10)
     assert daemon.value("perfhud_target_cpu_seconds_total", '{target="burn",mode="user"}') >= before, "kept targets keep their counters"
     assert daemon.value("perfhud_events_rejected_total", '{target="burn",reason="peer"}') == rejected, "not reset by the reload"
     # An error in the file: the configuration stays as it was, and the log says why.

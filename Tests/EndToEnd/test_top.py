@@ -1,6 +1,7 @@
 """`perfhud top` in a real terminal (tmux), reading a real daemon that watches real programs: one
 row per target, up or down, sorted by a key, escaped names, Enter opens the HUD, a narrow terminal,
 and the one line it says when no daemon answers."""
+import os
 import re
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ import pytest
 
 from conftest import PERFHUD, perfhud, wait_until
 from conftest import free_port
-from test_daemon_targets import daemons, spawn  # noqa: F401 (the fixtures)
+from test_daemon_targets import daemons, spawn, system_slice  # noqa: F401 (the fixtures)
 from test_tmux import Tmux, assert_restored
 
 pytestmark = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is installed by `make test`")
@@ -154,11 +155,14 @@ def cpu_of_hud(screen):
     return float(found[1]) if found else None
 
 
-def test_enter_opens_the_target_as_its_row_counts_it_and_q_leaves_the_shell_as_it_was(spawn, daemons):
+@pytest.mark.parametrize("named", ["match", "pid"])
+def test_enter_opens_the_target_as_its_row_counts_it_and_q_leaves_the_shell_as_it_was(spawn, daemons, named):
     marker = f"perfhud-top-tree-{time.monotonic_ns()}"
     parent = spawn(sys.executable, "-c", TREE, marker)
     idle = spawn("sleep", "600")   # a second target: the daemon's --events is then a directory
-    watched = daemons("--match", f"tree={marker}", "--pid", f"idle={idle.pid}")
+    # The tree as a --match group (its three processes match), or as one PID with its children.
+    target = ["--match", f"tree={marker}"] if named == "match" else ["--pid", f"tree={parent.pid}", "--include-children"]
+    watched = daemons(*target, "--pid", f"idle={idle.pid}")
     assert wait_until(lambda: watched.value("perfhud_target_processes", '{target="tree"}') == 3, timeout=10)
     tmux = Tmux(columns=120, rows=30)
     try:
@@ -190,21 +194,64 @@ def test_enter_opens_the_target_as_its_row_counts_it_and_q_leaves_the_shell_as_i
         tmux.close()
 
 
-def test_enter_on_processes_that_are_not_one_tree_says_so_and_opens_nothing(spawn, daemons):
+# Two programs that are not one tree: each spins a third of the time.
+APART = """
+import sys, time
+while True:
+    end = time.monotonic() + 0.03
+    while time.monotonic() < end:
+        pass
+    time.sleep(0.06)
+"""
+
+
+def open_group_hud(port, row_name, attached):
+    """top on the daemon at `port`, Enter on the row `row_name`: the row's CPU, the HUD's (after
+    2.5 s), and the HUD's screen, which must say `attached` among its notices; then q, q."""
+    tmux = Tmux(columns=140, rows=24)
+    try:
+        tmux.type(f"{PERFHUD} top --from http://127.0.0.1:{port}")
+        tmux.wait(lambda s: len(rows_of(s, [row_name])) == 1 and re.search(rf"{re.escape(row_name)}\s+up\s+\d", rows_of(s, [row_name])[0][1]),
+                  "the group's row")
+        time.sleep(2)
+        row = float(rows_of(tmux.screen(), [row_name])[0][1].split()[2])
+        tmux.key("Enter")
+        tmux.wait(lambda s: s[0].startswith(" PID ") and any(attached in line for line in s), "the HUD of the group")
+        time.sleep(2.5)
+        screen = tmux.screen()
+        hud = cpu_of_hud(screen)
+        tmux.type("q", enter=False)
+        tmux.wait(lambda s: len(rows_of(s, [row_name])) == 1 and s[0].startswith("perfhud top"), "the table again")
+        tmux.type("q", enter=False)
+        tmux.wait(lambda s: not any(line.startswith("perfhud top") for line in s), "the shell after q")
+        return row, hud, screen
+    finally:
+        tmux.close()
+
+
+def test_enter_on_a_match_of_programs_that_are_not_one_tree_opens_the_group_as_the_daemon_counts_it(spawn, daemons):
+    # Issue 44: Enter refused a --match of several programs. It opens `attach --match` now: the
+    # same resolver and the same sums as the daemon's row.
     marker = f"perfhud-top-apart-{time.monotonic_ns()}"
-    for _ in range(2):
-        spawn(sys.executable, "-c", "import time; time.sleep(600)", marker)
+    apart = [spawn(sys.executable, "-c", APART, marker) for _ in range(2)]
     idle = spawn("sleep", "600")
     watched = daemons("--match", f"apart={marker}", "--pid", f"idle={idle.pid}")
     assert wait_until(lambda: watched.value("perfhud_target_processes", '{target="apart"}') == 2, timeout=10)
-    tmux = Tmux(columns=140, rows=20)
-    try:
-        tmux.type(f"{PERFHUD} top --from http://127.0.0.1:{watched.port}")
-        tmux.wait(lambda s: len(rows_of(s, ["apart"])) == 1, "the row")
-        tmux.key("Enter")
-        tmux.wait(lambda s: any("counts 2 processes, not one tree" in line for line in s), "why no HUD opens")
-        assert not any(line.startswith(" PID ") for line in tmux.screen())
-        tmux.type("q", enter=False)
-        tmux.wait(lambda s: not any(line.startswith("perfhud top") for line in s), "the shell after q")
-    finally:
-        tmux.close()
+    first, second = sorted(process.pid for process in apart)
+    row, hud, screen = open_group_hud(watched.port, "apart", f"attached to processes matching /{marker}/: PIDs {first}, {second}")
+    # Both count both programs (about two thirds of a core together; one alone would be a third).
+    assert row > 30, row
+    assert hud is not None and 0.6 * row < hud < 1.6 * row, (hud, row, screen[0])
+
+
+def test_enter_on_a_unit_opens_attach_unit(spawn, daemons, system_slice):
+    unit = f"perfhud-top-{os.getpid()}.service"
+    members = [spawn(sys.executable, "-c", APART, unit) for _ in range(2)]
+    system_slice(unit, *members)
+    idle = spawn("sleep", "600")
+    watched = daemons("--unit", unit, "--pid", f"idle={idle.pid}")
+    assert wait_until(lambda: watched.value("perfhud_target_processes", f'{{target="{unit}"}}') == 2, timeout=10)
+    first, second = sorted(process.pid for process in members)
+    row, hud, screen = open_group_hud(watched.port, unit, f"attached to unit {unit}: PIDs {first}, {second}")
+    assert row > 30, row
+    assert hud is not None and 0.6 * row < hud < 1.6 * row, (hud, row, screen[0])

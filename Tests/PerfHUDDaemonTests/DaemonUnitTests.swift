@@ -183,9 +183,9 @@ final class DaemonUnitTests: XCTestCase {
     func testAGroupsMembersBelowAnotherAreLeftToItsTree() {
         // 10 → 11 → 12, 10 → 13; 20 alone; 30's parent 25 is not a member: 30 is a top.
         let parents: [Int32: Int32] = [10: 1, 11: 10, 12: 11, 13: 10, 20: 1, 25: 1, 30: 25]
-        XCTAssertEqual(TargetDiscovery.topmost([12, 10, 11, 13, 20, 30]) { parents[$0] }, [10, 20, 30])
-        XCTAssertEqual(TargetDiscovery.topmost([12, 13]) { parents[$0] }, [12, 13], "siblings' parent not a member: both stay")
-        XCTAssertEqual(TargetDiscovery.topmost([11, 12]) { _ in nil }, [11, 12], "parents unknown (gone): each its own")
+        XCTAssertEqual(TargetGroup.topmost([12, 10, 11, 13, 20, 30]) { parents[$0] }, [10, 20, 30])
+        XCTAssertEqual(TargetGroup.topmost([12, 13]) { parents[$0] }, [12, 13], "siblings' parent not a member: both stay")
+        XCTAssertEqual(TargetGroup.topmost([11, 12]) { _ in nil }, [11, 12], "parents unknown (gone): each its own")
     }
 
     func testATargetWithNoProcessHasATickAndItsActionsAndFramesStillCount() {

@@ -1,59 +1,141 @@
+import PerfHUDSupport
 import PerfHUDSampling
-import PerfHUDPipeline
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The daemon's target as one sample source: one sampler per root process (a `--match` or `--unit`
-/// group has several), summed. The CPU of processes that left the group stays in the totals, so
-/// the counters never go back.
-final class TargetGroup: SampleSource {
-    private(set) var samplers: [Int32: ProcessSampler] = [:]
+/// A target as one sample source: one sampler per root process (a `--match` or `--unit` group has
+/// several), summed. The CPU of processes that left the group stays in the totals, so the counters
+/// never go back; that of a process that joins counts from when it joined, or from its start where
+/// it started since the last look (shown no faster than the machine can spend it). The daemon's targets are these, and so is `attach --match` / `--unit`: one
+/// group reads the same everywhere.
+package final class TargetGroup: SampleSource {
+    package private(set) var samplers: [Int32: ProcessSampler] = [:]
     private let includeChildren: Bool
     private var retired = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
     private var lastCumulative: [Int32: (cpu: UInt64, user: UInt64, system: UInt64)] = [:]
+    /// What members that joined the group already old had spent before: not the group's (the
+    /// CPU of a process that has run for hours before it matched was not spent while watched), and
+    /// members whose first sample has not taken it yet.
+    private var excluded = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
+    private var joinedOld: Set<Int32> = []
+    /// When the members were last looked for (clock ticks after boot, as a process's start time):
+    /// a process that started later was started since, and what it spent is the group's.
+    private var lookedAtTicks: UInt64?
+    /// The total shown: a member found after it ran between two looks brings that time in one
+    /// piece, shown no faster than the machine can spend (`MachineBoundedCPUTotal`).
+    private var shownCPU = MachineBoundedCPUTotal()
     /// The network totals of members that left, and each member's last (a group's totals never go back).
     private var retiredNetwork = (sent: UInt64(0), received: UInt64(0), retransmits: UInt64(0), opened: UInt64(0))
     private var lastNetwork: [Int32: (sent: UInt64, received: UInt64, retransmits: UInt64, opened: UInt64)] = [:]
     /// The command name of the root (`rootPID`), looked up when the members change.
-    var commandName = ""
+    package var commandName = ""
     /// The member every other one descends from (nginx's master above its workers) where the group
     /// is one process tree, else the lowest PID: what `perfhud_target_info{pid}` names, and so what
     /// `perfhud top` opens (with `--include-children` when that tree is what the row counts).
-    private(set) var rootPID: Int32?
+    package private(set) var rootPID: Int32?
     /// A `--unit` target's IP accounting (systemd's counters), laid over the members' TCP figures.
-    var unitNetwork: NetworkWatch?
+    package var unitNetwork: NetworkWatch?
 
     /// Whether the target is a group of processes (`--match`, `--unit`) rather than one process
     /// (and, with `--include-children`, its tree): a group's memory is its PSS sum
     /// (`Sample.countsProcessesOnce`) however many members it has at the moment.
     private let isGroup: Bool
 
-    init(includeChildren: Bool, isGroup: Bool) {
+    package init(includeChildren: Bool, isGroup: Bool) {
         self.includeChildren = includeChildren
         self.isGroup = isGroup
     }
 
     /// How the last member that ended was killed for memory, for the journal's line when the
     /// target goes away (its tick is then absent): `killed by the OOM killer (group limit 32 MiB)`.
-    private(set) var lastOOMKill: String?
+    package private(set) var lastOOMKill: String?
+    /// The last sample of the member that ended last: the group's end when it was the last (`endSample`).
+    private var lastEnded: Sample?
 
-    var isEmpty: Bool { samplers.isEmpty }
-    var pids: [Int32] { samplers.keys.sorted() }
-    var currentCommandName: String? { samplers.isEmpty ? nil : commandName }
+    package var isEmpty: Bool { samplers.isEmpty }
+    package var pids: [Int32] { samplers.keys.sorted() }
+    package var currentCommandName: String? { samplers.isEmpty ? nil : commandName }
 
-    func takeNotes() -> [String] { samplers.values.flatMap { $0.takeNotes() } }
+    package func takeNotes() -> [String] { samplers.values.flatMap { $0.takeNotes() } }
 
-    func contains(_ pid: Int32) -> Bool { samplers[pid] != nil }
-    func add(_ sampler: ProcessSampler) { samplers[sampler.pid] = sampler }
+    package func contains(_ pid: Int32) -> Bool { samplers[pid] != nil }
+    package func add(_ sampler: ProcessSampler) { samplers[sampler.pid] = sampler }
+
+    /// Takes the processes the target's resolver found now: a sampler opened for each new one
+    /// (`open`; `failed` hears why one could not be), and those no longer found let go where
+    /// `retiresMissing` (a `--pid` target keeps its process until it ends). With `includeChildren`,
+    /// a member below another is counted by that one's tree already, not again on its own. The
+    /// root and its name are found again when the members changed.
+    /// - Returns: whether the members changed.
+    package func take(found: [Int32], retiresMissing: Bool, directory: ProcessDirectory,
+                      open: (Int32) throws -> ProcessSampler, failed: (Error) -> Void) -> Bool {
+        let parentOf = { (pid: Int32) in ProcParser.stat(ofProcess: String(pid))?.parentPID }
+        let pids = includeChildren && isGroup ? Self.topmost(found, parentOf: parentOf) : found
+        var changed = false
+        let now = Self.ticksSinceBoot()
+        for pid in pids where samplers[pid] == nil {
+            do {
+                add(try open(pid))
+                changed = true
+                // Running before the last look without being a member (it exec'd into the pattern,
+                // it was moved into the unit's group): its past is not the group's.
+                if let before = lookedAtTicks, let started = ProcParser.stat(ofProcess: String(pid))?.startTicks, started < before {
+                    joinedOld.insert(pid)
+                }
+            } catch {
+                failed(error)
+            }
+        }
+        lookedAtTicks = now
+        if retiresMissing {
+            let kept = Set(pids)
+            for pid in self.pids where !kept.contains(pid) { retire(pid); changed = true }
+        }
+        if changed && !samplers.isEmpty {
+            findRoot(parentOf: parentOf)
+            commandName = directory.describe(pid: rootPID ?? self.pids[0])?.commandName ?? "?"
+        }
+        return changed
+    }
+
+    /// Now, in clock ticks after boot (CLOCK_BOOTTIME, the clock of a process's start time).
+    private static func ticksSinceBoot() -> UInt64? {
+        var boot = timespec()
+        guard clock_gettime(CLOCK_BOOTTIME, &boot) == 0 else { return nil }
+        return (UInt64(boot.tv_sec) &* 1_000_000_000 &+ UInt64(boot.tv_nsec)) / (1_000_000_000 / ProcessDirectory.ticksPerSecond)
+    }
+
+    /// The members no other member is an ancestor of, in their order.
+    package static func topmost(_ pids: [Int32], parentOf: (Int32) -> Int32?) -> [Int32] {
+        let members = Set(pids)
+        var parents: [Int32: Int32?] = [:]
+        func parent(_ pid: Int32) -> Int32? {
+            if let known = parents[pid] { return known }
+            let found = parentOf(pid)
+            parents[pid] = found
+            return found
+        }
+        return pids.filter { pid in
+            var current = parent(pid), steps = 0
+            while let ancestor = current, ancestor > 1, steps < 256 {
+                if members.contains(ancestor) { return false }
+                current = parent(ancestor); steps += 1
+            }
+            return true
+        }
+    }
 
     /// Finds `rootPID` again (the members changed): the one member whose parent is not a member,
     /// where there is one such; else the lowest PID.
-    func findRoot(parentOf: (Int32) -> Int32?) {
+    package func findRoot(parentOf: (Int32) -> Int32?) {
         let members = pids, set = Set(members)
         let roots = members.filter { pid in parentOf(pid).map { !set.contains($0) } ?? true }
         rootPID = roots.count == 1 ? roots[0] : members.first
     }
 
     /// Lets `pid` go; what it spent stays in the totals.
-    func retire(_ pid: Int32) {
+    package func retire(_ pid: Int32) {
         if let last = lastCumulative[pid] {
             retired.cpu &+= last.cpu; retired.user &+= last.user; retired.system &+= last.system
         }
@@ -70,7 +152,7 @@ final class TargetGroup: SampleSource {
     /// the group is empty or a member needs a full sample (one ended). `countsOnce`: the target's
     /// memory is its PSS sum (`Sample.countsProcessesOnce`), which a full sample reads: this sum is
     /// then `rss_sum_bytes` alone.
-    func residentBytes() -> (bytes: UInt64, countsOnce: Bool)? {
+    package func residentBytes() -> (bytes: UInt64, countsOnce: Bool)? {
         guard !samplers.isEmpty else { return nil }
         var total: UInt64 = 0
         for sampler in samplers.values {
@@ -81,13 +163,23 @@ final class TargetGroup: SampleSource {
     }
 
     /// The members summed; members that ended are retired. Nil while the group is empty.
-    func takeSample() -> Sample? {
+    package func takeSample() -> Sample? {
         var combined: Sample?
         for (pid, sampler) in samplers {
             let sample = sampler.sample()
+            if joinedOld.remove(pid) != nil {
+                excluded.cpu &+= sample.cpuNanoseconds ?? 0
+                excluded.user &+= sample.userTicks ?? 0
+                excluded.system &+= sample.systemTicks ?? 0
+            }
+            // A member's network totals as last read, its end's too (what it leaves in the group's).
+            if let net = sample.net?.value, let sent = net.txBytesTotal {
+                lastNetwork[pid] = (sent, net.rxBytesTotal ?? 0, net.tcpRetransmitsTotal ?? 0, net.tcpConnectionsOpenedTotal ?? 0)
+            }
             guard sample.alive || (includeChildren && sample.processCount > 0) else {
                 // What it leaves in the totals: its last reading, a zombie's whole life's when caught.
                 if let cpu = sample.cpuNanoseconds { lastCumulative[pid] = (cpu, sample.userTicks ?? 0, sample.systemTicks ?? 0) }
+                lastEnded = sample
                 if sample.endedByOOMKill {
                     lastOOMKill = "PID \(pid) " + Sample.killedByOOMKiller(limitBytes: sample.memoryLimitBytes)
                 }
@@ -95,17 +187,14 @@ final class TargetGroup: SampleSource {
                 continue
             }
             lastCumulative[pid] = (sample.cpuNanoseconds ?? 0, sample.userTicks ?? 0, sample.systemTicks ?? 0)
-            if let net = sample.net?.value, let sent = net.txBytesTotal {
-                lastNetwork[pid] = (sent, net.rxBytesTotal ?? 0, net.tcpRetransmitsTotal ?? 0, net.tcpConnectionsOpenedTotal ?? 0)
-            }
             combined = combined.map { Self.sum($0, sample) } ?? sample
         }
         guard var group = combined else { return nil }
         group.countsProcessesOnce = group.countsProcessesOnce || isGroup
         // Cumulative totals include the processes that left the group: counters never go back.
-        group.cpuNanoseconds = (group.cpuNanoseconds ?? 0) &+ retired.cpu
-        group.userTicks = (group.userTicks ?? 0) &+ retired.user
-        group.systemTicks = (group.systemTicks ?? 0) &+ retired.system
+        group.cpuNanoseconds = shownCPU.update(reading: Self.less((group.cpuNanoseconds ?? 0) &+ retired.cpu, excluded.cpu), at: group.monotonicNanoseconds)
+        group.userTicks = Self.less((group.userTicks ?? 0) &+ retired.user, excluded.user)
+        group.systemTicks = Self.less((group.systemTicks ?? 0) &+ retired.system, excluded.system)
         if retiredNetwork != (0, 0, 0, 0), var net = group.net?.value {
             net.txBytesTotal = net.txBytesTotal.map { $0 &+ retiredNetwork.sent }
             net.rxBytesTotal = net.rxBytesTotal.map { $0 &+ retiredNetwork.received }
@@ -119,11 +208,29 @@ final class TargetGroup: SampleSource {
         return group
     }
 
+    /// The group's end once its last member has ended (nil before, and for a group that never
+    /// had one): that member's last sample, with the totals of every member the group had. `attach
+    /// --match` ends on it, as `attach PID` ends on its process's last sample; the daemon's target
+    /// goes down instead.
+    package func endSample() -> Sample? {
+        guard samplers.isEmpty, var end = lastEnded else { return nil }
+        end.cpuNanoseconds = shownCPU.update(reading: Self.less(retired.cpu, excluded.cpu), at: end.monotonicNanoseconds, ended: true)
+        (end.userTicks, end.systemTicks) = (Self.less(retired.user, excluded.user), Self.less(retired.system, excluded.system))
+        if var net = end.net?.value {
+            (net.txBytesTotal, net.rxBytesTotal) = (retiredNetwork.sent, retiredNetwork.received)
+            (net.tcpRetransmitsTotal, net.tcpConnectionsOpenedTotal) = (retiredNetwork.retransmits, retiredNetwork.opened)
+            end.net = NetworkFiguresBox(net)
+        }
+        end.countsProcessesOnce = true
+        end.processCount = 0     // none runs (the last may be a zombie its parent has not reaped)
+        return end
+    }
+
     /// What a group takes from one member (`sum`'s first, the root where there is one), by the
     /// field's path in `Sample`: every other field combines its members' (a sum, a peak, the
     /// smallest, a merge), and a test holds every field to this (`DaemonUnitTests`): a new figure
     /// is combined, or said here to be one member's.
-    static let takenFromOneMember: Set<String> = [
+    package static let takenFromOneMember: Set<String> = [
         "monotonicNanoseconds", "wallSeconds",            // one tick's
         "processStartNanoseconds", "execsSeen",            // the root's
         "activity.everySecond.levels.fdsLimit",            // the root's limit
@@ -135,7 +242,7 @@ final class TargetGroup: SampleSource {
         "gpu.value.unreportedReason", "net.value.source", "net.value.unreportedReason", "memoryUnreportedReason",
     ]
 
-    static func sum(_ a: Sample, _ b: Sample) -> Sample {
+    package static func sum(_ a: Sample, _ b: Sample) -> Sample {
         func add(_ x: UInt64?, _ y: UInt64?) -> UInt64? { x.map { $0 &+ (y ?? 0) } ?? y }
         var result = a
         result.alive = a.alive || b.alive
@@ -165,8 +272,10 @@ final class TargetGroup: SampleSource {
         return result
     }
 
+    private static func less(_ total: UInt64, _ part: UInt64) -> UInt64 { total > part ? total - part : 0 }
+
     /// `PID 7` or `PIDs 1, 2, …` (eight at most).
-    static func listing<S: Sequence>(_ pids: S) -> String where S.Element == Int32 {
+    package static func listing<S: Sequence>(_ pids: S) -> String where S.Element == Int32 {
         let sorted = pids.sorted()
         let shown = sorted.prefix(8).map { String($0) }.joined(separator: ", ")
         return (sorted.count == 1 ? "PID " : "PIDs ") + shown + (sorted.count > 8 ? ", …" : "")

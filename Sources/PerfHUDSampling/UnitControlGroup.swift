@@ -1,4 +1,4 @@
-import PerfHUDSampling
+import PerfHUDSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,9 +18,9 @@ public struct UnitControlGroup {
     /// (legacy and hybrid layouts, which also mirror units into `unified`).
     public let root: String
     /// Subtrees that hold user sessions and user managers: a system unit is never there.
-    static let skipped: Set<String> = ["user.slice", "init.scope"]
+    package static let skipped: Set<String> = ["user.slice", "init.scope"]
     /// How deep units nest below the root (slices within slices); deeper is not searched.
-    static let maximumDepth = 8
+    package static let maximumDepth = 8
 
     public init(root: String? = nil) {
         if let root { self.root = root; return }
@@ -92,7 +92,7 @@ public struct UnitControlGroup {
     }
 
     /// systemd.unit(5)'s system unit search path.
-    static let unitDirectories = [
+    package static let unitDirectories = [
         "/etc/systemd/system.control", "/run/systemd/system.control", "/run/systemd/transient",
         "/run/systemd/generator.early", "/etc/systemd/system", "/etc/systemd/system.attached",
         "/run/systemd/system", "/run/systemd/system.attached", "/run/systemd/generator",
@@ -100,7 +100,7 @@ public struct UnitControlGroup {
         "/run/systemd/generator.late",
     ]
 
-    static func subdirectories(_ path: String) -> [String] {
+    package static func subdirectories(_ path: String) -> [String] {
         guard let directory = opendir(path) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
@@ -114,7 +114,7 @@ public struct UnitControlGroup {
         return names
     }
 
-    static func integers(_ data: [UInt8]) -> [Int32] {
+    package static func integers(_ data: [UInt8]) -> [Int32] {
         var values: [Int32] = []
         var current: Int32 = 0
         var digits = 0

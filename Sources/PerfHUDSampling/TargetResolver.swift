@@ -1,13 +1,13 @@
 import PerfHUDSupport
-import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Finds the processes a daemon watches: a PID, a pidfile, a command-line pattern or a unit.
+/// Finds the processes a target names: a PID, a pidfile, a command-line pattern or a unit (the
+/// daemon's targets, and `attach --match` / `--unit`).
 /// A target that is not there yet is normal: `resolve` then says why, and is asked again later.
 public final class TargetResolver {
-    public let selector: DaemonConfiguration.Selector
+    public let selector: TargetSelector
     private let directory: ProcessDirectory
     private var pattern = regex_t()
     private var compiled = false
@@ -16,15 +16,14 @@ public final class TargetResolver {
     /// When the `--pid` target started (clock ticks after boot), from the first time it was found.
     private var pidStartTicks: UInt64?
     /// Whether the last `resolve` found the `--pid` target's PID given to another process.
-    private(set) var pidReused = false
-    /// The unit's `cgroup.events` while its group exists and the hierarchy has one (see
-    /// `ControlGroupEvents`).
+    package private(set) var pidReused = false
     /// The unit's control group below the hierarchy's root (`/system.slice/web.service`) while it exists.
-    var unitGroupPath: String? { unitGroup }
-    var unitEventsFile: String? { unitGroup.flatMap { ControlGroupEvents.eventsFile(root: controlGroups.root, group: $0) } }
+    package var unitGroupPath: String? { unitGroup }
+    /// The root of the hierarchy the unit's group was found in.
+    package var controlGroupRoot: String { controlGroups.root }
 
     /// - Throws: `PerfHUDError` `.usage` when the pattern is not a valid extended regular expression.
-    public init(selector: DaemonConfiguration.Selector, directory: ProcessDirectory = ProcessDirectory(),
+    public init(selector: TargetSelector, directory: ProcessDirectory = ProcessDirectory(),
                 controlGroups: UnitControlGroup = UnitControlGroup()) throws {
         self.selector = selector
         self.directory = directory
@@ -49,7 +48,7 @@ public final class TargetResolver {
 
     /// - Throws: `PerfHUDError` `.usage` when `expression` is not a valid extended regular
     ///   expression (a line of `--config` then says which).
-    static func checkPattern(_ expression: String) throws {
+    package static func checkPattern(_ expression: String) throws {
         var compiled = regex_t()
         let status = regcomp(&compiled, expression, REG_EXTENDED | REG_NOSUB)
         defer { if status == 0 { regfree(&compiled) } }
@@ -107,13 +106,13 @@ public final class TargetResolver {
     /// Whether `pid` runs: a zombie (ended, not yet reaped by its parent) does not, or a pidfile
     /// naming one would make the target flap between up and gone at every look; a process whose
     /// main thread ended while others run does (`ProcStat.threadGroupLives`).
-    static func exists(_ pid: Int32) -> Bool {
+    package static func exists(_ pid: Int32) -> Bool {
         ProcParser.stat(ofProcess: String(pid))?.threadGroupLives ?? false
     }
 
     /// The processes of a unit's control group, found in the control-group tree (see
     /// `UnitControlGroup`); the group's path is remembered until it goes away.
-    func unitProcesses(_ unit: String) -> Result<[Int32], PerfHUDError> {
+    package func unitProcesses(_ unit: String) -> Result<[Int32], PerfHUDError> {
         var pids = unitGroup.flatMap(controlGroups.processes(in:))
         if pids == nil {                         // not looked for yet, or the group went away
             unitGroup = controlGroups.find(unit)
@@ -125,7 +124,7 @@ public final class TargetResolver {
 
     /// Whether `pid` runs perfhud: the same executable file as this process (whatever its path), or
     /// a program named `perfhud` (another installation). Watch one with `--pid`.
-    static func isPerfhud(_ pid: Int32) -> Bool {
+    package static func isPerfhud(_ pid: Int32) -> Bool {
         var theirs = stat()
         if stat("/proc/\(pid)/exe", &theirs) == 0, let ours = ownExecutable, theirs.st_dev == ours.dev, theirs.st_ino == ours.ino { return true }
         guard case .success(let name) = KeptOpenFile.contents(of: "/proc/\(pid)/comm", limit: 64) else { return false }

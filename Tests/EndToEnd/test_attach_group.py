@@ -1,0 +1,96 @@
+"""`perfhud attach --match` and `--unit`: the HUD of a group as the daemon counts it (what `perfhud
+top`'s Enter opens for a group, issue 44): its members found again while it runs, the CPU of one
+that joins counted from its start where it started since the last look (never faster than the
+machine), the session ended with the last member, and clear refusals."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PERFHUD, perfhud, json_rows_of, summary_of
+from test_daemon_targets import spawn, system_slice  # noqa: F401 (the fixtures)
+
+# Spins half the time until it has used BUDGET seconds of CPU, then says how much it used (its own
+# clock: the kernel's count, the reference) and exits. The marker is only in its command line.
+SPIN = """
+import sys, time
+budget = float(sys.argv[1])
+while time.process_time() < budget:
+    end = time.monotonic() + 0.03
+    while time.monotonic() < end:
+        pass
+    time.sleep(0.03)
+print(f"cpu {time.process_time():.6f}", flush=True)
+"""
+MACHINE = 100 * os.cpu_count() + 0.01
+
+
+def cpu_printed(process):
+    out = process.stdout.read()
+    found = re.search(r"^cpu ([0-9.]+)$", out, re.M)
+    assert found, out
+    return float(found[1])
+
+
+def test_a_match_counts_a_member_that_joins_and_ends_with_the_last_member():
+    marker = f"perfhud-attach-group-{time.monotonic_ns()}"
+    first = subprocess.Popen([sys.executable, "-c", SPIN, "1.5", marker], stdout=subprocess.PIPE, text=True)
+    late = None
+    try:
+        time.sleep(0.2)
+        attach = subprocess.Popen([PERFHUD, "attach", "--match", marker, "--output", "json", "--tick", "100ms"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The first row is out: attach has looked for the members. One more starts now; it is found
+        # at the next look (a second later) with what it spent meanwhile.
+        head = attach.stdout.readline()
+        late = subprocess.Popen([sys.executable, "-c", SPIN, "0.6", marker], stdout=subprocess.PIPE, text=True)
+        out, err = attach.communicate(timeout=60)
+        out = head + out
+    finally:
+        for process in (first, late):
+            if process and process.poll() is None:
+                process.wait(timeout=30)
+    assert attach.returncode == 0, err
+    rows = json_rows_of(out)
+    reference = cpu_printed(first) + cpu_printed(late)
+    assert rows[-1]["alive"] is False and rows[-1]["processes"] == 0, rows[-1]
+    assert max(r["processes"] for r in rows) == 2, [r["processes"] for r in rows]
+    # Every second of both programs, the late one's before it was found included (it started
+    # after the look before: its time is the group's), none twice.
+    total = rows[-1]["cpu_seconds_total"]
+    assert reference * 0.97 - 0.05 <= total <= reference * 1.03 + 0.05, (total, reference)
+    # Its time before it was found arrives in the tick it was found, never faster than the machine.
+    cpu = [r["cpu_percent"] for r in rows if r["cpu_percent"] is not None]
+    assert max(cpu) <= MACHINE, cpu
+    summary = summary_of(out)
+    assert summary["cpu_percent_max"] == max(cpu), (summary["cpu_percent_max"], max(cpu))
+
+
+def test_refusals_are_one_line_with_their_exit_statuses():
+    cases = [
+        (["--match", f"nothing-matches-{time.monotonic_ns()}"], 66, r"perfhud: no process matches /nothing-matches-\d+/"),
+        (["--unit", "perfhud-missing.service"], 66, r"perfhud: perfhud-missing\.service is not running"),
+        (["--match", "(("], 64, r"perfhud: invalid --match pattern /\(\(/: .+"),
+        (["--match", "a", "--unit", "b"], 64, r"perfhud: attach watches one target: --match or --unit, not both"),
+        (["--match", "a", "12"], 64, r"perfhud: unexpected argument '12' \(perfhud attach --help\)"),
+    ]
+    for args, status, message in cases:
+        result = perfhud("attach", *args, "--output", "json", timeout=15)
+        assert result.returncode == status and re.fullmatch(message, result.stderr.strip()), (args, result.returncode, result.stderr)
+        assert result.stdout == "", args
+
+
+def test_a_unit_counts_every_process_of_its_group(spawn, system_slice):
+    unit = f"perfhud-attach-{os.getpid()}.service"
+    members = [spawn("sleep", "60"), spawn("sleep", "61")]
+    system_slice(unit, *members)
+    result = perfhud("attach", "--unit", unit, "--output", "json", "--tick", "200ms", "--count", "3", timeout=30)
+    assert result.returncode == 0, result.stderr
+    rows = json_rows_of(result.stdout)
+    assert [r["processes"] for r in rows] == [2, 2, 2], rows
+    # The group's memory is its PSS sum, as the daemon's: two sleeps share most of their pages.
+    assert all(r["rss_bytes"] < r["rss_sum_bytes"] for r in rows), [(r["rss_bytes"], r["rss_sum_bytes"]) for r in rows]
+    assert rows[0]["pid"] == min(m.pid for m in members), "the lowest PID names a group that is not one tree"
