@@ -94,3 +94,47 @@ def test_a_unit_counts_every_process_of_its_group(spawn, system_slice):
     # The group's memory is its PSS sum, as the daemon's: two sleeps share most of their pages.
     assert all(r["rss_bytes"] < r["rss_sum_bytes"] for r in rows), [(r["rss_bytes"], r["rss_sum_bytes"]) for r in rows]
     assert rows[0]["pid"] == min(m.pid for m in members), "the lowest PID names a group that is not one tree"
+
+
+# Spins half the time until it has used PRE seconds of CPU matching nothing (the marker is given
+# reversed), says so, then execs SPIN with the marker: from then on it matches, with PRE seconds
+# already on its clock.
+BEFORE = """
+import os, sys, time
+pre, budget, marker = float(sys.argv[1]), sys.argv[2], sys.argv[3][::-1]
+while time.process_time() < pre:
+    end = time.monotonic() + 0.03
+    while time.monotonic() < end:
+        pass
+    time.sleep(0.03)
+print(f"pre {time.process_time():.6f}", flush=True)
+os.execv(sys.executable, [sys.executable, "-c", SPIN, budget, marker])
+""".replace("SPIN,", repr(SPIN) + ",")
+
+
+def test_a_process_that_comes_to_match_brings_none_of_its_past():
+    # A process that ran before, matching nothing (here until it exec'd; a process moved into a
+    # unit's group is the same case): what it spent then was not the group's.
+    marker = f"perfhud-attach-exec-{time.monotonic_ns()}"
+    stay = subprocess.Popen([sys.executable, "-c", SPIN, "1.5", marker], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    attach = subprocess.Popen([PERFHUD, "attach", "--match", marker, "--output", "json", "--tick", "100ms"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    head = attach.stdout.readline()
+    comes = subprocess.Popen([sys.executable, "-c", BEFORE, "0.5", "1.0", marker[::-1]], stdout=subprocess.PIPE, text=True)
+    out, err = attach.communicate(timeout=60)
+    stay.wait(timeout=30)
+    comes.wait(timeout=30)
+    assert attach.returncode == 0, err
+    rows = json_rows_of(head + out)
+    said = comes.stdout.read()
+    pre = float(re.search(r"^pre ([0-9.]+)$", said, re.M)[1])
+    final = float(re.search(r"^cpu ([0-9.]+)$", said, re.M)[1])
+    whole = cpu_printed(stay) + final
+    total = rows[-1]["cpu_seconds_total"]
+    assert max(r["processes"] for r in rows) == 2, [r["processes"] for r in rows]
+    # Its PRE seconds are not in the total (they would be with its whole clock taken); what it spent
+    # after the exec and before the next look is left out too (at most a second at half a core).
+    assert whole - pre - 0.6 <= total <= whole - pre + 0.05, (total, whole, pre)
+    cpu = [r["cpu_percent"] for r in rows if r["cpu_percent"] is not None]
+    assert max(cpu) <= MACHINE, cpu
