@@ -45,7 +45,7 @@ public struct TargetSpec: Equatable {
             return TargetSpec(name: name, selector: .match(argument))
         case "--unit":
             guard !argument.isEmpty else { throw PerfHUDError(.usage, "--unit wants a unit name") }
-            return TargetSpec(name: name, selector: .unit(argument.contains(".") ? argument : argument + ".service"))
+            return TargetSpec(name: name, selector: .unit(named: argument))
         case "--units":
             guard !argument.isEmpty else { throw PerfHUDError(.usage, "--units wants a pattern such as '*.service'") }
             guard name == nil else { throw PerfHUDError(.usage, "--units names each target after its unit: no NAME= (got \(value))") }

@@ -11,6 +11,11 @@ public enum TargetSelector: Equatable {
     /// Every unit under `system.slice` whose name matches a glob, each a target of its own.
     case units(String)
 
+    /// `--unit NAME` as systemctl reads it: a name without a type is a service (`nginx` is `nginx.service`).
+    public static func unit(named name: String) -> TargetSelector {
+        .unit(name.contains(".") ? name : name + ".service")
+    }
+
     /// A group of processes (`--match`, `--unit`), not one process (and its tree).
     public var isGroup: Bool {
         switch self {

@@ -21,7 +21,7 @@ extension Perfhud {
         // The usage is said here: ArgumentParser's would read `[<pid> ...]`, as the PID is read from
         // the words of the line that are none of the options (`UsageMessage.arguments`).
         static let configuration = CommandConfiguration(commandName: "attach", abstract: "HUD for a running process, or a group of them.",
-                                                        usage: "perfhud attach [<options>] <pid>\n       perfhud attach [<options>] --match PATTERN\n       perfhud attach [<options>] --unit UNIT")
+                                                        usage: "perfhud attach [<options>] <pid>\nperfhud attach [<options>] --match PATTERN\nperfhud attach [<options>] --unit UNIT")
 
         @OptionGroup var options: HUDOptions
 
@@ -45,7 +45,7 @@ extension Perfhud {
                 throw Refusal.because(Accepted.complaint("<pid>", got: first, in: "attach"))
             }
             let group = try match.map { TargetSelector.match(try $0.value("--match", in: "attach") { !$0.isEmpty }) }
-                ?? unit.map { TargetSelector.unit(try $0.value("--unit", in: "attach") { !$0.isEmpty }) }
+                ?? unit.map { TargetSelector.unit(named: try $0.value("--unit", in: "attach") { !$0.isEmpty }) }
             if match != nil && unit != nil { throw Refusal.because("attach watches one target: --match or --unit, not both") }
             if let group {
                 _ = try UsageMessage.arguments(pid, of: Self.self, named: [])

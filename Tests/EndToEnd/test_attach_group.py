@@ -46,7 +46,7 @@ def test_a_match_counts_a_member_that_joins_and_ends_with_the_last_member():
         # The first row is out: attach has looked for the members. One more starts now; it is found
         # at the next look (a second later) with what it spent meanwhile.
         head = attach.stdout.readline()
-        late = subprocess.Popen([sys.executable, "-c", SPIN, "0.6", marker], stdout=subprocess.PIPE, text=True)
+        late = subprocess.Popen([sys.executable, "-c", SPIN, "0.8", marker], stdout=subprocess.PIPE, text=True)
         out, err = attach.communicate(timeout=60)
         out = head + out
     finally:
@@ -73,6 +73,8 @@ def test_refusals_are_one_line_with_their_exit_statuses():
     cases = [
         (["--match", f"nothing-matches-{time.monotonic_ns()}"], 66, r"perfhud: no process matches /nothing-matches-\d+/"),
         (["--unit", "perfhud-missing.service"], 66, r"perfhud: perfhud-missing\.service is not running"),
+        # A name without a type is a service, as systemctl and the daemon read it.
+        (["--unit", "perfhud-missing"], 66, r"perfhud: perfhud-missing\.service is not running"),
         (["--match", "(("], 64, r"perfhud: invalid --match pattern /\(\(/: .+"),
         (["--match", "a", "--unit", "b"], 64, r"perfhud: attach watches one target: --match or --unit, not both"),
         (["--match", "a", "12"], 64, r"perfhud: unexpected argument '12' \(perfhud attach --help\)"),
@@ -116,12 +118,17 @@ def test_a_process_that_comes_to_match_brings_none_of_its_past():
     # A process that ran before, matching nothing (here until it exec'd; a process moved into a
     # unit's group is the same case): what it spent then was not the group's.
     marker = f"perfhud-attach-exec-{time.monotonic_ns()}"
-    stay = subprocess.Popen([sys.executable, "-c", SPIN, "1.5", marker], stdout=subprocess.PIPE, text=True)
+    stay = subprocess.Popen([sys.executable, "-c", SPIN, "3.0", marker], stdout=subprocess.PIPE, text=True)
     time.sleep(0.2)
     attach = subprocess.Popen([PERFHUD, "attach", "--match", marker, "--output", "json", "--tick", "100ms"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     head = attach.stdout.readline()
-    comes = subprocess.Popen([sys.executable, "-c", BEFORE, "0.5", "1.0", marker[::-1]], stdout=subprocess.PIPE, text=True)
+    # A second of CPU before the exec is two seconds at half a core: at least one look (once a
+    # second) sees it matching nothing, so it is known to have run before it matched. (One that
+    # started and exec'd between two looks cannot be told from one started matching: what it
+    # spent before the exec, at most a look's worth, is counted; docs/hud.md says so.) After the
+    # exec, another second of CPU: two seconds matching, so a look finds it.
+    comes = subprocess.Popen([sys.executable, "-c", BEFORE, "1.0", "2.0", marker[::-1]], stdout=subprocess.PIPE, text=True)
     out, err = attach.communicate(timeout=60)
     stay.wait(timeout=30)
     comes.wait(timeout=30)
