@@ -86,13 +86,13 @@ final class DaemonTarget {
     var rescans: Bool {
         switch spec.selector {
         case .pid, .pidfile: return false
-        case .match, .unit, .units: return true
+        case .match, .unit, .units, .container: return true
         }
     }
 
     /// Its series exist again (a forgotten target that came back).
-    /// What `perfhud_target_info` says beside `comm` and `pid`: the group a `--match` or `--unit`
-    /// target is (`match`, `unit`), and whether each process counts its descendants
+    /// What `perfhud_target_info` says beside `comm` and `pid`: the group a `--match`, `--unit` or
+    /// `--container` target is (`match`, `unit`, `container`), and whether each process counts its descendants
     /// (`include_children="true"`), so that `perfhud top` opens the HUD of what the row counts
     /// (`perfhud attach --match PATTERN [--include-children]`).
     static func infoLabels(_ selector: TargetSelector, includeChildren: Bool) -> [(String, String)] {
@@ -101,6 +101,7 @@ final class DaemonTarget {
         switch selector {
         case .match(let pattern): labels.append(("match", pattern))
         case .unit(let unit): labels.append(("unit", unit))
+        case .container(let given): labels.append(("container", given))
         case .pid, .pidfile, .units: break
         }
         return labels

@@ -34,6 +34,10 @@ struct TargetPlanner {
         switch spec.selector {
         case .unit(let unit): return unit
         case .units(let pattern): return pattern
+        case .container(let given):
+            // Its name, also where it was given by ID (`podman ps`'s NAMES).
+            if case .success(let record) = ContainerLookup().find(given) { return record.label }
+            return given
         case .pid(let pid):
             return directory.describe(pid: pid)?.commandName ?? String(pid)
         case .pidfile(let path):

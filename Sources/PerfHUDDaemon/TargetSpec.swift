@@ -18,7 +18,7 @@ public struct TargetSpec: Equatable {
     }
 
     /// The options that name a target, in the words of the command line.
-    public static let options = ["--pid", "--pidfile", "--match", "--unit", "--units"]
+    public static let options = ["--pid", "--pidfile", "--match", "--unit", "--units", "--container"]
 
     /// One option and its value: a leading word of letters, digits, `_`, `.`, `-` followed by `=`
     /// is the target's name (so a pattern that itself starts that way needs one: `--match x='a=b'`).
@@ -50,6 +50,9 @@ public struct TargetSpec: Equatable {
             guard !argument.isEmpty else { throw PerfHUDError(.usage, "--units wants a pattern such as '*.service'") }
             guard name == nil else { throw PerfHUDError(.usage, "--units names each target after its unit: no NAME= (got \(value))") }
             return TargetSpec(name: nil, selector: .units(argument))
+        case "--container":
+            guard !argument.isEmpty else { throw PerfHUDError(.usage, "--container wants a container's name or ID") }
+            return TargetSpec(name: name, selector: .container(argument))
         default:
             throw PerfHUDError(.usage, "unknown option \(option): a target is one of \(options.joined(separator: ", "))")
         }

@@ -13,6 +13,10 @@ public final class TargetResolver {
     private var compiled = false
     private let controlGroups: UnitControlGroup
     private var unitGroup: String?
+    private let containers: ContainerLookup
+    /// The container's group below the hierarchy's root while it runs, and its record as last found.
+    private var containerGroup: String?
+    package private(set) var container: ContainerRecord?
     /// When the `--pid` target started (clock ticks after boot), from the first time it was found.
     private var pidStartTicks: UInt64?
     /// Whether the last `resolve` found the `--pid` target's PID given to another process.
@@ -24,10 +28,11 @@ public final class TargetResolver {
 
     /// - Throws: `PerfHUDError` `.usage` when the pattern is not a valid extended regular expression.
     public init(selector: TargetSelector, directory: ProcessDirectory = ProcessDirectory(),
-                controlGroups: UnitControlGroup = UnitControlGroup()) throws {
+                controlGroups: UnitControlGroup = UnitControlGroup(), containers: ContainerLookup? = nil) throws {
         self.selector = selector
         self.directory = directory
         self.controlGroups = controlGroups
+        self.containers = containers ?? ContainerLookup(hierarchy: controlGroups)
         if case .match(let expression) = selector {
             let status = regcomp(&pattern, expression, REG_EXTENDED | REG_NOSUB)
             guard status == 0 else {
@@ -100,7 +105,30 @@ public final class TargetResolver {
         case .units(let pattern):
             // Not a target itself: the daemon makes one `.unit` target per unit it finds.
             return .failure(PerfHUDError(.noInput, "units \(pattern) are targets each"))
+        case .container(let given):
+            return containerProcesses(given)
         }
+    }
+
+    /// The processes of a container's control group. Its group is remembered until it goes away;
+    /// then the name is looked up again, so a container removed and started again under the same
+    /// name (a new ID, a new group) is found as the same target.
+    package func containerProcesses(_ given: String) -> Result<[Int32], PerfHUDError> {
+        var pids = containerGroup.flatMap(containers.processes(in:))
+        if pids == nil {
+            switch containers.find(given) {
+            case .failure(let why):
+                containerGroup = nil
+                return .failure(why)
+            case .success(let record):
+                container = record
+                containerGroup = containers.group(of: record.id)
+                pids = containerGroup.flatMap(containers.processes(in:))
+            }
+        }
+        let named = "container \(TerminalText.escaped(given))" + (container.map { " (\($0.runtime) ID \($0.id.prefix(12)))" } ?? "")
+        guard let pids else { return .failure(PerfHUDError(.noInput, "\(named) is not running")) }
+        return pids.isEmpty ? .failure(PerfHUDError(.noInput, "\(named) has no processes")) : .success(pids)
     }
 
     /// Whether `pid` runs: a zombie (ended, not yet reaped by its parent) does not, or a pidfile

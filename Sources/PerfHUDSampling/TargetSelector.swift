@@ -10,6 +10,9 @@ public enum TargetSelector: Equatable {
     case unit(String)
     /// Every unit under `system.slice` whose name matches a glob, each a target of its own.
     case units(String)
+    /// A container by its name or ID, as its runtime records it: every process of its control
+    /// group, followed across a restart under the same name (`ContainerLookup`).
+    case container(String)
 
     /// `--unit NAME` as systemctl reads it: a name without a type is a service (`nginx` is `nginx.service`).
     public static func unit(named name: String) -> TargetSelector {
@@ -20,7 +23,7 @@ public enum TargetSelector: Equatable {
     public var isGroup: Bool {
         switch self {
         case .pid, .pidfile: return false
-        case .match, .unit, .units: return true
+        case .match, .unit, .units, .container: return true
         }
     }
 
@@ -38,6 +41,7 @@ public enum TargetSelector: Equatable {
         case .match(let pattern): return "processes matching /\(pattern)/"
         case .unit(let unit): return "unit \(unit)"
         case .units(let pattern): return "units \(pattern)"
+        case .container(let given): return "container \(given)"
         }
     }
 }

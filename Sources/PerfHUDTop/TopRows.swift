@@ -49,11 +49,12 @@ public struct TopRow: Equatable {
     public var tcpConnections: Double?
     public var tcpRetransmitsPerSecond: Double?
 
-    /// A target that is a group of processes, as the daemon names it: what `perfhud attach --match`
-    /// or `--unit` opens.
+    /// A target that is a group of processes, as the daemon names it: what `perfhud attach --match`,
+    /// `--unit` or `--container` opens.
     public enum Group: Equatable {
         case match(String)
         case unit(String)
+        case container(String)
     }
 
     public init(target: String) { self.target = target }
@@ -194,6 +195,7 @@ public enum TopRows {
                 case Name.up: up[target] = value
                 case Name.info:
                     let group = sample.labels["match"].map(TopRow.Group.match) ?? sample.labels["unit"].map(TopRow.Group.unit)
+                        ?? sample.labels["container"].map(TopRow.Group.container)
                     info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil },
                                     group, sample.labels["include_children"] == "true")
                 case Name.cpuRatio: cpuRatio[target] = value.isFinite ? value : nil

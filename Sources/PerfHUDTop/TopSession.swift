@@ -39,6 +39,7 @@ public final class TopSession {
             case .process(let pid, _): return "PID \(pid)"
             case .group(.match(let pattern), _): return "--match " + TerminalText.escaped(pattern, maxLength: 40)
             case .group(.unit(let unit), _): return "--unit " + TerminalText.escaped(unit, maxLength: 40)
+            case .group(.container(let container), _): return "--container " + TerminalText.escaped(container, maxLength: 40)
             }
         }
     }

@@ -52,6 +52,7 @@ struct TopCommand: ParsableCommand {
             case .process(let pid, let tree): command += [String(pid)] + (tree ? ["--include-children"] : [])
             case .group(.match(let pattern), let children): command += ["--match", pattern] + (children ? ["--include-children"] : [])
             case .group(.unit(let unit), let children): command += ["--unit", unit] + (children ? ["--include-children"] : [])
+            case .group(.container(let container), let children): command += ["--container", container] + (children ? ["--include-children"] : [])
             }
             return command + ["--no-summary"] + (noColor ? ["--no-color"] : [])
         }

@@ -1,0 +1,181 @@
+"""A container as a target (issue 45): `attach --container` and the daemon's `--container`, with
+Debian's podman (runc: crun refuses this machine's hybrid cgroup layout) running an image made here
+from busybox-static's root filesystem (no registry). The reference is the container's own control
+group: its `cgroup.procs` and its CPU usage (cpuacct.usage on v1, cpu.stat's usage_usec on v2)."""
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import PERFHUD, perfhud, json_rows_of, wait_until
+from test_daemon_targets import daemons  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.skipif(not shutil.which("podman") or os.geteuid() != 0,
+                                reason="rootful podman (installed by `make test`) and root")
+
+IMAGE = "localhost/perfhud-test-busybox:1"
+# What this machine's podman needs (the issue's notes): runc, and explicit limits of descriptors and processes.
+RUN = ["podman", "run", "-d", "--runtime", "runc", "--network", "none",
+       "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"]
+
+
+def podman(*args, check=True, timeout=120):
+    result = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert result.returncode == 0, (args, result.stdout, result.stderr)
+    return result
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    """An image of busybox-static's files (its shell, sleep, dd), imported from a root filesystem."""
+    if podman("image", "exists", IMAGE, check=False).returncode == 0:
+        return IMAGE
+    where = tmp_path_factory.mktemp("busybox")
+    download = subprocess.run(["apt-get", "download", "busybox-static"], cwd=where, capture_output=True, text=True, timeout=300)
+    assert download.returncode == 0, download.stderr
+    root = where / "root"
+    subprocess.run(["dpkg-deb", "-x", str(next(where.glob("busybox-static_*.deb"))), str(root)], check=True)
+    for command in ("sh", "sleep", "dd", "cat", "head"):
+        (root / "bin" / command).symlink_to("busybox")
+    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+    imported = subprocess.run(["podman", "import", "-", IMAGE], stdin=tar.stdout, capture_output=True, text=True, timeout=300)
+    tar.wait()
+    assert imported.returncode == 0, imported.stderr
+    return IMAGE
+
+
+@pytest.fixture
+def containers(image):
+    """Starts containers of the image by name; removes them at the end."""
+    names = []
+
+    def start(name, script, *options):
+        names.append(name)
+        podman("rm", "-f", "-t", "0", name, check=False)
+        podman(*RUN[1:], "--name", name, *options, image, "/bin/sh", "-c", script)
+        return container_id(name)
+
+    yield start
+    for name in names:
+        podman("rm", "-f", "-t", "0", name, check=False)
+
+
+def container_id(name):
+    return podman("inspect", "-f", "{{.Id}}", name).stdout.strip()
+
+
+def group_dir(name):
+    """The container's CPU accounting group: v1's cpuacct where it is mounted (hybrid hosts, this
+    machine), else the unified hierarchy."""
+    pid = podman("inspect", "-f", "{{.State.Pid}}", name).stdout.strip()
+    groups = {controllers: path for _, controllers, path in (line.rstrip("\n").split(":", 2) for line in open(f"/proc/{pid}/cgroup"))}
+    for controllers, path in groups.items():
+        if "cpuacct" in controllers.split(","):
+            for mount in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct"):
+                if os.path.isdir(mount + path):
+                    return pathlib.Path(mount + path)
+    return pathlib.Path("/sys/fs/cgroup" + groups[""])
+
+
+def group_cpu_seconds(name):
+    """The group's CPU time as the kernel counts it (what `podman stats` reads)."""
+    directory = group_dir(name)
+    if (directory / "cpuacct.usage").exists():
+        return int((directory / "cpuacct.usage").read_text()) / 1e9
+    usage = re.search(r"^usage_usec (\d+)$", (directory / "cpu.stat").read_text(), re.M)
+    return int(usage[1]) / 1e6
+
+
+def group_processes(name):
+    directory = group_dir(name)
+    pids = set()
+    for procs in directory.rglob("cgroup.procs"):
+        pids |= {int(p) for p in procs.read_text().split()}
+    return pids
+
+
+def test_attach_by_name_counts_the_containers_processes_and_its_cpu(containers):
+    name = f"perfhud-test-{os.getpid()}-attach"
+    # A busy loop held to half a core by the container's quota, and a sleeping child beside it.
+    containers(name, "sleep 1000 & while :; do :; done", "--cpus", "0.5")
+    time.sleep(0.5)
+    before = group_cpu_seconds(name)
+    result = perfhud("attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", "12", timeout=30)
+    after = group_cpu_seconds(name)
+    assert result.returncode == 0, result.stderr
+    rows = json_rows_of(result.stdout)
+    # Its processes are the group's (the shell and its sleep; podman's conmon is outside the group).
+    assert {r["processes"] for r in rows} == {len(group_processes(name))} == {2}, [r["processes"] for r in rows]
+    # The CPU of the rows is the group's: the totals' difference against the group's own count over
+    # a slightly longer span (read before the first row and after the last), and half a core a tick.
+    spent = rows[-1]["cpu_seconds_total"] - rows[0]["cpu_seconds_total"]
+    assert spent <= after - before + 0.02 and spent >= (after - before) * 0.85 - 0.05, (spent, after - before)
+    # The quota is spent in 100 ms periods: a 250 ms tick holds two or three of them (±10 %).
+    steady = [r["cpu_percent"] for r in rows[1:]]
+    assert 45 <= sum(steady) / len(steady) <= 53 and all(35 <= c <= 65 for c in steady), steady
+
+
+def test_by_id_and_refusals(containers):
+    name = f"perfhud-test-{os.getpid()}-byid"
+    full = containers(name, "sleep 1000")
+    by_id = perfhud("attach", "--container", full[:12], "--output", "json", "--count", "1", timeout=30)
+    assert by_id.returncode == 0, by_id.stderr
+    assert json_rows_of(by_id.stdout)[0]["processes"] == 1
+    missing = perfhud("attach", "--container", "perfhud-no-such-container", "--output", "json", timeout=15)
+    assert missing.returncode == 66 and re.fullmatch(
+        r"perfhud: no container named perfhud-no-such-container \(the runtimes' records read: \S+containers\.json\)",
+        missing.stderr.strip()), missing.stderr
+    podman("stop", "-t", "0", name)
+    stopped = perfhud("attach", "--container", name, "--output", "json", timeout=15)
+    assert stopped.returncode == 66 and stopped.stderr.strip() == f"perfhud: container {name} (podman ID {full[:12]}) is not running", stopped.stderr
+
+
+@pytest.fixture
+def request_cleanup():
+    processes = []
+    yield processes
+    for process in processes:
+        process.kill()
+        process.wait()
+
+
+def test_the_daemon_follows_a_container_removed_and_run_again_under_its_name(containers, daemons, request_cleanup):
+    name = f"perfhud-test-{os.getpid()}-daemon"
+    first = containers(name, "while :; do :; done", "--cpus", "0.2")
+    idle = subprocess.Popen(["sleep", "600"])   # a second target: the daemon's --events is then a directory
+    request_cleanup.append(idle)
+    daemon = daemons("--container", name, "--pid", f"idle={idle.pid}")
+    labels = f'{{target="{name}"}}'
+    assert wait_until(lambda: daemon.value("perfhud_target_up", labels) == 1, timeout=15), daemon.metrics()
+    info = [line for line in daemon.metrics().splitlines() if line.startswith(f'perfhud_target_info{{target="{name}"')]
+    assert len(info) == 1 and f'container="{name}"' in info[0], info
+    assert wait_until(lambda: (daemon.value("perfhud_target_cpu_seconds_total", f'{{target="{name}",mode="user"}}') or 0) > 0.2, timeout=15)
+    before = daemon.value("perfhud_target_cpu_seconds_total", f'{{target="{name}",mode="user"}}')
+    # Removed and run again under the same name: a new ID and a new group, the same target.
+    second = containers(name, "while :; do :; done", "--cpus", "0.2")
+    assert second != first
+    pid = podman("inspect", "-f", "{{.State.Pid}}", name).stdout.strip()
+    assert wait_until(lambda: f'pid="{pid}"' in "".join(line for line in daemon.metrics().splitlines()
+                                                      if line.startswith(f'perfhud_target_info{{target="{name}"')), timeout=15), daemon.metrics()
+    assert daemon.value("perfhud_target_up", labels) == 1
+    assert daemon.value("perfhud_target_cpu_seconds_total", f'{{target="{name}",mode="user"}}') >= before, "counters never go back"
+
+
+def test_top_opens_a_containers_hud_from_its_row(containers, daemons, request_cleanup):
+    from test_top import open_group_hud
+    name = f"perfhud-test-{os.getpid()}-top"
+    containers(name, "while :; do :; done", "--cpus", "0.3")
+    idle = subprocess.Popen(["sleep", "600"])
+    request_cleanup.append(idle)
+    daemon = daemons("--container", name, "--pid", f"idle={idle.pid}")
+    assert wait_until(lambda: daemon.value("perfhud_target_up", f'{{target="{name}"}}') == 1, timeout=15), daemon.metrics()
+    (pid,) = group_processes(name)
+    row, hud, screen = open_group_hud(daemon.port, name, f"attached to container {name}: PID {pid} (sh)")
+    # Both the row and the HUD read the container held to 0.3 of a core.
+    assert 20 < row < 40 and hud is not None and 20 < hud < 40, (row, hud, screen[0])
