@@ -41,6 +41,7 @@ final class TargetDiscovery {
         unitWatch.watchGroup(of: target)
         switch found {
         case .success(let pids):
+            target.group.countWholeGroup(target.resolver.wholeGroupPath)
             let changed = target.group.take(found: pids, retiresMissing: target.spec.selector.followsMembers,
                                             directory: directory, open: { pid in
                 let sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)

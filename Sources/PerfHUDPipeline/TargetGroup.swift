@@ -25,6 +25,15 @@ package final class TargetGroup: SampleSource {
     /// The total shown: a member found after it ran between two looks brings that time in one
     /// piece, shown no faster than the machine can spend (`MachineBoundedCPUTotal`).
     private var shownCPU = MachineBoundedCPUTotal()
+    /// The control group that is the whole target (a unit's, a container's), whose own count is the
+    /// target's CPU: every process that was in it, those that lived between two looks too (what
+    /// `docker stats` and `systemctl status` show). Nil: the members' CPU summed.
+    private var wholeGroup: ControlGroupCPU?
+    private var wholeGroupPath: String?
+    /// What the target's earlier groups counted (a container run again has a new group, counting
+    /// from 0), and the present one's last reading.
+    private var earlierGroups = ControlGroupUsage(cpuNanoseconds: 0, userTicks: 0, systemTicks: 0)
+    private var lastGroupUsage: ControlGroupUsage?
     /// The network totals of members that left, and each member's last (a group's totals never go back).
     private var retiredNetwork = (sent: UInt64(0), received: UInt64(0), retransmits: UInt64(0), opened: UInt64(0))
     private var lastNetwork: [Int32: (sent: UInt64, received: UInt64, retransmits: UInt64, opened: UInt64)] = [:]
@@ -97,6 +106,31 @@ package final class TargetGroup: SampleSource {
             commandName = directory.describe(pid: rootPID ?? self.pids[0])?.commandName ?? "?"
         }
         return changed
+    }
+
+    /// The target is the whole control group `path` (below the hierarchies' roots, as
+    /// `/proc/PID/cgroup` names it), or nil: its CPU is then that group's own count, where some
+    /// hierarchy has it (`ControlGroupCPU.existing`). A new path (the unit or the container started
+    /// again) keeps what the last one counted.
+    package func countWholeGroup(_ path: String?) {
+        guard path != wholeGroupPath else { return }
+        if let last = lastGroupUsage {
+            earlierGroups.cpuNanoseconds &+= last.cpuNanoseconds
+            earlierGroups.userTicks &+= last.userTicks
+            earlierGroups.systemTicks &+= last.systemTicks
+        }
+        lastGroupUsage = nil
+        wholeGroupPath = path
+        wholeGroup = path.flatMap { ControlGroupCPU.existing(group: $0) }
+    }
+
+    /// The whole group's CPU so far, its earlier groups' included; nil where the target is not one
+    /// group (or it cannot be read).
+    private func wholeGroupCPU() -> ControlGroupUsage? {
+        guard let usage = wholeGroup?.usage() ?? lastGroupUsage else { return nil }
+        lastGroupUsage = usage
+        return ControlGroupUsage(cpuNanoseconds: earlierGroups.cpuNanoseconds &+ usage.cpuNanoseconds,
+                                 userTicks: earlierGroups.userTicks &+ usage.userTicks, systemTicks: earlierGroups.systemTicks &+ usage.systemTicks)
     }
 
     /// Now, in clock ticks after boot (CLOCK_BOOTTIME, the clock of a process's start time).
@@ -192,9 +226,14 @@ package final class TargetGroup: SampleSource {
         guard var group = combined else { return nil }
         group.countsProcessesOnce = group.countsProcessesOnce || isGroup
         // Cumulative totals include the processes that left the group: counters never go back.
-        group.cpuNanoseconds = shownCPU.update(reading: Self.less((group.cpuNanoseconds ?? 0) &+ retired.cpu, excluded.cpu), at: group.monotonicNanoseconds)
-        group.userTicks = Self.less((group.userTicks ?? 0) &+ retired.user, excluded.user)
-        group.systemTicks = Self.less((group.systemTicks ?? 0) &+ retired.system, excluded.system)
+        if let whole = wholeGroupCPU() {
+            group.cpuNanoseconds = shownCPU.update(reading: whole.cpuNanoseconds, at: group.monotonicNanoseconds)
+            (group.userTicks, group.systemTicks) = (whole.userTicks, whole.systemTicks)
+        } else {
+            group.cpuNanoseconds = shownCPU.update(reading: Self.less((group.cpuNanoseconds ?? 0) &+ retired.cpu, excluded.cpu), at: group.monotonicNanoseconds)
+            group.userTicks = Self.less((group.userTicks ?? 0) &+ retired.user, excluded.user)
+            group.systemTicks = Self.less((group.systemTicks ?? 0) &+ retired.system, excluded.system)
+        }
         if retiredNetwork != (0, 0, 0, 0), var net = group.net?.value {
             net.txBytesTotal = net.txBytesTotal.map { $0 &+ retiredNetwork.sent }
             net.rxBytesTotal = net.rxBytesTotal.map { $0 &+ retiredNetwork.received }
@@ -214,8 +253,13 @@ package final class TargetGroup: SampleSource {
     /// goes down instead.
     package func endSample() -> Sample? {
         guard samplers.isEmpty, var end = lastEnded else { return nil }
-        end.cpuNanoseconds = shownCPU.update(reading: Self.less(retired.cpu, excluded.cpu), at: end.monotonicNanoseconds, ended: true)
-        (end.userTicks, end.systemTicks) = (Self.less(retired.user, excluded.user), Self.less(retired.system, excluded.system))
+        if let whole = wholeGroupCPU() {
+            end.cpuNanoseconds = shownCPU.update(reading: whole.cpuNanoseconds, at: end.monotonicNanoseconds, ended: true)
+            (end.userTicks, end.systemTicks) = (whole.userTicks, whole.systemTicks)
+        } else {
+            end.cpuNanoseconds = shownCPU.update(reading: Self.less(retired.cpu, excluded.cpu), at: end.monotonicNanoseconds, ended: true)
+            (end.userTicks, end.systemTicks) = (Self.less(retired.user, excluded.user), Self.less(retired.system, excluded.system))
+        }
         if var net = end.net?.value {
             (net.txBytesTotal, net.rxBytesTotal) = (retiredNetwork.sent, retiredNetwork.received)
             (net.tcpRetransmitsTotal, net.tcpConnectionsOpenedTotal) = (retiredNetwork.retransmits, retiredNetwork.opened)

@@ -9,6 +9,10 @@ public struct ControlGroupUsage: Equatable {
     public var cpuNanoseconds: UInt64
     public var userTicks: UInt64
     public var systemTicks: UInt64
+
+    public init(cpuNanoseconds: UInt64, userTicks: UInt64, systemTicks: UInt64) {
+        (self.cpuNanoseconds, self.userTicks, self.systemTicks) = (cpuNanoseconds, userTicks, systemTicks)
+    }
 }
 
 /// A control group of its own for the program `run --include-children` launches: the kernel counts
@@ -41,12 +45,15 @@ public final class ControlGroupCPU {
     private let membersFile: KeptOpenFile
     private var buffer: UnsafeMutableRawBufferPointer
     private var removed = false
+    /// Made by perfhud (`make`, removed at the end), or someone else's it reads (`existing`).
+    private let owned: Bool
     private let ticksPerSecond = ProcessDirectory.ticksPerSecond
 
     private static let prefix = "perfhud-run-"
 
     private init(hierarchy: Hierarchy, path: String, hierarchyPath: String,
-                 usageFile: KeptOpenFile, splitFile: KeptOpenFile?, membersFile: KeptOpenFile) {
+                 usageFile: KeptOpenFile, splitFile: KeptOpenFile?, membersFile: KeptOpenFile, owned: Bool = true) {
+        self.owned = owned
         self.hierarchy = hierarchy
         self.path = path
         self.hierarchyPath = hierarchyPath
@@ -54,7 +61,7 @@ public final class ControlGroupCPU {
         self.splitFile = splitFile
         self.membersFile = membersFile
         buffer = .allocate(byteCount: 4096, alignment: 16)
-        PendingRemovals.add(path)
+        if owned { PendingRemovals.add(path) }
     }
 
     deinit {
@@ -82,18 +89,32 @@ public final class ControlGroupCPU {
         return nil
     }
 
-    private static func open(_ hierarchy: Hierarchy, directory: String, hierarchyPath: String) -> ControlGroupCPU? {
+    /// Someone else's group (a container's, a unit's: `group` as `/proc/PID/cgroup` names it), read
+    /// and never removed: in the v2 hierarchy (at the root, or `unified` on a hybrid host, where a
+    /// group without controllers still counts its usage), else in v1's `cpuacct`. Nil where it is
+    /// in none of them, or unreadable.
+    public static func existing(group: String) -> ControlGroupCPU? {
+        var status = stat()
+        let unified = stat("/sys/fs/cgroup/cgroup.controllers", &status) == 0 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified"
+        let places: [(Hierarchy, String)] = [(.unified, unified), (.cpuacct, "/sys/fs/cgroup/cpuacct"), (.cpuacct, "/sys/fs/cgroup/cpu,cpuacct")]
+        for (hierarchy, mount) in places where stat(mount + group, &status) == 0 {
+            if let found = open(hierarchy, directory: mount + group, hierarchyPath: group, owned: false) { return found }
+        }
+        return nil
+    }
+
+    private static func open(_ hierarchy: Hierarchy, directory: String, hierarchyPath: String, owned: Bool = true) -> ControlGroupCPU? {
         // Joining takes write access to cgroup.procs here (and, in v2, in the common ancestor,
         // which is where we are: a group made beside us but not writable by us is of no use).
-        guard access(directory + "/cgroup.procs", W_OK) == 0,
+        guard !owned || access(directory + "/cgroup.procs", W_OK) == 0,
               case .success(let members) = KeptOpenFile.open(directory + "/cgroup.procs") else { return nil }
         let usageName = hierarchy == .unified ? "cpu.stat" : "cpuacct.usage"
         guard case .success(let usage) = KeptOpenFile.open(directory + "/" + usageName) else { members.close(); return nil }
         var split: KeptOpenFile?
         if hierarchy == .cpuacct, case .success(let file) = KeptOpenFile.open(directory + "/cpuacct.stat") { split = file }
         let group = ControlGroupCPU(hierarchy: hierarchy, path: directory, hierarchyPath: hierarchyPath,
-                                    usageFile: usage, splitFile: split, membersFile: members)
-        guard group.usage() != nil else { return nil }     // deinit removes the directory
+                                    usageFile: usage, splitFile: split, membersFile: members, owned: owned)
+        guard group.usage() != nil else { return nil }     // deinit removes the directory (ours)
         return group
     }
 
@@ -227,6 +248,7 @@ public final class ControlGroupCPU {
         guard !removed else { return }
         removed = true
         usageFile.close(); splitFile?.close(); membersFile.close()
+        guard owned else { return }
         Self.removeDirectory(path)
         PendingRemovals.remove(path)
     }

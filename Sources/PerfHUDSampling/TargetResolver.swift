@@ -23,6 +23,15 @@ public final class TargetResolver {
     package private(set) var pidReused = false
     /// The unit's control group below the hierarchy's root (`/system.slice/web.service`) while it exists.
     package var unitGroupPath: String? { unitGroup }
+    /// The control group that is the whole target while it exists (a unit's, a container's), as
+    /// `/proc/PID/cgroup` names it; nil for the other selectors.
+    package var wholeGroupPath: String? {
+        switch selector {
+        case .unit: return unitGroup
+        case .container: return containerGroup
+        case .pid, .pidfile, .match, .units: return nil
+        }
+    }
     /// The root of the hierarchy the unit's group was found in.
     package var controlGroupRoot: String { controlGroups.root }
 

@@ -121,6 +121,23 @@ def test_attach_by_name_counts_the_containers_processes_and_its_cpu(containers):
     assert 45 <= sum(steady) / len(steady) <= 53 and all(35 <= c <= 65 for c in steady), steady
 
 
+def test_the_cpu_of_processes_shorter_than_a_look_is_the_groups(containers):
+    # A shell that starts a short dd after another (each some milliseconds): none lives to a look,
+    # so the processes' own clocks miss them; the group's count does not (what `podman stats` reads).
+    name = f"perfhud-test-{os.getpid()}-short"
+    containers(name, "while :; do dd if=/dev/zero of=/dev/null bs=64k count=500 2>/dev/null; done", "--cpus", "0.5")
+    time.sleep(0.5)
+    before = group_cpu_seconds(name)
+    result = perfhud("attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", "12", timeout=30)
+    after = group_cpu_seconds(name)
+    assert result.returncode == 0, result.stderr
+    rows = json_rows_of(result.stdout)
+    spent = rows[-1]["cpu_seconds_total"] - rows[0]["cpu_seconds_total"]
+    assert (after - before) * 0.85 - 0.05 <= spent <= after - before + 0.02, (spent, after - before)
+    steady = [r["cpu_percent"] for r in rows[1:]]
+    assert 45 <= sum(steady) / len(steady) <= 53, steady
+
+
 def test_by_id_and_refusals(containers):
     name = f"perfhud-test-{os.getpid()}-byid"
     full = containers(name, "sleep 1000")
