@@ -1,29 +1,21 @@
 import PerfHUDSupport
 import PerfHUDSampling
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A target as one sample source: one sampler per root process (a `--match` or `--unit` group has
 /// several), summed. The CPU of processes that left the group stays in the totals, so the counters
-/// never go back; that of a process that joins counts from when it joined, or from its start where
-/// it started since the last look (shown no faster than the machine can spend it). The daemon's targets are these, and so is `attach --match` / `--unit`: one
+/// never go back; that of a process that joins after the first look counts from when it joined. The daemon's targets are these, and so is `attach --match` / `--unit`: one
 /// group reads the same everywhere.
 package final class TargetGroup: SampleSource {
     package private(set) var samplers: [Int32: ProcessSampler] = [:]
     private let includeChildren: Bool
     private var retired = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
     private var lastCumulative: [Int32: (cpu: UInt64, user: UInt64, system: UInt64)] = [:]
-    /// What members that joined the group already old had spent before: not the group's (the
-    /// CPU of a process that has run for hours before it matched was not spent while watched), and
-    /// members whose first sample has not taken it yet.
+    /// What members that joined the group after its first look had spent before they were found,
+    /// left out of its total (and members whose first sample has not taken it yet): see `take`.
     private var excluded = (cpu: UInt64(0), user: UInt64(0), system: UInt64(0))
-    private var joinedOld: Set<Int32> = []
-    /// When the members were last looked for (clock ticks after boot, as a process's start time):
-    /// a process that started later was started since, and what it spent is the group's.
-    private var lookedAtTicks: UInt64?
-    /// The total shown: a member found after it ran between two looks brings that time in one
-    /// piece, shown no faster than the machine can spend (`MachineBoundedCPUTotal`).
+    private var joinedLater: Set<Int32> = []
+    private var lookedBefore = false
+    /// The total shown, never faster than the machine can spend (`MachineBoundedCPUTotal`).
     private var shownCPU = MachineBoundedCPUTotal()
     /// The control group that is the whole target (a unit's, a container's), whose own count is the
     /// target's CPU: every process that was in it, those that lived between two looks too (what
@@ -82,21 +74,22 @@ package final class TargetGroup: SampleSource {
         let parentOf = { (pid: Int32) in ProcParser.stat(ofProcess: String(pid))?.parentPID }
         let pids = includeChildren && isGroup ? Self.topmost(found, parentOf: parentOf) : found
         var changed = false
-        let now = Self.ticksSinceBoot()
         for pid in pids where samplers[pid] == nil {
             do {
                 add(try open(pid))
                 changed = true
-                // Running before the last look without being a member (it exec'd into the pattern,
-                // it was moved into the unit's group): its past is not the group's.
-                if let before = lookedAtTicks, let started = ProcParser.stat(ofProcess: String(pid))?.startTicks, started < before {
-                    joinedOld.insert(pid)
-                }
+                // Found after the first look: what it spent before counts not. It ran matching
+                // nothing (it exec'd into the pattern, it was moved into the unit's group), or it
+                // started since the last look: then that time was the group's, but showing it now
+                // would be a lump that no tick spent (a gunicorn forking 8 busy workers: 16 s of
+                // CPU at once with a 2 s look), and the rates are what is watched. At most a look's
+                // worth of a new member's CPU is left out of the total (docs/figures.md).
+                if lookedBefore { joinedLater.insert(pid) }
             } catch {
                 failed(error)
             }
         }
-        lookedAtTicks = now
+        lookedBefore = true
         if retiresMissing {
             let kept = Set(pids)
             for pid in self.pids where !kept.contains(pid) { retire(pid); changed = true }
@@ -131,13 +124,6 @@ package final class TargetGroup: SampleSource {
         lastGroupUsage = usage
         return ControlGroupUsage(cpuNanoseconds: earlierGroups.cpuNanoseconds &+ usage.cpuNanoseconds,
                                  userTicks: earlierGroups.userTicks &+ usage.userTicks, systemTicks: earlierGroups.systemTicks &+ usage.systemTicks)
-    }
-
-    /// Now, in clock ticks after boot (CLOCK_BOOTTIME, the clock of a process's start time).
-    private static func ticksSinceBoot() -> UInt64? {
-        var boot = timespec()
-        guard clock_gettime(CLOCK_BOOTTIME, &boot) == 0 else { return nil }
-        return (UInt64(boot.tv_sec) &* 1_000_000_000 &+ UInt64(boot.tv_nsec)) / (1_000_000_000 / ProcessDirectory.ticksPerSecond)
     }
 
     /// The members no other member is an ancestor of, in their order.
@@ -201,7 +187,7 @@ package final class TargetGroup: SampleSource {
         var combined: Sample?
         for (pid, sampler) in samplers {
             let sample = sampler.sample()
-            if joinedOld.remove(pid) != nil {
+            if joinedLater.remove(pid) != nil {
                 excluded.cpu &+= sample.cpuNanoseconds ?? 0
                 excluded.user &+= sample.userTicks ?? 0
                 excluded.system &+= sample.systemTicks ?? 0

@@ -1,7 +1,7 @@
 """`perfhud attach --match` and `--unit`: the HUD of a group as the daemon counts it (what `perfhud
 top`'s Enter opens for a group, issue 44): its members found again while it runs, the CPU of one
-that joins counted from its start where it started since the last look (never faster than the
-machine), the session ended with the last member, and clear refusals."""
+that joins counted from when it was found (no lump of its past), the session ended with the last
+member, and clear refusals."""
 import os
 import re
 import subprocess
@@ -58,13 +58,14 @@ def test_a_match_counts_a_member_that_joins_and_ends_with_the_last_member():
     reference = cpu_printed(first) + cpu_printed(late)
     assert rows[-1]["alive"] is False and rows[-1]["processes"] == 0, rows[-1]
     assert max(r["processes"] for r in rows) == 2, [r["processes"] for r in rows]
-    # Every second of both programs, the late one's before it was found included (it started
-    # after the look before: its time is the group's), none twice.
+    # Both programs' time, the late one's from when it was found (up to a second after it started:
+    # at most half a second of its CPU left out), none twice.
     total = rows[-1]["cpu_seconds_total"]
-    assert reference * 0.97 - 0.05 <= total <= reference * 1.03 + 0.05, (total, reference)
-    # Its time before it was found arrives in the tick it was found, never faster than the machine.
+    assert reference - 0.55 <= total <= reference * 1.03 + 0.05, (total, reference)
+    # No lump when it joins: what it spent before it was found is not shown as spent in one tick.
+    # Two programs at half a core each: about one core (a tick may hold more of their busy slices).
     cpu = [r["cpu_percent"] for r in rows if r["cpu_percent"] is not None]
-    assert max(cpu) <= MACHINE, cpu
+    assert max(cpu) <= 150, cpu
     summary = summary_of(out)
     assert summary["cpu_percent_max"] == max(cpu), (summary["cpu_percent_max"], max(cpu))
 
@@ -123,11 +124,8 @@ def test_a_process_that_comes_to_match_brings_none_of_its_past():
     attach = subprocess.Popen([PERFHUD, "attach", "--match", marker, "--output", "json", "--tick", "100ms"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     head = attach.stdout.readline()
-    # A second of CPU before the exec is two seconds at half a core: at least one look (once a
-    # second) sees it matching nothing, so it is known to have run before it matched. (One that
-    # started and exec'd between two looks cannot be told from one started matching: what it
-    # spent before the exec, at most a look's worth, is counted; docs/hud.md says so.) After the
-    # exec, another second of CPU: two seconds matching, so a look finds it.
+    # A second of CPU before the exec (two seconds at half a core), another after it: two seconds
+    # matching, so a look (once a second) finds it.
     comes = subprocess.Popen([sys.executable, "-c", BEFORE, "1.0", "2.0", marker[::-1]], stdout=subprocess.PIPE, text=True)
     out, err = attach.communicate(timeout=60)
     stay.wait(timeout=30)

@@ -186,7 +186,7 @@ def test_the_daemon_follows_a_container_removed_and_run_again_under_its_name(con
 
 def test_top_opens_a_containers_hud_from_its_row(containers, daemons, request_cleanup):
     from test_top import open_group_hud
-    name = f"perfhud-test-{os.getpid()}-top"
+    name = f"ph-{os.getpid()}-top"   # short enough for the table's TARGET column
     containers(name, "while :; do :; done", "--cpus", "0.3")
     idle = subprocess.Popen(["sleep", "600"])
     request_cleanup.append(idle)

@@ -245,7 +245,7 @@ def test_enter_on_a_match_of_programs_that_are_not_one_tree_opens_the_group_as_t
 
 
 def test_enter_on_a_unit_opens_attach_unit(spawn, daemons, system_slice):
-    unit = f"perfhud-top-{os.getpid()}.service"
+    unit = f"phtop-{os.getpid()}.service"   # short enough for the table's TARGET column
     members = [spawn(sys.executable, "-c", APART, unit) for _ in range(2)]
     system_slice(unit, *members)
     idle = spawn("sleep", "600")
