@@ -47,6 +47,7 @@ enum Accepted {
         "--match": "an extended regular expression, optionally NAME=REGEX",
         "--unit": "the name of a systemd unit, optionally NAME=UNIT",
         "--units": "a glob of unit names such as '*.service' (each unit is named after itself)",
+        "--container": "a container's name or ID (or its first digits), optionally NAME=CONTAINER",
         "--config": "the path of a file of targets, one a line",
         "--max-targets": "a whole number of targets, at least 1",
         "--forget-after": "a duration such as 10m, longer than 0",
