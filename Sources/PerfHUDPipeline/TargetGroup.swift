@@ -107,20 +107,34 @@ package final class TargetGroup: SampleSource {
     /// again) keeps what the last one counted.
     package func countWholeGroup(_ path: String?) {
         guard path != wholeGroupPath else { return }
+        keepLastGroupsCount()
+        wholeGroupPath = path
+        wholeGroup = path.flatMap { ControlGroupCPU.existing(group: $0) }
+    }
+
+    /// What the group counted until now goes to `earlierGroups`: a new one counts from 0.
+    private func keepLastGroupsCount() {
         if let last = lastGroupUsage {
             earlierGroups.cpuNanoseconds &+= last.cpuNanoseconds
             earlierGroups.userTicks &+= last.userTicks
             earlierGroups.systemTicks &+= last.systemTicks
         }
         lastGroupUsage = nil
-        wholeGroupPath = path
-        wholeGroup = path.flatMap { ControlGroupCPU.existing(group: $0) }
     }
 
     /// The whole group's CPU so far, its earlier groups' included; nil where the target is not one
     /// group (or it cannot be read).
     private func wholeGroupCPU() -> ControlGroupUsage? {
-        guard let usage = wholeGroup?.usage() ?? lastGroupUsage else { return nil }
+        guard let path = wholeGroupPath else { return nil }
+        var reading = wholeGroup?.usage()
+        if reading == nil, let again = ControlGroupCPU.existing(group: path) {
+            // Removed and made again at the same path (systemd restarting a unit): the kept file
+            // read the old group; the new one counts from 0, after what the old one counted.
+            keepLastGroupsCount()
+            wholeGroup = again
+            reading = again.usage()
+        }
+        guard let usage = reading ?? lastGroupUsage else { return nil }
         lastGroupUsage = usage
         return ControlGroupUsage(cpuNanoseconds: earlierGroups.cpuNanoseconds &+ usage.cpuNanoseconds,
                                  userTicks: earlierGroups.userTicks &+ usage.userTicks, systemTicks: earlierGroups.systemTicks &+ usage.systemTicks)
@@ -174,6 +188,9 @@ package final class TargetGroup: SampleSource {
     /// then `rss_sum_bytes` alone.
     package func residentBytes() -> (bytes: UInt64, countsOnce: Bool)? {
         guard !samplers.isEmpty else { return nil }
+        // The whole group's count too (one read): systemd removes a unit's group as soon as its
+        // last process ends, and what the group counted since the last full read would go with it.
+        _ = wholeGroupCPU()
         var total: UInt64 = 0
         for sampler in samplers.values {
             guard let bytes = sampler.residentBytes() else { return nil }
@@ -209,10 +226,12 @@ package final class TargetGroup: SampleSource {
             lastCumulative[pid] = (sample.cpuNanoseconds ?? 0, sample.userTicks ?? 0, sample.systemTicks ?? 0)
             combined = combined.map { Self.sum($0, sample) } ?? sample
         }
+        // Read also when the last member has just ended: the group may still be there to say its last count.
+        let whole = wholeGroupCPU()
         guard var group = combined else { return nil }
         group.countsProcessesOnce = group.countsProcessesOnce || isGroup
         // Cumulative totals include the processes that left the group: counters never go back.
-        if let whole = wholeGroupCPU() {
+        if let whole {
             group.cpuNanoseconds = shownCPU.update(reading: whole.cpuNanoseconds, at: group.monotonicNanoseconds)
             (group.userTicks, group.systemTicks) = (whole.userTicks, whole.systemTicks)
         } else {

@@ -463,3 +463,70 @@ def test_sigterm_ends_the_daemon_within_0_3_s(spawn, tmp_path):
             _, err = daemon.communicate(timeout=10)
         assert daemon.returncode == 0, err[-2000:]
     assert max(timings) < 0.3, timings
+
+
+def test_a_units_cpu_is_its_groups_count_across_a_restart(spawn, daemons, burn):
+    # On a hybrid host systemd keeps a unit's group in its name=systemd tree and mirrors it in the
+    # unified one, whose cpu.stat counts the group's CPU (the whole group's, processes shorter than
+    # a look too). A restart removes the group and makes it again at the same path, counting from
+    # 0: the target's counter goes on from what the old group counted (it read the old group's
+    # file before, and stood still).
+    systemd, unified = pathlib.Path("/sys/fs/cgroup/systemd"), pathlib.Path("/sys/fs/cgroup/unified")
+    if not (systemd / "cgroup.procs").exists() or not (unified / "cgroup.procs").exists() or os.geteuid() != 0:
+        pytest.skip("needs a hybrid hierarchy and root")
+    unit = f"phcpu-{os.getpid()}.service"
+    groups = [top / "system.slice" / unit for top in (systemd, unified)]
+    made = [top / "system.slice" for top in (systemd, unified) if not (top / "system.slice").exists()]
+
+    burners = []
+
+    def start():
+        for group in groups:
+            group.mkdir(parents=True)
+        burners.append(spawn(burn, "half"))
+        for group in groups:
+            (group / "cgroup.procs").write_text(str(burners[-1].pid))
+        return burners[-1]
+
+    def usage():
+        return int(re.search(r"^usage_usec (\d+)$", (groups[1] / "cpu.stat").read_text(), re.M)[1]) / 1e6
+
+    def stop():
+        for process in burners:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        for group in groups:
+            for _ in range(50):
+                try:
+                    if group.exists():
+                        group.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+    start()
+    idle = spawn("sleep", "600")
+    try:
+        daemon = daemons("--unit", unit, "--pid", f"idle={idle.pid}")
+        counter = lambda: daemon.value("perfhud_target_cpu_seconds_total", f'{{target="{unit}",mode="user"}}') or 0
+        assert wait_until(lambda: counter() > 0.3, timeout=15), daemon.metrics()
+        # No scrape for a second: the daemon reads its targets' every figure at a scrape and every
+        # --full-every, the rest of the time their RSS; the group's count goes with the group.
+        time.sleep(1)
+        before_restart = usage()
+        stop()
+        second = start()
+        assert wait_until(lambda: f'pid="{second.pid}"' in daemon.metrics(), timeout=15), daemon.metrics()
+        time.sleep(2)
+        now = counter() + (daemon.value("perfhud_target_cpu_seconds_total", f'{{target="{unit}",mode="system"}}') or 0)
+        # Both groups' counts (the first's read just before it went), within a tick of the second's.
+        expected = before_restart + usage()
+        assert expected - 0.15 <= now <= expected + 0.05, (now, before_restart, usage())
+    finally:
+        stop()
+        for directory in made:
+            try:
+                directory.rmdir()
+            except OSError:
+                pass
