@@ -100,25 +100,45 @@ def group_processes(name):
     return pids
 
 
+def attach_rows(name, count):
+    """`attach --container NAME` rows, each with the group's own CPU count read as the row arrived
+    (the reference over the same span, whatever the machine's load does to perfhud's start)."""
+    attach = subprocess.Popen([PERFHUD, "attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", str(count)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rows, group = [], []
+    for line in attach.stdout:
+        row = json.loads(line)
+        if "summary" in row:
+            break
+        group.append((time.monotonic(), group_cpu_seconds(name)))
+        rows.append(row)
+    _, err = attach.communicate(timeout=30)
+    assert attach.returncode == 0, err
+    return rows, group
+
+
+def check_cpu_is_the_groups(rows, group):
+    """perfhud's CPU over the rows against the group's count over the same span: the total's
+    difference, and the mean rate."""
+    spent = rows[-1]["cpu_seconds_total"] - rows[0]["cpu_seconds_total"]
+    counted = group[-1][1] - group[0][1]
+    assert abs(spent - counted) <= 0.03 * counted + 0.05, (spent, counted)
+    rate = 100 * counted / (group[-1][0] - group[0][0])
+    steady = [r["cpu_percent"] for r in rows[1:]]
+    assert abs(sum(steady) / len(steady) - rate) <= 5, (rate, steady)
+    return rate
+
+
 def test_attach_by_name_counts_the_containers_processes_and_its_cpu(containers):
     name = f"perfhud-test-{os.getpid()}-attach"
     # A busy loop held to half a core by the container's quota, and a sleeping child beside it.
     containers(name, "sleep 1000 & while :; do :; done", "--cpus", "0.5")
     time.sleep(0.5)
-    before = group_cpu_seconds(name)
-    result = perfhud("attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", "12", timeout=30)
-    after = group_cpu_seconds(name)
-    assert result.returncode == 0, result.stderr
-    rows = json_rows_of(result.stdout)
+    rows, group = attach_rows(name, 12)
     # Its processes are the group's (the shell and its sleep; podman's conmon is outside the group).
     assert {r["processes"] for r in rows} == {len(group_processes(name))} == {2}, [r["processes"] for r in rows]
-    # The CPU of the rows is the group's: the totals' difference against the group's own count over
-    # a slightly longer span (read before the first row and after the last), and half a core a tick.
-    spent = rows[-1]["cpu_seconds_total"] - rows[0]["cpu_seconds_total"]
-    assert spent <= after - before + 0.02 and spent >= (after - before) * 0.85 - 0.05, (spent, after - before)
-    # The quota is spent in 100 ms periods: a 250 ms tick holds two or three of them (±10 %).
-    steady = [r["cpu_percent"] for r in rows[1:]]
-    assert 45 <= sum(steady) / len(steady) <= 53 and all(35 <= c <= 65 for c in steady), steady
+    # The CPU of the rows is the group's; held to half a core by its quota (less on a busy machine).
+    assert check_cpu_is_the_groups(rows, group) <= 52
 
 
 def test_the_cpu_of_processes_shorter_than_a_look_is_the_groups(containers):
@@ -127,15 +147,8 @@ def test_the_cpu_of_processes_shorter_than_a_look_is_the_groups(containers):
     name = f"perfhud-test-{os.getpid()}-short"
     containers(name, "while :; do dd if=/dev/zero of=/dev/null bs=64k count=500 2>/dev/null; done", "--cpus", "0.5")
     time.sleep(0.5)
-    before = group_cpu_seconds(name)
-    result = perfhud("attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", "12", timeout=30)
-    after = group_cpu_seconds(name)
-    assert result.returncode == 0, result.stderr
-    rows = json_rows_of(result.stdout)
-    spent = rows[-1]["cpu_seconds_total"] - rows[0]["cpu_seconds_total"]
-    assert (after - before) * 0.85 - 0.05 <= spent <= after - before + 0.02, (spent, after - before)
-    steady = [r["cpu_percent"] for r in rows[1:]]
-    assert 45 <= sum(steady) / len(steady) <= 53, steady
+    rows, group = attach_rows(name, 12)
+    assert check_cpu_is_the_groups(rows, group) > 10, "the dd's CPU is there: the processes' own clocks saw almost none"
 
 
 def test_by_id_and_refusals(containers):
