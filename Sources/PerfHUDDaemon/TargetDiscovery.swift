@@ -41,8 +41,8 @@ final class TargetDiscovery {
         unitWatch.watchGroup(of: target)
         switch found {
         case .success(let pids):
-            target.group.countWholeGroup(target.resolver.wholeGroupPath)
-            let changed = target.group.take(found: pids, retiresMissing: target.spec.selector.followsMembers,
+            let changed = target.group.take(found: pids, wholeGroup: target.resolver.wholeGroupPath,
+                                            retiresMissing: target.spec.selector.followsMembers,
                                             directory: directory, open: { pid in
                 let sampler = try ProcessSampler(pid: pid, includeChildren: configuration.watch.includeChildren, directory: directory)
                 sampler.gpu = GPUWatch()   // one GPU thread for all targets (`GPUMonitor.shared`)

@@ -3,8 +3,9 @@ import PerfHUDSampling
 
 /// A target as one sample source: one sampler per root process (a `--match` or `--unit` group has
 /// several), summed. The CPU of processes that left the group stays in the totals, so the counters
-/// never go back; that of a process that joins after the first look counts from when it joined. The daemon's targets are these, and so is `attach --match` / `--unit`: one
-/// group reads the same everywhere.
+/// never go back; that of a process that joins after the first look counts from when it joined.
+/// The daemon's targets are these, and so is `attach --match` / `--unit`: one group reads the
+/// same everywhere.
 package final class TargetGroup: SampleSource {
     package private(set) var samplers: [Int32: ProcessSampler] = [:]
     private let includeChildren: Bool
@@ -67,10 +68,12 @@ package final class TargetGroup: SampleSource {
     /// (`open`; `failed` hears why one could not be), and those no longer found let go where
     /// `retiresMissing` (a `--pid` target keeps its process until it ends). With `includeChildren`,
     /// a member below another is counted by that one's tree already, not again on its own. The
-    /// root and its name are found again when the members changed.
+    /// root and its name are found again when the members changed. `wholeGroup`: the control group
+    /// that is the whole target, as the resolver found it (`countWholeGroup`).
     /// - Returns: whether the members changed.
-    package func take(found: [Int32], retiresMissing: Bool, directory: ProcessDirectory,
+    package func take(found: [Int32], wholeGroup: String?, retiresMissing: Bool, directory: ProcessDirectory,
                       open: (Int32) throws -> ProcessSampler, failed: (Error) -> Void) -> Bool {
+        countWholeGroup(wholeGroup)
         let parentOf = { (pid: Int32) in ProcParser.stat(ofProcess: String(pid))?.parentPID }
         let pids = includeChildren && isGroup ? Self.topmost(found, parentOf: parentOf) : found
         var changed = false
@@ -105,7 +108,7 @@ package final class TargetGroup: SampleSource {
     /// `/proc/PID/cgroup` names it), or nil: its CPU is then that group's own count, where some
     /// hierarchy has it (`ControlGroupCPU.existing`). A new path (the unit or the container started
     /// again) keeps what the last one counted.
-    package func countWholeGroup(_ path: String?) {
+    private func countWholeGroup(_ path: String?) {
         guard path != wholeGroupPath else { return }
         keepLastGroupsCount()
         wholeGroupPath = path
@@ -114,11 +117,7 @@ package final class TargetGroup: SampleSource {
 
     /// What the group counted until now goes to `earlierGroups`: a new one counts from 0.
     private func keepLastGroupsCount() {
-        if let last = lastGroupUsage {
-            earlierGroups.cpuNanoseconds &+= last.cpuNanoseconds
-            earlierGroups.userTicks &+= last.userTicks
-            earlierGroups.systemTicks &+= last.systemTicks
-        }
+        if let last = lastGroupUsage { earlierGroups = earlierGroups + last }
         lastGroupUsage = nil
     }
 
@@ -136,8 +135,7 @@ package final class TargetGroup: SampleSource {
         }
         guard let usage = reading ?? lastGroupUsage else { return nil }
         lastGroupUsage = usage
-        return ControlGroupUsage(cpuNanoseconds: earlierGroups.cpuNanoseconds &+ usage.cpuNanoseconds,
-                                 userTicks: earlierGroups.userTicks &+ usage.userTicks, systemTicks: earlierGroups.systemTicks &+ usage.systemTicks)
+        return earlierGroups + usage
     }
 
     /// The members no other member is an ancestor of, in their order.

@@ -88,8 +88,7 @@ final class AttachedGroup: WatchedProcesses {
     }
 
     private func take(_ pids: [Int32], failed: (Error) -> Void) {
-        group.countWholeGroup(resolver.wholeGroupPath)
-        _ = group.take(found: pids, retiresMissing: true, directory: directory, open: { pid in
+        _ = group.take(found: pids, wholeGroup: resolver.wholeGroupPath, retiresMissing: true, directory: directory, open: { pid in
             let sampler = try ProcessSampler(pid: pid, includeChildren: includeChildren, directory: directory)
             sampler.gpu = GPUWatch()
             let net = NetworkWatch()

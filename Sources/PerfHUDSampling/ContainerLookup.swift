@@ -80,23 +80,8 @@ public struct ContainerLookup {
     /// running). Breadth first over the whole tree (containers sit under `machine.slice`,
     /// `system.slice`, `libpod_parent`, `kubepods…`, or a user's slice for a rootless one).
     public func group(of id: String) -> String? {
-        var level = [""]
-        for _ in 0..<UnitControlGroup.maximumDepth {
-            var next: [String] = []
-            for group in level {
-                for name in UnitControlGroup.subdirectories(hierarchy.root + group) {
-                    if Self.names(name, id, under: group) { return group + "/" + name }
-                    next.append(group + "/" + name)
-                }
-            }
-            if next.isEmpty { return nil }
-            level = next
-        }
-        return nil
+        hierarchy.firstGroup(descendingInto: { _ in true }) { name, parent in Self.names(name, id, under: parent) }
     }
-
-    /// The processes of a group `group(of:)` found, and those of the groups below it; nil once it is gone.
-    public func processes(in group: String) -> [Int32]? { hierarchy.processes(in: group) }
 
     /// Whether the group directory `name` (in `parent`) is the container `id`'s.
     static func names(_ name: String, _ id: String, under parent: String) -> Bool {

@@ -13,6 +13,12 @@ public struct ControlGroupUsage: Equatable {
     public init(cpuNanoseconds: UInt64, userTicks: UInt64, systemTicks: UInt64) {
         (self.cpuNanoseconds, self.userTicks, self.systemTicks) = (cpuNanoseconds, userTicks, systemTicks)
     }
+
+    /// Both counts added (a group's count after what earlier groups counted).
+    public static func + (a: ControlGroupUsage, b: ControlGroupUsage) -> ControlGroupUsage {
+        ControlGroupUsage(cpuNanoseconds: a.cpuNanoseconds &+ b.cpuNanoseconds, userTicks: a.userTicks &+ b.userTicks,
+                          systemTicks: a.systemTicks &+ b.systemTicks)
+    }
 }
 
 /// A control group of its own for the program `run --include-children` launches: the kernel counts

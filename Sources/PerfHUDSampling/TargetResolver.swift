@@ -123,21 +123,32 @@ public final class TargetResolver {
     /// then the name is looked up again, so a container removed and started again under the same
     /// name (a new ID, a new group) is found as the same target.
     package func containerProcesses(_ given: String) -> Result<[Int32], PerfHUDError> {
-        var pids = containerGroup.flatMap(containers.processes(in:))
-        if pids == nil {
-            switch containers.find(given) {
-            case .failure(let why):
-                containerGroup = nil
-                return .failure(why)
-            case .success(let record):
+        processes(ofGroup: &containerGroup, find: {
+            containers.find(given).map { record in
                 container = record
-                containerGroup = containers.group(of: record.id)
-                pids = containerGroup.flatMap(containers.processes(in:))
+                return containers.group(of: record.id)
+            }
+        }, named: { "container \(TerminalText.escaped(given))" + (container.map { " (\($0.runtime) ID \($0.id.prefix(12)))" } ?? "") })
+    }
+
+    /// The processes of the group remembered in `group` (below the hierarchy's root), and of the
+    /// groups below it. Once it is gone (or before it was looked for), `find` looks for it again:
+    /// nil while there is none (`named` is not running), or why it cannot be looked for.
+    private func processes(ofGroup group: inout String?, find: () -> Result<String?, PerfHUDError>,
+                            named: () -> String) -> Result<[Int32], PerfHUDError> {
+        var pids = group.flatMap(controlGroups.processes(in:))
+        if pids == nil {
+            switch find() {
+            case .failure(let why):
+                group = nil
+                return .failure(why)
+            case .success(let found):
+                group = found
+                pids = found.flatMap(controlGroups.processes(in:))
             }
         }
-        let named = "container \(TerminalText.escaped(given))" + (container.map { " (\($0.runtime) ID \($0.id.prefix(12)))" } ?? "")
-        guard let pids else { return .failure(PerfHUDError(.noInput, "\(named) is not running")) }
-        return pids.isEmpty ? .failure(PerfHUDError(.noInput, "\(named) has no processes")) : .success(pids)
+        guard let pids else { return .failure(PerfHUDError(.noInput, "\(named()) is not running")) }
+        return pids.isEmpty ? .failure(PerfHUDError(.noInput, "\(named()) has no processes")) : .success(pids)
     }
 
     /// Whether `pid` runs: a zombie (ended, not yet reaped by its parent) does not, or a pidfile
@@ -150,13 +161,7 @@ public final class TargetResolver {
     /// The processes of a unit's control group, found in the control-group tree (see
     /// `UnitControlGroup`); the group's path is remembered until it goes away.
     package func unitProcesses(_ unit: String) -> Result<[Int32], PerfHUDError> {
-        var pids = unitGroup.flatMap(controlGroups.processes(in:))
-        if pids == nil {                         // not looked for yet, or the group went away
-            unitGroup = controlGroups.find(unit)
-            pids = unitGroup.flatMap(controlGroups.processes(in:))
-        }
-        guard let pids else { return .failure(PerfHUDError(.noInput, "\(unit) is not running")) }
-        return pids.isEmpty ? .failure(PerfHUDError(.noInput, "\(unit) has no processes")) : .success(pids)
+        processes(ofGroup: &unitGroup, find: { .success(controlGroups.find(unit)) }, named: { unit })
     }
 
     /// Whether `pid` runs perfhud: the same executable file as this process (whatever its path), or

@@ -37,14 +37,21 @@ public struct UnitControlGroup {
     /// The unit's control group, as a path below `root` (`/system.slice/web.service`), or nil
     /// while the unit has none (not running). Breadth first, so the shallowest match wins.
     public func find(_ unit: String) -> String? {
+        // Units nest only in slices, and in units that delegate (their own sub-groups).
+        firstGroup(skipping: Self.skipped, descendingInto: { $0.hasSuffix(".slice") }) { name, _ in name == unit }
+    }
+
+    /// The first group, breadth first (the shallowest), whose name and parent (`/a.slice`, below
+    /// `root`) `matches`, looking below those groups `descendingInto` allows and never in `skipping`.
+    package func firstGroup(skipping: Set<String> = [], descendingInto: (String) -> Bool,
+                            where matches: (String, String) -> Bool) -> String? {
         var level = [""]
         for _ in 0..<Self.maximumDepth {
             var next: [String] = []
             for group in level {
-                for name in Self.subdirectories(root + group) where !Self.skipped.contains(name) {
-                    if name == unit { return group + "/" + name }
-                    // Units nest only in slices, and in units that delegate (their own sub-groups).
-                    if name.hasSuffix(".slice") { next.append(group + "/" + name) }
+                for name in Self.subdirectories(root + group) where !skipping.contains(name) {
+                    if matches(name, group) { return group + "/" + name }
+                    if descendingInto(name) { next.append(group + "/" + name) }
                 }
             }
             if next.isEmpty { return nil }

@@ -13,16 +13,21 @@ import pytest
 from conftest import PERFHUD, perfhud, json_rows_of, summary_of
 from test_daemon_targets import spawn, system_slice  # noqa: F401 (the fixtures)
 
-# Spins half the time until it has used BUDGET seconds of CPU, then says how much it used (its own
-# clock: the kernel's count, the reference) and exits. The marker is only in its command line.
-SPIN = """
-import sys, time
-budget = float(sys.argv[1])
-while time.process_time() < budget:
-    end = time.monotonic() + 0.03
-    while time.monotonic() < end:
-        pass
-    time.sleep(0.03)
+# Busy half the time (30 ms on, 30 ms off) until the process has used LIMIT seconds of CPU by its
+# own clock (the kernel's count, the reference).
+SPIN_UNTIL = """
+import os, sys, time
+def spin_until(limit):
+    while time.process_time() < limit:
+        end = time.monotonic() + 0.03
+        while time.monotonic() < end:
+            pass
+        time.sleep(0.03)
+"""
+# Spins until it has used BUDGET seconds of CPU, then says how much it used and exits. The marker
+# is only in its command line.
+SPIN = SPIN_UNTIL + """
+spin_until(float(sys.argv[1]))
 print(f"cpu {time.process_time():.6f}", flush=True)
 """
 MACHINE = 100 * os.cpu_count() + 0.01
@@ -102,14 +107,9 @@ def test_a_unit_counts_every_process_of_its_group(spawn, system_slice):
 # Spins half the time until it has used PRE seconds of CPU matching nothing (the marker is given
 # reversed), says so, then execs SPIN with the marker: from then on it matches, with PRE seconds
 # already on its clock.
-BEFORE = """
-import os, sys, time
+BEFORE = SPIN_UNTIL + """
 pre, budget, marker = float(sys.argv[1]), sys.argv[2], sys.argv[3][::-1]
-while time.process_time() < pre:
-    end = time.monotonic() + 0.03
-    while time.monotonic() < end:
-        pass
-    time.sleep(0.03)
+spin_until(pre)
 print(f"pre {time.process_time():.6f}", flush=True)
 os.execv(sys.executable, [sys.executable, "-c", SPIN, budget, marker])
 """.replace("SPIN,", repr(SPIN) + ",")

@@ -101,6 +101,18 @@ def daemons():
             daemon.stop()
 
 
+def remove_group(group):
+    """Removes a control group made for a test, once the processes killed in it have left (a few
+    tries: a killed process takes a moment to leave its group)."""
+    for _ in range(50):
+        try:
+            if group.exists():
+                group.rmdir()
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 def cgroup_root():
     for root in (pathlib.Path("/sys/fs/cgroup/systemd"), pathlib.Path("/sys/fs/cgroup/unified"), pathlib.Path("/sys/fs/cgroup")):
         if (root / "cgroup.procs").exists() and os.access(root, os.W_OK):
@@ -137,13 +149,7 @@ def system_slice():
 
     yield unit
     for group in groups:
-        for _ in range(50):
-            try:
-                if group.exists():
-                    group.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_group(group)
     if made:
         try:
             slice_.rmdir()
@@ -497,13 +503,7 @@ def test_a_units_cpu_is_its_groups_count_across_a_restart(spawn, daemons, burn):
                 process.kill()
                 process.wait()
         for group in groups:
-            for _ in range(50):
-                try:
-                    if group.exists():
-                        group.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            remove_group(group)
 
     start()
     idle = spawn("sleep", "600")

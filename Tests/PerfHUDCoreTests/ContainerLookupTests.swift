@@ -32,13 +32,13 @@ final class ContainerLookupTests: XCTestCase {
     func testANameOrTheFirstDigitsOfAnIDFindTheRecordAndTheIDItsGroup() throws {
         let records = #"[{"id":"\#(web)","names":["web"],"image":"e65e"},{"id":"\#(db)","names":["db","db-alias"]}]"#
         // podman's cgroupfs driver (this machine), and the systemd driver's scope under machine.slice.
-        let (lookup, _) = try layout(["/libpod_parent/libpod-\(web)", "/machine.slice/libpod-\(db).scope/container"], records: records)
+        let (lookup, root) = try layout(["/libpod_parent/libpod-\(web)", "/machine.slice/libpod-\(db).scope/container"], records: records)
         XCTAssertEqual(try lookup.find("web").get().id, web)
         XCTAssertEqual(try lookup.find("db-alias").get().id, db)
         XCTAssertEqual(try lookup.find("1501e7").get().label, "web", "an ID's first digits, one container's")
         XCTAssertEqual(lookup.group(of: web), "/libpod_parent/libpod-\(web)")
         XCTAssertEqual(lookup.group(of: db), "/machine.slice/libpod-\(db).scope")
-        XCTAssertEqual(lookup.processes(in: lookup.group(of: db)!), [getpid()], "a sub-group's processes are the container's")
+        XCTAssertEqual(UnitControlGroup(root: root).processes(in: lookup.group(of: db)!), [getpid()], "a sub-group's processes are the container's")
         guard case .failure(let ambiguous) = lookup.find("15") else { return XCTFail("two digits are too few") }
         XCTAssertTrue(ambiguous.message.hasPrefix("no container named 15"), ambiguous.message)
         guard case .failure(let both) = lookup.find("150") else { return XCTFail("150 begins both IDs") }
