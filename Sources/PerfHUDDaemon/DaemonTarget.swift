@@ -107,6 +107,13 @@ final class DaemonTarget {
         return labels
     }
 
+    /// What the target was found to be, for `perfhud_target_info` (`TargetMetrics.learnedInfo`):
+    /// a container's runtime, full ID and image, as its runtime's record says (`ContainerRecord`).
+    static func learnedLabels(_ resolver: TargetResolver) -> [(String, String)] {
+        guard let record = resolver.container else { return [] }
+        return [("runtime", record.runtime), ("container_id", record.id)] + (record.image.map { [("image", $0)] } ?? [])
+    }
+
     func remember() {
         guard metrics == nil else { return }
         metrics = registry.makeTarget(label: label, infoLabels: Self.infoLabels(spec.selector, includeChildren: includeChildren))

@@ -53,6 +53,7 @@ final class TargetDiscovery {
             }, failed: { error in status.noteReason(target, (error as? PerfHUDError)?.message ?? "\(error)") })
             if changed && !target.group.isEmpty {
                 target.remember()
+                target.metrics?.learnedInfo = DaemonTarget.learnedLabels(target.resolver)
                 sockets.follow(target)
                 status.follow(target)
                 if !target.wasUp {

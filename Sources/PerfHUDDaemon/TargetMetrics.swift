@@ -24,6 +24,10 @@ public final class TargetMetrics: TickSink {
     private let labels: [(String, String)]
     /// What `perfhud_target_info` says of the selector beside `comm` and `pid` (`DaemonTarget.infoLabels`).
     private let infoLabels: [(String, String)]
+    /// What `perfhud_target_info` says of what the target was found to be, beside `infoLabels`:
+    /// a container's `runtime`, `container_id` and `image` (`DaemonTarget.learnedLabels`); the
+    /// series is made anew when it changes (a container run again under its name has a new ID).
+    var learnedInfo: [(String, String)] = []
     private let up: Gauge
     private let cpuUser: Counter
     private let cpuSystem: Counter
@@ -147,11 +151,11 @@ public final class TargetMetrics: TickSink {
             followBusiestThread(report.busiestThreads)
             let started = tick.sample.startTicks.flatMap { ticks in Self.bootTime.map { $0 + Double(ticks) / Double(ProcessDirectory.ticksPerSecond) } }
             set(&startTime, TargetSeries.perfhud_target_start_time_seconds.name, "When the target started, seconds since the epoch.", started)
-            let key = tick.commandName + "\u{0}" + String(report.pid)
+            let key = ([tick.commandName, String(report.pid)] + learnedInfo.map { $0.0 + "=" + $0.1 }).joined(separator: "\u{0}")
             if info?.key != key {
                 if let old = info { registry.unregisterGauge(old.gauge) }
                 let gauge = registry.gauge(TargetSeries.perfhud_target_info.name,
-                                               labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))] + infoLabels,
+                                               labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))] + infoLabels + learnedInfo,
                                                help: "The watched target: its command name and (first) PID.")
                 gauge.set(to: 1)
                 info = (gauge, key)

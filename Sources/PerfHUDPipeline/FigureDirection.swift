@@ -27,11 +27,12 @@ extension Figure {
              .pressure_cpu_some_percent, .pressure_cpu_full_percent, .pressure_memory_some_percent, .pressure_memory_full_percent,
              .pressure_io_some_percent, .pressure_io_full_percent,
              .tcp_retransmits_per_second, .tcp_retransmits_total, .tcp_retransmit_percent, .tcp_rtt_ms,
-             .events_malformed, .events_rejected, .rss_sum_bytes, .oom_kills, .oom_killed:
+             .events_malformed, .events_rejected, .rss_sum_bytes, .oom_kills, .oom_killed,
+             .group_memory_bytes, .group_working_set_bytes, .group_anon_bytes, .group_file_bytes, .group_kernel_bytes:
             return .lower
         case .vsize_bytes, .threads, .processes, .actions_per_second, .high_frequency_actions, .phase, .events_received,
              .events_rejected_by_reason, .events_ignored, .frames_total, .actions_total, .frame_source, .frames_unreported_reason,
-             .command, .elapsed_seconds, .fds_limit, .busiest_threads, .rss_trend_r2, .memory_limit_bytes, .exit,
+             .command, .elapsed_seconds, .fds_limit, .busiest_threads, .rss_trend_r2, .memory_limit_bytes, .cpu_limit_cores, .exit,
              .gpu_percent, .gpu_memory_bytes, .gpu_memory_busy_percent, .gpu_encoder_percent, .gpu_decoder_percent, .gpu_name,
              .gpu_device_percent, .gpu_device_memory_used_bytes, .gpu_device_memory_total_bytes, .gpu_temperature_celsius,
              .gpu_power_watts, .gpu_clock_mhz, .gpu_throttle_reasons, .gpu_unreported_reason,

@@ -356,6 +356,34 @@ extension Figure {
         case .tcp_connections_opened_per_second:
             return Figure(field, "connections per second", .number(decimals: 2), .target, since: 9, column: "tcp_opened_centi", storage: .fixed(100),
                           summaries: [.max("tcp_connections_opened_per_second_max")])
+        case .cpu_limit_cores:
+            // The smallest CPU quota on the target's control group and those above it
+            // (`ControlGroupCPULimit`), read with the memory limit; null where none applies. Format 10.
+            return Figure(field, "cores", .number(decimals: 2), .target, since: 10, column: "cpu_limit_centi", storage: .fixed(100),
+                          metric: .gauge("perfhud_target_cpu_limit_cores",
+                                         "The smallest CPU quota on the target's control group and those above it, in cores (cgroup v2 cpu.max, v1 cpu.cfs_quota_us over cpu.cfs_period_us); absent where none applies."),
+                          summaries: [.min("cpu_limit_cores_min")])
+        case .group_memory_bytes:
+            // The whole group's memory as the kernel counts it for the group (`GroupMemory`): a
+            // unit's, a container's, a --cgroup's; null for the other targets. Format 10.
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 10, column: "group_memory_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_group_memory_bytes",
+                                         "Memory charged to the target's control group (cgroup v2 memory.current, v1 memory.usage_in_bytes): page cache and kernel memory included, what its memory limit holds; absent where the target is not one group."),
+                          summaries: [.max("group_memory_peak_bytes")])
+        case .group_working_set_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 10, column: "group_working_set_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_group_working_set_bytes",
+                                         "The control group's memory less its inactive file cache: the kubelet's working set and docker stats' memory usage; absent where the target is not one group."),
+                          summaries: [.max("group_working_set_peak_bytes")])
+        case .group_anon_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 10, column: "group_anon_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_group_memory_stat_bytes", Help.groupMemory, labels: [("kind", "anon")]))
+        case .group_file_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 10, column: "group_file_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_group_memory_stat_bytes", Help.groupMemory, labels: [("kind", "file")]))
+        case .group_kernel_bytes:
+            return Figure(field, "bytes", .number(decimals: 0), .target, since: 10, column: "group_kernel_bytes", storage: .integer,
+                          metric: .gauge("perfhud_target_group_memory_stat_bytes", Help.groupMemory, labels: [("kind", "kernel")]))
         case .exit:
             return Figure(field, "", .special(.exitStatus), .target)
         }
@@ -368,6 +396,7 @@ extension Figure {
         static let faults = "Page faults of the target since it started (/proc/PID/stat), by kind: minor (no storage read) or major (read from storage)."
         static let io = "Bytes the target fetched from or sent to storage (/proc/PID/io read_bytes, write_bytes), by direction; absent where it may not be read."
         static let memory = "Resident memory of the target by kind (RssAnon, RssFile, RssShmem of /proc/PID/status) and its swapped-out memory (VmSwap, kind swap)."
+        static let groupMemory = "The target's control group's memory by kind (memory.stat anon, file; kernel, or v1 total_rss, total_cache and memory.kmem.usage_in_bytes); absent where the target is not one group."
         static let throttled = "Time the target's control group was throttled by its CPU quota (cpu.stat); 0 without a quota."
         static func networkBytes(_ verb: String, _ tcp: String) -> String {
             "Bytes the target \(verb) since perfhud started watching it: TCP payload \(tcp) (sock_diag tcp_info), or every protocol where net_source is netns (its namespace's interfaces) or unit (systemd's IP accounting)."

@@ -284,6 +284,12 @@ public final class Figure: @unchecked Sendable {
         case .net_unreported_reason: return NetworkUnreported.codes.code(r.netBox?.value.unreportedReason)
         case .memory_limit_bytes: return r.memoryLimitBytes.map { Double($0) }
         case .rss_sum_bytes: return r.residentSumBytes.map { Double($0) }
+        case .cpu_limit_cores: return r.cpuLimitCores
+        case .group_memory_bytes: return r.groupMemoryBytes.map { Double($0) }
+        case .group_working_set_bytes: return r.groupWorkingSetBytes.map { Double($0) }
+        case .group_anon_bytes: return r.groupAnonBytes.map { Double($0) }
+        case .group_file_bytes: return r.groupFileBytes.map { Double($0) }
+        case .group_kernel_bytes: return r.groupKernelBytes.map { Double($0) }
         case .pss_age_seconds: return r.proportionalAgeSeconds
         case .memory_unreported_reason: return MemoryUnreported.codes.code(r.memoryUnreportedReason)
         case .oom_kills: return r.oomKills.map { Double($0) }
@@ -380,6 +386,12 @@ public final class Figure: @unchecked Sendable {
         case .net_unreported_reason: r.net.unreportedReason = NetworkUnreported.codes.reason(code: v)
         case .memory_limit_bytes: r.memoryLimitBytes = size(v)
         case .rss_sum_bytes: r.residentSumBytes = size(v)
+        case .cpu_limit_cores: r.cpuLimitCores = v
+        case .group_memory_bytes: r.groupMemoryBytes = size(v)
+        case .group_working_set_bytes: r.groupWorkingSetBytes = size(v)
+        case .group_anon_bytes: r.groupAnonBytes = size(v)
+        case .group_file_bytes: r.groupFileBytes = size(v)
+        case .group_kernel_bytes: r.groupKernelBytes = size(v)
         case .pss_age_seconds: r.proportionalAgeSeconds = v
         case .memory_unreported_reason: r.memoryUnreportedReason = MemoryUnreported.codes.reason(code: v)
         case .oom_kills: r.oomKills = size(v)
@@ -412,7 +424,8 @@ public final class Figure: @unchecked Sendable {
         case net_tx_bytes_per_second, net_rx_bytes_per_second, net_tx_bytes_total, net_rx_bytes_total, tcp_connections
         case tcp_retransmits_per_second, tcp_retransmits_total, tcp_retransmit_percent, tcp_rtt_ms, net_source, net_unreported_reason
         case memory_limit_bytes, rss_sum_bytes, pss_age_seconds, memory_unreported_reason, oom_kills, oom_killed
-        case tcp_connections_opened_total, tcp_connections_opened_per_second, exit
+        case tcp_connections_opened_total, tcp_connections_opened_per_second
+        case cpu_limit_cores, group_memory_bytes, group_working_set_bytes, group_anon_bytes, group_file_bytes, group_kernel_bytes, exit
     }
     private static let noFigures = TargetFigures(wallSeconds: 0, elapsedSeconds: 0, pid: 0, alive: false, processCount: 0)
 

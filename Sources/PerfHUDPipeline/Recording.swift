@@ -103,7 +103,10 @@ public struct Recording {
     /// 9: a tree's memory counted once: the RSS sum has a column (`rss_sum_bytes`), PSS its age
     /// (`pss_age_ms`) and why it is unknown (`memory_unreported`); older files read them as null
     /// (their `rss_bytes` of a tree is the RSS sum).
-    public static let formatVersion: Int64 = 9
+    /// 10: a target's CPU quota (`cpu_limit_cores`) and a whole group's memory as the kernel counts
+    /// it (`group_memory_bytes`, `group_working_set_bytes`, `group_anon_bytes`, `group_file_bytes`,
+    /// `group_kernel_bytes`) have columns; older files read them as null.
+    public static let formatVersion: Int64 = 10
 
     /// Whole milliseconds of a Unix time, rounded as `RowFormatter.rfc3339` rounds it.
     package static func milliseconds(unix seconds: Double) -> Int64 {

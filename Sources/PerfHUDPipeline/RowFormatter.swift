@@ -204,25 +204,21 @@ public enum RowFormatter {
         if status != .running { parts.append(status.description) } else if report.stopped { parts.append("stopped") }
         if let oomKill = report.oomKillText { parts.append(oomKill) }
         if let cpu = report.cpuPercent {
-            var text = "CPU " + Units.percent(cpu)
+            var text = "CPU " + Units.percent(cpu) + report.cpuLimitText
             if let user = report.cpuUserPercent, let system = report.cpuSystemPercent {
                 text += " (u " + String(format1: user) + " s " + String(format1: system) + ")"
             }
             parts.append(text)
         }
-        let tree = report.memoryIsProportionalSum
-        if let resident = report.residentBytes {
-            var text = (tree ? "Mem " : "RSS ") + Units.bytes(Double(resident))
+        if let (name, resident) = report.shownMemory {
+            var text = name + " " + Units.bytes(Double(resident))
+            if let limit = report.memoryLimitBytes, limit > 0 { text += " / " + Units.bytes(Double(limit)) }
             if let trend = report.residentTrendBytesPerSecond { text += " " + Units.byteRate(trend) }
             parts.append(text)
         }
-        if report.alive {
+        if report.alive, let (name, bytes) = report.besideMemory {
             let age = report.proportionalAgeText.map { " (" + $0 + ")" } ?? ""
-            if tree {
-                if let sum = report.residentSumBytes { parts.append("RSS Σ " + Units.bytes(Double(sum)) + age) }
-            } else {
-                parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a") + age)
-            }
+            parts.append(name + " " + (bytes.map { Units.bytes(Double($0)) } ?? "n/a") + age)
         }
         if let threads = report.threads { parts.append("threads \(threads)") }
         if let events {

@@ -23,6 +23,10 @@ package final class TargetGroup: SampleSource {
     /// `docker stats` and `systemctl status` show). Nil: the members' CPU summed.
     private var wholeGroup: ControlGroupCPU?
     private var wholeGroupPath: String?
+    /// The whole group's memory as the kernel counts it for the group (`Sample.groupMemory`).
+    private var wholeGroupMemory: ControlGroupMemory?
+    /// Where its files are read into, made at the first read.
+    private var memoryBuffer: UnsafeMutableRawBufferPointer?
     /// What the target's earlier groups counted (a container run again has a new group, counting
     /// from 0), and the present one's last reading.
     private var earlierGroups = ControlGroupUsage(cpuNanoseconds: 0, userTicks: 0, systemTicks: 0)
@@ -47,6 +51,16 @@ package final class TargetGroup: SampleSource {
     package init(includeChildren: Bool, isGroup: Bool) {
         self.includeChildren = includeChildren
         self.isGroup = isGroup
+    }
+
+    deinit { memoryBuffer?.deallocate() }
+
+    /// The whole group's memory now (`wholeGroupMemory`), nil where it is not read.
+    private func readGroupMemory() -> GroupMemory? {
+        guard let wholeGroupMemory else { return nil }
+        let buffer = memoryBuffer ?? .allocate(byteCount: 8192, alignment: 16)
+        memoryBuffer = buffer
+        return wholeGroupMemory.read(buffer: buffer)
     }
 
     /// How the last member that ended was killed for memory, for the journal's line when the
@@ -113,6 +127,7 @@ package final class TargetGroup: SampleSource {
         keepLastGroupsCount()
         wholeGroupPath = path
         wholeGroup = path.flatMap { ControlGroupCPU.existing(group: $0) }
+        wholeGroupMemory = path.flatMap { ControlGroupMemory.existing(group: $0) }
     }
 
     /// What the group counted until now goes to `earlierGroups`: a new one counts from 0.
@@ -131,6 +146,7 @@ package final class TargetGroup: SampleSource {
             // read the old group; the new one counts from 0, after what the old one counted.
             keepLastGroupsCount()
             wholeGroup = again
+            wholeGroupMemory = ControlGroupMemory.existing(group: path)
             reading = again.usage()
         }
         guard let usage = reading ?? lastGroupUsage else { return nil }
@@ -232,6 +248,7 @@ package final class TargetGroup: SampleSource {
         if let whole {
             group.cpuNanoseconds = shownCPU.update(reading: whole.cpuNanoseconds, at: group.monotonicNanoseconds)
             (group.userTicks, group.systemTicks) = (whole.userTicks, whole.systemTicks)
+            group.groupMemory = readGroupMemory()
         } else {
             group.cpuNanoseconds = shownCPU.update(reading: Self.less((group.cpuNanoseconds ?? 0) &+ retired.cpu, excluded.cpu), at: group.monotonicNanoseconds)
             group.userTicks = Self.less((group.userTicks ?? 0) &+ retired.user, excluded.user)
@@ -282,6 +299,7 @@ package final class TargetGroup: SampleSource {
         "processStartNanoseconds", "execsSeen",            // the root's
         "activity.everySecond.levels.fdsLimit",            // the root's limit
         // The group's control group, read once for it.
+        "groupMemory",
         "activity.everySecond.throttledNanoseconds", "activity.everySecond.pressure.cpuSome", "activity.everySecond.pressure.cpuFull",
         "activity.everySecond.pressure.memorySome", "activity.everySecond.pressure.memoryFull",
         "activity.everySecond.pressure.ioSome", "activity.everySecond.pressure.ioFull",
@@ -310,6 +328,7 @@ package final class TargetGroup: SampleSource {
         result.threads = (a.threads ?? 0) + (b.threads ?? 0)
         // The tightest limit any member is under.
         result.memoryLimitBytes = a.memoryLimitBytes.map { Swift.min($0, b.memoryLimitBytes ?? $0) } ?? b.memoryLimitBytes
+        result.cpuLimitCores = a.cpuLimitCores.map { Swift.min($0, b.cpuLimitCores ?? $0) } ?? b.cpuLimitCores
         result.processCount = a.processCount + b.processCount
         // The earliest member's start.
         result.startTicks = a.startTicks.map { Swift.min($0, b.startTicks ?? $0) } ?? b.startTicks

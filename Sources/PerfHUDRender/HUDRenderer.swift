@@ -91,7 +91,9 @@ public enum HUDRenderer {
         } else if report?.stopped == true {
             segments.append((0, paint.yellow(paint.bold("Stopped"))))
         } else if let cpu = report?.cpuPercent {
-            segments.append((1, "CPU " + paint.threshold(cpu, warn: 50, alarm: 90, Units.percent(cpu))))
+            // Under a quota: `CPU 50 % / 0.5 cores`, coloured by the share of the quota it uses.
+            let share = report?.cpuLimitCores.map { cpu / max($0, 0.01) } ?? cpu
+            segments.append((1, "CPU " + paint.threshold(share, warn: 50, alarm: 90, Units.percent(cpu)) + (report?.cpuLimitText ?? "")))
             if let user = report?.cpuUserPercent, let system = report?.cpuSystemPercent {
                 segments.append((4, paint.dim("u " + Units.compactPercent(user) + " s " + Units.compactPercent(system))))
             }
@@ -126,11 +128,11 @@ public enum HUDRenderer {
                 segments.append((2, paint.yellow("⚠ " + TerminalText.escaped(worst.action, maxLength: 36) + " " + rate)))
             }
         }
-        let tree = report?.memoryIsProportionalSum ?? false
-        if let resident = report?.residentBytes {
+        if let (name, resident) = report?.shownMemory {
             // Under a limit: `RSS 412 MiB / 512 MiB`, the share coloured as the limit nears (the
-            // kernel reclaims, then kills, at the limit). A tree's: `Mem`, its PSS sum.
-            var text = (tree ? "Mem " : "RSS ") + Units.bytes(Double(resident))
+            // kernel reclaims, then kills, at the limit). A tree's: `Mem`, its PSS sum; a whole
+            // control group's: `Mem`, its working set.
+            var text = name + " " + Units.bytes(Double(resident))
             if let limit = report?.memoryLimitBytes, limit > 0 {
                 text += " / " + paint.threshold(Double(resident) / Double(limit) * 100, warn: 80, alarm: 95, Units.bytes(Double(limit)))
             }
@@ -145,12 +147,9 @@ public enum HUDRenderer {
         }
         if snapshot.status == .running {
             let age = report?.proportionalAgeText.map { " " + paint.dim($0) } ?? ""
-            if tree {
-                // Its memory is its PSS: the RSS sum beside it, as htop would add it up.
-                if let sum = report?.residentSumBytes { segments.append((3, "RSS Σ " + Units.bytes(Double(sum)) + age)) }
-            } else {
-                let pss = report?.proportionalBytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")
-                segments.append((3, "PSS " + pss + age))
+            // Beside it: a tree's RSS sum (as htop would add it up), a group's PSS sum, one process's PSS.
+            if let (name, bytes) = report?.besideMemory {
+                segments.append((3, name + " " + (bytes.map { Units.bytes(Double($0)) } ?? paint.dim("n/a")) + age))
             }
             if let threads = report?.threads { segments.append((4, "thr \(threads)")) }
             if let count = report?.processCount, count > 1 { segments.append((4, "procs \(count)")) }

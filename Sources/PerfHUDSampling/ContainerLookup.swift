@@ -8,10 +8,17 @@ public struct ContainerRecord: Equatable {
     /// The full ID (64 hex digits).
     public var id: String
     public var names: [String]
-    /// Which runtime's record: `podman`.
+    /// Which runtime's record: `podman`, `docker`.
     public var runtime: String
     /// Where it was read, for the messages that say what was looked at.
     public var source: String
+    /// The image it was made from, as it was named when the container was made (`nginx:1.25`);
+    /// nil where the record does not say.
+    public var image: String?
+
+    public init(id: String, names: [String], runtime: String, source: String, image: String? = nil) {
+        (self.id, self.names, self.runtime, self.source, self.image) = (id, names, runtime, source, image)
+    }
 
     /// What the target is called: its first name, else the first 12 digits of its ID (as `ps` shows).
     public var label: String { names.first ?? String(id.prefix(12)) }
@@ -23,31 +30,72 @@ public struct ContainerRecord: Equatable {
 /// group: the systemd and cgroupfs drivers' layouts), found anywhere in the hierarchy
 /// systemd keeps (`UnitControlGroup.root`).
 ///
-/// The records are read from the runtime's state on disk, not asked of its API socket: podman's
-/// socket runs only where `podman.socket` is enabled, running `podman inspect` would start a
-/// process at every look, and `containers.json` is the record podman itself keeps (containers/
-/// storage), readable by root, one small file.
+/// The records are read from the runtimes' state on disk, not asked of their API sockets:
+/// podman's socket runs only where `podman.socket` is enabled, running `podman inspect` would
+/// start a process at every look, and Docker's socket answers only while dockerd runs and grants
+/// whoever may use it root on the host (a DaemonSet mounting it would). The files are the records
+/// the runtimes keep themselves, readable by root: podman's `containers.json` (containers/storage;
+/// a rootless user's under their home), Docker's `config.v2.json` of each container.
 public struct ContainerLookup {
+    /// Where a runtime keeps its records.
+    public enum RecordSource: Equatable {
+        /// A containers/storage `containers.json` (podman, buildah, CRI-O's storage).
+        case podman(String)
+        /// Docker's containers directory: a directory a container, its `config.v2.json` in it.
+        case docker(String)
+
+        var path: String {
+            switch self {
+            case .podman(let path), .docker(let path): return path
+            }
+        }
+    }
+
     /// Podman's (rootful) records.
     public static let podmanRecords = "/var/lib/containers/storage/overlay-containers/containers.json"
-    private let recordFiles: [(runtime: String, path: String)]
+    /// Docker's (rootful) containers.
+    public static let dockerContainers = "/var/lib/docker/containers"
+    /// A rootless podman user's records, below their home directory.
+    static let rootlessRecords = "/.local/share/containers/storage/overlay-containers/containers.json"
+
+    /// The runtimes' records on this host: rootful podman and Docker, and rootless podman of each
+    /// home directory under `/home` that has records.
+    public static func hostSources() -> [RecordSource] {
+        var sources: [RecordSource] = [.podman(podmanRecords), .docker(dockerContainers)]
+        for user in UnitControlGroup.subdirectories("/home") {
+            let path = "/home/" + user + rootlessRecords
+            if access(path, R_OK) == 0 { sources.append(.podman(path)) }
+        }
+        return sources
+    }
+
+    private let sources: [RecordSource]
     private let hierarchy: UnitControlGroup
 
-    public init(recordFiles: [(runtime: String, path: String)] = [("podman", ContainerLookup.podmanRecords)],
-                hierarchy: UnitControlGroup = UnitControlGroup()) {
-        self.recordFiles = recordFiles
+    public init(sources: [RecordSource]? = nil, hierarchy: UnitControlGroup = UnitControlGroup()) {
+        self.sources = sources ?? Self.hostSources()
         self.hierarchy = hierarchy
     }
 
     /// Every container the runtimes have a record of (running or not).
     public func records() -> [ContainerRecord] {
-        recordFiles.flatMap { file -> [ContainerRecord] in
-            guard case .success(let data) = KeptOpenFile.contents(of: file.path, limit: 64 << 20) else { return [] }
-            return Self.podmanRecords(String(decoding: data, as: UTF8.self), source: file.path)
+        sources.flatMap { source -> [ContainerRecord] in
+            switch source {
+            case .podman(let path):
+                guard case .success(let data) = KeptOpenFile.contents(of: path, limit: 64 << 20) else { return [] }
+                return Self.podmanRecords(String(decoding: data, as: UTF8.self), source: path)
+            case .docker(let directory):
+                return UnitControlGroup.subdirectories(directory).compactMap { entry in
+                    let path = directory + "/" + entry + "/config.v2.json"
+                    guard Self.isID(entry), case .success(let data) = KeptOpenFile.contents(of: path, limit: 4 << 20) else { return nil }
+                    return Self.dockerRecord(String(decoding: data, as: UTF8.self), source: path)
+                }
+            }
         }
     }
 
-    /// The records of podman's `containers.json`: `[{"id": "…", "names": ["web"], …}, …]`.
+    /// The records of podman's `containers.json`: `[{"id": "…", "names": ["web"], "metadata":
+    /// "{\"image-name\": \"…\"}"}, …]` (the metadata is JSON in a string).
     package static func podmanRecords(_ text: String, source: String) -> [ContainerRecord] {
         guard case .array(let entries)? = JSONValue.parse(text) else { return [] }
         return entries.compactMap { entry in
@@ -56,14 +104,33 @@ public struct ContainerLookup {
             if case .array(let values)? = fields["names"] {
                 for case .string(let name) in values { names.append(name) }
             }
-            return ContainerRecord(id: id, names: names, runtime: "podman", source: source)
+            var image: String?
+            if case .string(let metadata)? = fields["metadata"], case .object(let meta)? = JSONValue.parse(metadata),
+               case .string(let named)? = meta["image-name"] { image = named }
+            return ContainerRecord(id: id, names: names, runtime: "podman", source: source, image: image)
         }
+    }
+
+    /// The record of Docker's `config.v2.json`: `{"ID": "…", "Name": "/web", "Config": {"Image": "nginx:1.25"}, …}`.
+    package static func dockerRecord(_ text: String, source: String) -> ContainerRecord? {
+        guard case .object(let fields)? = JSONValue.parse(text), case .string(let id)? = fields["ID"], isID(id) else { return nil }
+        var names: [String] = []
+        if case .string(let name)? = fields["Name"] {
+            let bare = name.hasPrefix("/") ? String(name.dropFirst()) : name
+            if !bare.isEmpty { names.append(bare) }
+        }
+        var image: String?
+        if case .object(let config)? = fields["Config"], case .string(let named)? = config["Image"] { image = named }
+        return ContainerRecord(id: id, names: names, runtime: "docker", source: source, image: image)
     }
 
     /// The container `given` names: a name, or an ID or its first digits (at least 3, one container's).
     public func find(_ given: String) -> Result<ContainerRecord, PerfHUDError> {
         let all = records()
-        if let named = all.first(where: { $0.names.contains(given) }) { return .success(named) }
+        let named = all.filter { $0.names.contains(given) }
+        // Two runtimes may each have one of the name: the running one (whose group there is).
+        if let running = named.count > 1 ? named.first(where: { group(of: $0.id) != nil }) : nil { return .success(running) }
+        if let first = named.first { return .success(first) }
         let lowered = given.lowercased()
         if lowered.count >= 3, Self.isHex(lowered) {
             let matching = all.filter { $0.id.hasPrefix(lowered) }
@@ -72,7 +139,7 @@ public struct ContainerLookup {
                 return .failure(PerfHUDError(.usage, "\(given) begins the IDs of \(matching.count) containers: give more of it or the name"))
             }
         }
-        let looked = recordFiles.map(\.path).joined(separator: ", ")
+        let looked = sources.map(\.path).joined(separator: ", ")
         return .failure(PerfHUDError(.noInput, "no container named \(TerminalText.escaped(given)) (the runtimes' records read: \(looked))"))
     }
 
@@ -85,17 +152,37 @@ public struct ContainerLookup {
 
     /// Whether the group directory `name` (in `parent`) is the container `id`'s.
     static func names(_ name: String, _ id: String, under parent: String) -> Bool {
-        guard name.hasSuffix(id) || name.hasSuffix(id + ".scope") else { return false }
-        var stem = name.hasSuffix(".scope") ? String(name.dropLast(6)) : name
-        for prefix in ["libpod-", "docker-", "cri-containerd-", "crio-"] where stem.hasPrefix(prefix) {
-            stem.removeFirst(prefix.count)
-            return stem == id
-        }
-        // The cgroupfs driver of docker: /docker/ID.
-        return stem == id && parent.hasSuffix("/docker")
+        name.hasSuffix(id) || name.hasSuffix(id + ".scope") ? self.id(ofGroupNamed: name, under: parent) == id : false
     }
 
-    private static func isID(_ text: String) -> Bool { text.count == 64 && isHex(text) }
+    /// The container ID a group directory `name` (in `parent`) is named by, or nil where it is
+    /// not a container's: `libpod-ID`, `libpod-ID.scope`, `docker-ID.scope`,
+    /// `cri-containerd-ID.scope`, `crio-ID.scope`, or the ID alone below a `docker` group.
+    static func id(ofGroupNamed name: String, under parent: String) -> String? {
+        let stem = name.hasSuffix(".scope") ? name.dropLast(6) : name[...]
+        guard stem.count >= 64 else { return nil }
+        let id = String(stem.suffix(64))
+        guard isID(id) else { return nil }
+        let prefix = stem.dropLast(64)
+        if ["libpod-", "docker-", "cri-containerd-", "crio-"].contains(String(prefix)) { return id }
+        // The cgroupfs driver of docker: /docker/ID.
+        return prefix.isEmpty && parent.hasSuffix("/docker") ? id : nil
+    }
+
+    /// The running containers' groups by ID (below the hierarchy's root), from one walk of the
+    /// whole tree: what `--containers` looks for new containers with. A container's own
+    /// sub-groups are not walked.
+    public func runningGroups() -> [String: String] {
+        var found: [String: String] = [:]
+        hierarchy.eachGroup { name, parent in
+            guard let id = Self.id(ofGroupNamed: name, under: parent) else { return .descend }
+            if found[id] == nil { found[id] = parent + "/" + name }
+            return .skip
+        }
+        return found
+    }
+
+    static func isID(_ text: String) -> Bool { text.count == 64 && isHex(text) }
 
     private static func isHex(_ text: String) -> Bool {
         text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }

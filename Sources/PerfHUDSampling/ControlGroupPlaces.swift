@@ -14,7 +14,7 @@ package final class ControlGroupPlaces {
         package var cpu: String?
         package var memory: String?
         /// The directory each one is mounted at, in the same order: the walk up to the top stops there.
-        var unifiedMount: String?, memoryMount: String?
+        var unifiedMount: String?, memoryMount: String?, cpuMount: String?
     }
 
     package let pid: Int32
@@ -64,7 +64,9 @@ package final class ControlGroupPlaces {
             if mount.isUnified, found.unified == nil, let group = unifiedGroup, let directory = mount.directory(of: group) {
                 found.unified = directory; found.unifiedMount = mount.mountPoint
             }
-            if mount.has(controller: "cpu"), found.cpu == nil, let group = cpuGroup { found.cpu = mount.directory(of: group) }
+            if mount.has(controller: "cpu"), found.cpu == nil, let group = cpuGroup, let directory = mount.directory(of: group) {
+                found.cpu = directory; found.cpuMount = mount.mountPoint
+            }
             if mount.has(controller: "memory"), found.memory == nil, let group = memoryGroup, let directory = mount.directory(of: group) {
                 found.memory = directory; found.memoryMount = mount.mountPoint
             }
@@ -92,6 +94,8 @@ package final class KeptGroupFiles {
     private let places: ControlGroupPlaces
     private let paths: (ControlGroupPlaces.Directories) -> [String]
     package private(set) var files: [KeptOpenFile] = []
+    /// The path of each file of `files`, in the same order.
+    package private(set) var openedPaths: [String] = []
     private var generation = -1
 
     package init(places: ControlGroupPlaces, paths: @escaping (ControlGroupPlaces.Directories) -> [String]) {
@@ -103,7 +107,7 @@ package final class KeptGroupFiles {
 
     private func closeAll() {
         for file in files { file.close() }
-        files = []
+        files = []; openedPaths = []
     }
 
     /// The files now: the places looked up again when due, the files reopened when they moved.
@@ -112,7 +116,10 @@ package final class KeptGroupFiles {
         if places.generation != generation {
             closeAll()
             generation = places.generation
-            files = paths(places.directories).compactMap { try? KeptOpenFile.open($0).get() }
+            for path in paths(places.directories) {
+                guard let file = try? KeptOpenFile.open(path).get() else { continue }
+                files.append(file); openedPaths.append(path)
+            }
         }
         return files
     }

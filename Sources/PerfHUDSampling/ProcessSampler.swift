@@ -79,6 +79,8 @@ public final class ProcessSampler {
     private var memoryLimit: ControlGroupMemoryLimit?
     private var memoryLimitBytes: UInt64?
     private var memoryLimitReadAt: UInt64 = 0
+    private var cpuLimit: ControlGroupCPULimit?
+    private var cpuLimitCores: Double?
     /// The OOM kills of the target's group, read with the limit (and once more at the end).
     private var oomKillFiles: ControlGroupOOMKills?
     private var oomKills = OOMKillCount()
@@ -211,6 +213,8 @@ public final class ProcessSampler {
             memoryLimitReadAt = now
             if memoryLimit == nil { memoryLimit = ControlGroupMemoryLimit(places: controlGroupPlaces) }
             memoryLimitBytes = memoryLimit?.read(now: now, buffer: buffer)
+            if cpuLimit == nil { cpuLimit = ControlGroupCPULimit(places: controlGroupPlaces) }
+            cpuLimitCores = cpuLimit?.read(now: now, buffer: buffer)
             readOOMKills(now: now)
         }
         if !rootGone { accumulate(root) }
@@ -267,6 +271,7 @@ public final class ProcessSampler {
         (sample.proportionalBytes, sample.proportionalReadAt, sample.memoryUnreportedReason) = (pss.bytes, pss.readAt, pss.unreported)
         sample.countsProcessesOnce = includeChildren
         sample.memoryLimitBytes = memoryLimitBytes
+        sample.cpuLimitCores = cpuLimitCores
         (sample.oomKills, sample.oomKillAt) = (oomKills.sinceWatching, oomKills.lastRiseAt)
         // A zombie not yet reaped has ended too: the kill that ended it is counted by now.
         if !sample.alive { endOOMKills(now: now, into: &sample) }

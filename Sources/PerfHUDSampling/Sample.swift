@@ -34,6 +34,13 @@ public struct Sample: Equatable {
     /// The smallest memory limit on the target's control group and those above it
     /// (`ControlGroupMemoryLimit`, read once a second); nil where none applies.
     public var memoryLimitBytes: UInt64?
+    /// The smallest CPU quota on the target's control group and those above it, in cores
+    /// (`ControlGroupCPULimit`, read with the memory limit); nil where none applies.
+    public var cpuLimitCores: Double?
+    /// The memory of the control group that is the whole target (a unit's, a container's, a
+    /// `--cgroup`'s), as the kernel counts it for the group (`ControlGroupMemory`); nil for the
+    /// other targets, or where no hierarchy counts the group's memory.
+    public var groupMemory: GroupMemory?
     /// Processes the OOM killer killed in the target's control group since perfhud began to watch
     /// it (`ControlGroupOOMKills`, read with the limit and at the end), and when that count last
     /// rose (CLOCK_MONOTONIC); nil where the group has no count.

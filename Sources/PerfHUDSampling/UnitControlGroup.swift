@@ -45,19 +45,36 @@ public struct UnitControlGroup {
     /// `root`) `matches`, looking below those groups `descendingInto` allows and never in `skipping`.
     package func firstGroup(skipping: Set<String> = [], descendingInto: (String) -> Bool,
                             where matches: (String, String) -> Bool) -> String? {
+        var found: String?
+        eachGroup { name, parent in
+            if skipping.contains(name) { return .skip }
+            if matches(name, parent) { found = parent + "/" + name; return .stop }
+            return descendingInto(name) ? .descend : .skip
+        }
+        return found
+    }
+
+    /// What a walk does after a group (`eachGroup`).
+    package enum Visit { case descend, skip, stop }
+
+    /// Calls `visit` with every group (its name, its parent below `root`), breadth first, down to
+    /// `maximumDepth`, looking below the groups it says `.descend` of, until it says `.stop`.
+    package func eachGroup(_ visit: (String, String) -> Visit) {
         var level = [""]
         for _ in 0..<Self.maximumDepth {
             var next: [String] = []
             for group in level {
-                for name in Self.subdirectories(root + group) where !skipping.contains(name) {
-                    if matches(name, group) { return group + "/" + name }
-                    if descendingInto(name) { next.append(group + "/" + name) }
+                for name in Self.subdirectories(root + group) {
+                    switch visit(name, group) {
+                    case .descend: next.append(group + "/" + name)
+                    case .skip: break
+                    case .stop: return
+                    }
                 }
             }
-            if next.isEmpty { return nil }
+            if next.isEmpty { return }
             level = next
         }
-        return nil
     }
 
     /// Every PID in the group and the groups below it (a delegating unit puts its processes in

@@ -62,6 +62,11 @@ public struct MetricsStore {
         report.gpuBox = sample.gpu
         report.netBox = sample.net
         report.memoryLimitBytes = sample.alive ? sample.memoryLimitBytes : nil
+        report.cpuLimitCores = sample.alive ? sample.cpuLimitCores : nil
+        if sample.alive, let group = sample.groupMemory {
+            (report.groupMemoryBytes, report.groupWorkingSetBytes) = (group.usedBytes, group.workingSetBytes)
+            (report.groupAnonBytes, report.groupFileBytes, report.groupKernelBytes) = (group.anonBytes, group.fileBytes, group.kernelBytes)
+        }
         report.oomKills = sample.oomKills
         if sample.endedByOOMKill {
             // Ended as its group's OOM killer killed: the limit it ran out of is the last one read.

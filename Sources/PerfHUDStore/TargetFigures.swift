@@ -33,6 +33,36 @@ public struct TargetFigures: Equatable, Sendable {
     /// process's RSS: it is then not the RSS sum (it is unknown where PSS is). What the status
     /// line and the plain row call `Mem` rather than `RSS`, live and replayed alike.
     public var memoryIsProportionalSum: Bool { residentSumBytes != nil && residentSumBytes != residentBytes }
+    /// The memory the status line and the plain row lead with, and its name: a whole control
+    /// group's working set (`Mem`: what its limit holds it to, `docker stats`' figure); else a
+    /// tree's or a group's PSS sum (`Mem`), else one process's RSS (`RSS`).
+    public var shownMemory: (name: String, bytes: UInt64)? {
+        if let workingSet = groupWorkingSetBytes { return ("Mem", workingSet) }
+        return residentBytes.map { (memoryIsProportionalSum ? "Mem" : "RSS", $0) }
+    }
+
+    /// The memory figure beside `shownMemory`, and its name: a group's PSS sum (`PSS Σ`) where that
+    /// leads with the group's working set, a tree's RSS sum (`RSS Σ`), one process's PSS (`PSS`,
+    /// `n/a` where unknown); nil where there is none to say.
+    public var besideMemory: (name: String, bytes: UInt64?)? {
+        if groupWorkingSetBytes != nil { return residentBytes.map { ("PSS Σ", $0) } }
+        if memoryIsProportionalSum { return residentSumBytes.map { ("RSS Σ", $0) } }
+        return ("PSS", proportionalBytes)
+    }
+
+    /// `CPU 50.3 %`'s quota as the status line and the plain row say it: ` / 0.5 cores`; empty without one.
+    public var cpuLimitText: String {
+        guard let cores = cpuLimitCores else { return "" }
+        // Hundredths at most (`--cpus 0.25`), no trailing zeros: `0.5`, `2`.
+        let hundredths = Int((cores * 100).rounded())
+        var number = String(hundredths / 100)
+        if hundredths % 100 != 0 {
+            number += "." + (hundredths % 100 < 10 ? "0" : "") + String(hundredths % 100)
+            while number.hasSuffix("0") { number.removeLast() }
+        }
+        return " / " + number + (cores == 1 ? " core" : " cores")
+    }
+
     /// How an OOM kill that ended the target is said at every sink: `killed by the OOM killer
     /// (group limit 32 MiB)`; nil where it was not.
     public var oomKillText: String? {
@@ -49,6 +79,16 @@ public struct TargetFigures: Equatable, Sendable {
     public var virtualBytes: UInt64?
     /// The smallest memory limit on the target's control group and those above it; nil where none applies.
     public var memoryLimitBytes: UInt64?
+    /// The smallest CPU quota on the target's control group and those above it, in cores (`cpu_limit_cores`).
+    public var cpuLimitCores: Double?
+    /// The memory of the control group that is the whole target, as the kernel counts it for the
+    /// group (`group_memory_bytes`, `group_working_set_bytes`, `group_anon_bytes`,
+    /// `group_file_bytes`, `group_kernel_bytes`; `GroupMemory`); nil for the other targets.
+    public var groupMemoryBytes: UInt64?
+    public var groupWorkingSetBytes: UInt64?
+    public var groupAnonBytes: UInt64?
+    public var groupFileBytes: UInt64?
+    public var groupKernelBytes: UInt64?
     /// OOM kills in the target's control group since perfhud began to watch it (`oom_kills`).
     public var oomKills: UInt64?
     /// The target ended as the OOM killer killed in its group (`oom_killed`, the exit row only).

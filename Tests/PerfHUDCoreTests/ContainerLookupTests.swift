@@ -26,7 +26,7 @@ final class ContainerLookupTests: XCTestCase {
         }
         try records.write(toFile: root + "/containers.json", atomically: true, encoding: .utf8)
         addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
-        return (ContainerLookup(recordFiles: [("podman", root + "/containers.json")], hierarchy: UnitControlGroup(root: root)), root)
+        return (ContainerLookup(sources: [.podman(root + "/containers.json")], hierarchy: UnitControlGroup(root: root)), root)
     }
 
     func testANameOrTheFirstDigitsOfAnIDFindTheRecordAndTheIDItsGroup() throws {
