@@ -15,16 +15,18 @@ final class ConfigurationReload {
     private let sockets: EventSockets
     private let discovery: TargetDiscovery
     private let units: UnitDiscovery
+    private let containers: ContainerDiscovery
     private let status: StatusReporter
 
     init(configuration: DaemonConfiguration, planner: TargetPlanner, roster: TargetRoster, sockets: EventSockets,
-         discovery: TargetDiscovery, units: UnitDiscovery, status: StatusReporter) {
+         discovery: TargetDiscovery, units: UnitDiscovery, containers: ContainerDiscovery, status: StatusReporter) {
         self.configuration = configuration
         self.planner = planner
         self.roster = roster
         self.sockets = sockets
         self.discovery = discovery
         self.units = units
+        self.containers = containers
         self.status = status
     }
 
@@ -47,9 +49,13 @@ final class ConfigurationReload {
             return
         }
         roster.unitPatterns = TargetPlanner.patterns(configuration.targets + specs)
+        roster.containerPatterns = TargetPlanner.containerPatterns(configuration.targets + specs)
         var removed: [DaemonTarget] = []
         for target in roster.targets {
-            let stays = target.discovered ? roster.unitPatterns.contains { fnmatch($0, target.label, 0) == 0 } : wanted.contains(target.spec)
+            // A found target stays while a pattern of its kind still matches it.
+            var patterns = roster.unitPatterns
+            if case .container = target.spec.selector { patterns = roster.containerPatterns }
+            let stays = target.discovered ? patterns.contains { fnmatch($0, target.label, 0) == 0 } : wanted.contains(target.spec)
             if !stays { removed.append(target) }
         }
         for target in removed {
@@ -66,6 +72,7 @@ final class ConfigurationReload {
             discovery.discover(target, now: now)
         }
         units.scan(now: now)
+        containers.scan(now: now)
         sockets.shareTargets()
         log.notice("reloaded \(path): \(StatusReporter.count(roster.targets.count))")
         status.publish()

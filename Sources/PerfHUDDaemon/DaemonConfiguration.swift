@@ -50,7 +50,6 @@ public struct DaemonConfiguration {
     /// before issue 21, whose event socket is where it always was.
     public var isSingleTarget: Bool {
         guard configPath == nil, targets.count == 1 else { return false }
-        if case .units = targets[0].selector { return false }
-        return true
+        return !targets[0].isPattern
     }
 }

@@ -28,6 +28,7 @@ public final class DaemonService: @unchecked Sendable {
     private let sockets: EventSockets
     private let discovery: TargetDiscovery
     private let units: UnitDiscovery
+    private let containers: ContainerDiscovery
     private let fanOut: TickFanOut
     private let forgetting: TargetForgetting
     private let reloader: ConfigurationReload
@@ -57,14 +58,16 @@ public final class DaemonService: @unchecked Sendable {
         sockets = EventSockets(configuration: configuration, roster: roster, status: status)
         discovery = TargetDiscovery(configuration: configuration, directory: planner.directory, unitWatch: unitWatch, sockets: sockets, status: status)
         units = UnitDiscovery(configuration: configuration, roster: roster, unitWatch: unitWatch, discovery: discovery, sockets: sockets, status: status)
+        containers = ContainerDiscovery(configuration: configuration, roster: roster, discovery: discovery, sockets: sockets, status: status)
         fanOut = TickFanOut(configuration: configuration, sockets: sockets, status: status)
         forgetting = TargetForgetting(configuration: configuration, roster: roster, status: status)
         reloader = ConfigurationReload(configuration: configuration, planner: planner, roster: roster, sockets: sockets,
-                                       discovery: discovery, units: units, status: status)
+                                       discovery: discovery, units: units, containers: containers, status: status)
         wake = WakePipe()
         let fileSpecs = try configuration.configPath.map { try TargetsFile.read($0) } ?? []
         let specs = configuration.targets + fileSpecs
         roster.unitPatterns = TargetPlanner.patterns(specs)
+        roster.containerPatterns = TargetPlanner.containerPatterns(specs)
         for (spec, label) in try planner.plan(specs.filter { !$0.isPattern }, keeping: []) { roster.admit(spec, label: label, discovered: false) }
         if configuration.isSingleTarget, let only = roster.targets.first { log.setContext(only.journalFields) }
         metrics.readEveryFigure = { [weak self] done in self?.readBeforeScrape(done) ?? done() }
@@ -116,6 +119,7 @@ public final class DaemonService: @unchecked Sendable {
         let notifier = status.notifier
         let now = monotonicNanoseconds()
         units.scan(now: now)
+        containers.scan(now: now)
         for target in roster.targets { discovery.discover(target, now: now) }
         sockets.shareTargets()
         tick()
@@ -184,6 +188,7 @@ public final class DaemonService: @unchecked Sendable {
     private func tick(final: Bool = false, everyFigure: Bool = false) {
         let started = monotonicNanoseconds()
         units.scanIfDue(now: started)
+        containers.scanIfDue(now: started)
         var changed = discovery.discoverDue(roster.targets, now: started)
         for target in roster.targets {
             if !(final || everyFigure || fullReadDue(target, now: started)) && fanOut.readResident(target, now: started) { continue }

@@ -86,7 +86,7 @@ final class DaemonTarget {
     var rescans: Bool {
         switch spec.selector {
         case .pid, .pidfile: return false
-        case .match, .unit, .units, .container: return true
+        case .match, .unit, .units, .container, .containers, .controlGroup: return true
         }
     }
 
@@ -102,7 +102,8 @@ final class DaemonTarget {
         case .match(let pattern): labels.append(("match", pattern))
         case .unit(let unit): labels.append(("unit", unit))
         case .container(let given): labels.append(("container", given))
-        case .pid, .pidfile, .units: break
+        case .controlGroup(let path): labels.append(("cgroup", path))
+        case .pid, .pidfile, .units, .containers: break
         }
         return labels
     }

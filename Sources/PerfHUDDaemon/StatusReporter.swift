@@ -62,7 +62,8 @@ final class StatusReporter {
             log.notice("watching \(only.spec.selector.description); metrics on http://\(metricsAddress)/metrics; events on \(only.events.receiver?.path ?? "-")")
         } else {
             let names = targets.isEmpty ? "" : " (" + targets.prefix(8).map(\.label).joined(separator: ", ") + (targets.count > 8 ? ", …" : "") + ")"
-            let patterns = roster.unitPatterns.isEmpty ? "" : "; units \(roster.unitPatterns.joined(separator: ", "))"
+            let patterns = (roster.unitPatterns.isEmpty ? "" : "; units \(roster.unitPatterns.joined(separator: ", "))")
+                + (roster.containerPatterns.isEmpty ? "" : "; containers \(roster.containerPatterns.joined(separator: ", "))")
             log.notice("watching \(Self.count(targets.count))\(names)\(patterns); metrics on http://\(metricsAddress)/metrics; "
                        + "events in \(eventsDirectory() ?? "-")")
         }
@@ -85,7 +86,8 @@ final class StatusReporter {
         let targets = roster.targets
         if single, let target = targets.first { return text(of: target) }
         if targets.isEmpty {
-            return roster.unitPatterns.isEmpty ? "no targets: name them in \(configuration.configPath ?? "--config") and reload" : "no unit matches yet"
+            if !roster.hasPatterns { return "no targets: name them in \(configuration.configPath ?? "--config") and reload" }
+            return roster.unitPatterns.isEmpty ? "no container matches yet" : "no unit matches yet"
         }
         let up = targets.filter(\.isUp)
         var line = "\(up.count) of \(targets.count) targets up"
@@ -106,15 +108,15 @@ final class StatusReporter {
         guard let latest = target.latest else { return text(of: target) + "; target down" }
         let report = latest.figures, events = latest.events ?? EventSnapshot()
         var parts = [text(of: target)]
-        if let cpu = report.cpuPercent { parts.append("CPU " + Units.percent(cpu)) }
-        if report.memoryIsProportionalSum {
-            // A group's memory is its PSS sum: the RSS sum beside it.
-            parts.append("Mem " + (report.residentBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
-            if let sum = report.residentSumBytes { parts.append("RSS Σ " + Units.bytes(Double(sum))) }
-        } else {
-            if let rss = report.residentBytes { parts.append("RSS " + Units.bytes(Double(rss))) }
-            parts.append("PSS " + (report.proportionalBytes.map { Units.bytes(Double($0)) } ?? "n/a"))
+        if let cpu = report.cpuPercent { parts.append("CPU " + Units.percent(cpu) + report.cpuLimitText) }
+        // As the status line says it: a group's working set or PSS sum, one process's RSS; the limit; the figure beside it.
+        let limit = report.memoryLimitBytes.map { " / " + Units.bytes(Double($0)) } ?? ""
+        if let (name, bytes) = report.shownMemory {
+            parts.append(name + " " + Units.bytes(Double(bytes)) + limit)
+        } else if report.memoryIsProportionalSum {
+            parts.append("Mem n/a" + limit)
         }
+        if let (name, bytes) = report.besideMemory { parts.append(name + " " + (bytes.map { Units.bytes(Double($0)) } ?? "n/a")) }
         if events.hasFrames { parts.append("FPS " + RowFormatter.number(events.fps, decimals: 0)) }
         if events.hasActions { parts.append("actions " + RowFormatter.number(events.actionsPerSecond, decimals: 0) + "/s") }
         parts.append("events \(events.received)")

@@ -33,7 +33,8 @@ struct TargetPlanner {
         if let name = spec.name { return name }
         switch spec.selector {
         case .unit(let unit): return unit
-        case .units(let pattern): return pattern
+        case .units(let pattern), .containers(let pattern): return pattern
+        case .controlGroup(let path): return path
         case .container(let given):
             // Its name, also where it was given by ID (`podman ps`'s NAMES).
             if case .success(let record) = ContainerLookup().find(given) { return record.label }
@@ -56,9 +57,19 @@ struct TargetPlanner {
     static func patterns(_ specs: [TargetSpec]) -> [String] {
         specs.compactMap { spec in if case .units(let pattern) = spec.selector { return pattern } else { return nil } }
     }
+
+    /// The `--containers` patterns among `specs`.
+    static func containerPatterns(_ specs: [TargetSpec]) -> [String] {
+        specs.compactMap { spec in if case .containers(let pattern) = spec.selector { return pattern } else { return nil } }
+    }
 }
 
 extension TargetSpec {
-    /// `--units PATTERN`: not a target, a way to find them.
-    var isPattern: Bool { if case .units = selector { return true } else { return false } }
+    /// `--units PATTERN`, `--containers PATTERN`: not a target, a way to find them.
+    var isPattern: Bool {
+        switch selector {
+        case .units, .containers: return true
+        case .pid, .pidfile, .match, .unit, .container, .controlGroup: return false
+        }
+    }
 }

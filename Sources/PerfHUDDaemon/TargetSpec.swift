@@ -18,7 +18,7 @@ public struct TargetSpec: Equatable {
     }
 
     /// The options that name a target, in the words of the command line.
-    public static let options = ["--pid", "--pidfile", "--match", "--unit", "--units", "--container"]
+    public static let options = ["--pid", "--pidfile", "--match", "--unit", "--units", "--container", "--containers", "--cgroup"]
 
     /// One option and its value: a leading word of letters, digits, `_`, `.`, `-` followed by `=`
     /// is the target's name (so a pattern that itself starts that way needs one: `--match x='a=b'`).
@@ -53,6 +53,13 @@ public struct TargetSpec: Equatable {
         case "--container":
             guard !argument.isEmpty else { throw PerfHUDError(.usage, "--container wants a container's name or ID") }
             return TargetSpec(name: name, selector: .container(argument))
+        case "--containers":
+            guard !argument.isEmpty else { throw PerfHUDError(.usage, "--containers wants a pattern of container names such as 'web-*' or '*'") }
+            guard name == nil else { throw PerfHUDError(.usage, "--containers names each target after its container: no NAME= (got \(value))") }
+            return TargetSpec(name: nil, selector: .containers(argument))
+        case "--cgroup":
+            guard !argument.isEmpty else { throw PerfHUDError(.usage, "--cgroup wants a control group's path such as /system.slice/web.service") }
+            return TargetSpec(name: name, selector: .controlGroup(given: argument))
         default:
             throw PerfHUDError(.usage, "unknown option \(option): a target is one of \(options.joined(separator: ", "))")
         }

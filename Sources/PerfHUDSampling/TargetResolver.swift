@@ -17,6 +17,8 @@ public final class TargetResolver {
     /// The container's group below the hierarchy's root while it runs, and its record as last found.
     private var containerGroup: String?
     package private(set) var container: ContainerRecord?
+    /// Whether the `--cgroup` group was there at the last look.
+    private var namedGroupFound = false
     /// When the `--pid` target started (clock ticks after boot), from the first time it was found.
     private var pidStartTicks: UInt64?
     /// Whether the last `resolve` found the `--pid` target's PID given to another process.
@@ -29,7 +31,8 @@ public final class TargetResolver {
         switch selector {
         case .unit: return unitGroup
         case .container: return containerGroup
-        case .pid, .pidfile, .match, .units: return nil
+        case .controlGroup(let path): return namedGroupFound ? path : nil
+        case .pid, .pidfile, .match, .units, .containers: return nil
         }
     }
     /// The root of the hierarchy the unit's group was found in.
@@ -114,6 +117,11 @@ public final class TargetResolver {
         case .units(let pattern):
             // Not a target itself: the daemon makes one `.unit` target per unit it finds.
             return .failure(PerfHUDError(.noInput, "units \(pattern) are targets each"))
+        case .containers(let pattern):
+            // Not a target itself: the daemon makes one `.container` target per container it finds.
+            return .failure(PerfHUDError(.noInput, "containers \(pattern) are targets each"))
+        case .controlGroup(let path):
+            return controlGroupProcesses(path)
         case .container(let given):
             return containerProcesses(given)
         }
@@ -130,6 +138,23 @@ public final class TargetResolver {
             }
         }, named: { "container \(TerminalText.escaped(given))" + (container.map { " (\($0.runtime) ID \($0.id.prefix(12)))" } ?? "") })
     }
+
+    /// The processes of a group named by its path (`--cgroup`): in the hierarchy systemd keeps,
+    /// else in the first v1 hierarchy that has it (a group made in one controller's tree alone).
+    package func controlGroupProcesses(_ path: String) -> Result<[Int32], PerfHUDError> {
+        let hierarchies = [controlGroups] + Self.otherHierarchies.filter { $0 != controlGroups.root }.map { UnitControlGroup(root: $0) }
+        for hierarchy in hierarchies {
+            guard let pids = hierarchy.processes(in: path) else { continue }
+            namedGroupFound = true
+            return pids.isEmpty ? .failure(PerfHUDError(.noInput, "control group \(TerminalText.escaped(path)) has no processes")) : .success(pids)
+        }
+        namedGroupFound = false
+        let looked = hierarchies.map { $0.root + path }.joined(separator: ", ")
+        return .failure(PerfHUDError(.noInput, "no control group \(TerminalText.escaped(path)) (looked for \(looked))"))
+    }
+
+    /// The hierarchies a `--cgroup` path is looked for in after systemd's.
+    static let otherHierarchies = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/pids"]
 
     /// The processes of the group remembered in `group` (below the hierarchy's root), and of the
     /// groups below it. Once it is gone (or before it was looked for), `find` looks for it again:

@@ -55,6 +55,7 @@ public struct TopRow: Equatable {
         case match(String)
         case unit(String)
         case container(String)
+        case controlGroup(String)
     }
 
     public init(target: String) { self.target = target }
@@ -196,6 +197,7 @@ public enum TopRows {
                 case Name.info:
                     let group = sample.labels["match"].map(TopRow.Group.match) ?? sample.labels["unit"].map(TopRow.Group.unit)
                         ?? sample.labels["container"].map(TopRow.Group.container)
+                        ?? sample.labels["cgroup"].map(TopRow.Group.controlGroup)
                     info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil },
                                     group, sample.labels["include_children"] == "true")
                 case Name.cpuRatio: cpuRatio[target] = value.isFinite ? value : nil

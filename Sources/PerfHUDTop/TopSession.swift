@@ -40,6 +40,7 @@ public final class TopSession {
             case .group(.match(let pattern), _): return "--match " + TerminalText.escaped(pattern, maxLength: 40)
             case .group(.unit(let unit), _): return "--unit " + TerminalText.escaped(unit, maxLength: 40)
             case .group(.container(let container), _): return "--container " + TerminalText.escaped(container, maxLength: 40)
+            case .group(.controlGroup(let path), _): return "--cgroup " + TerminalText.escaped(path, maxLength: 40)
             }
         }
     }

@@ -48,6 +48,8 @@ enum Accepted {
         "--unit": "the name of a systemd unit, optionally NAME=UNIT",
         "--units": "a glob of unit names such as '*.service' (each unit is named after itself)",
         "--container": "a container's name or ID (or its first digits), optionally NAME=CONTAINER",
+        "--containers": "a glob of container names such as 'web-*' or '*' (each container is named after itself)",
+        "--cgroup": "a control group's path such as /system.slice/web.service, optionally NAME=PATH",
         "--config": "the path of a file of targets, one a line",
         "--max-targets": "a whole number of targets, at least 1",
         "--forget-after": "a duration such as 10m, longer than 0",

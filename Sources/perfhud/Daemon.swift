@@ -26,9 +26,15 @@ extension Perfhud {
         var unit: [Given<String>] = []
         @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch every unit under system.slice whose name matches this glob, each a target.", valueName: "PATTERN"))
         var units: [Given<String>] = []
-        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch a container (podman) by its name or ID: every process of its control group, across restarts under its name.",
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch a container (Docker, podman) by its name or ID: every process of its control group, across restarts under its name.",
                                                                        valueName: "[NAME=]CONTAINER"))
         var container: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch every running container whose name matches this glob, each a target, joining and leaving as they start and stop.",
+                                                                       valueName: "PATTERN"))
+        var containers: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch the processes of this control group (its path below the hierarchy's root, or its directory under /sys/fs/cgroup).",
+                                                                       valueName: "[NAME=]PATH"))
+        var cgroup: [Given<String>] = []
         @Option(parsing: .unconditional, help: ArgumentHelp("Also watch the targets this file names, one a line (--unit web.service); re-read on SIGHUP.", valueName: "FILE"))
         var config: Given<String>?
         @Option(parsing: .unconditional, help: "Watch at most this many targets; the rest are refused and counted.")
@@ -58,7 +64,8 @@ extension Perfhud {
 
         /// The targets of the command line, in the order of the options.
         func targets() throws -> [TargetSpec] {
-            try [("--pid", pid), ("--pidfile", pidfile), ("--match", match), ("--unit", unit), ("--units", units), ("--container", container)].flatMap { option, values in
+            try [("--pid", pid), ("--pidfile", pidfile), ("--match", match), ("--unit", unit), ("--units", units), ("--container", container),
+                 ("--containers", containers), ("--cgroup", cgroup)].flatMap { option, values in
                 try values.map { given in
                     let value = try given.value(option)
                     do { return try TargetSpec.parse(option: option, value: value) } catch let error as PerfHUDError {
@@ -81,7 +88,7 @@ extension Perfhud {
             let named = try targets()
             let config = try self.config?.value("--config") { !$0.isEmpty }
             guard !named.isEmpty || config != nil else {
-                throw Refusal.because("name a target: --pid, --pidfile, --match, --unit, --units, --container or --config FILE")
+                throw Refusal.because("name a target: --pid, --pidfile, --match, --unit, --units, --container, --containers, --cgroup or --config FILE")
             }
             var configuration = DaemonConfiguration(targets: named, watch: try watch.configuration(defaultTick: WatchOptions.daemonTick))
             configuration.configPath = config

@@ -21,7 +21,7 @@ extension Perfhud {
         // The usage is said here: ArgumentParser's would read `[<pid> ...]`, as the PID is read from
         // the words of the line that are none of the options (`UsageMessage.arguments`).
         static let configuration = CommandConfiguration(commandName: "attach", abstract: "HUD for a running process, or a group of them.",
-                                                        usage: "perfhud attach [<options>] <pid>\nperfhud attach [<options>] --match PATTERN\nperfhud attach [<options>] --unit UNIT\nperfhud attach [<options>] --container NAME|ID")
+                                                        usage: "perfhud attach [<options>] <pid>\nperfhud attach [<options>] --match PATTERN\nperfhud attach [<options>] --unit UNIT\nperfhud attach [<options>] --container NAME|ID\nperfhud attach [<options>] --cgroup PATH")
 
         @OptionGroup var options: HUDOptions
 
@@ -30,9 +30,12 @@ extension Perfhud {
         var match: Given<String>?
         @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this systemd unit, summed (as the daemon's --unit).", valueName: "UNIT"))
         var unit: Given<String>?
-        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this container (podman), by its name or ID, summed (as the daemon's --container).",
+        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this container (Docker, podman), by its name or ID, summed (as the daemon's --container).",
                                                             valueName: "NAME|ID"))
         var container: Given<String>?
+        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this control group (its path below the hierarchy's root, or its directory under /sys/fs/cgroup), summed (as the daemon's --cgroup).",
+                                                            valueName: "PATH"))
+        var cgroup: Given<String>?
 
         /// The PID, and whatever else of the line is none of the options: refused in validate().
         @Argument(parsing: .allUnrecognized, help: "The process to watch.")
@@ -50,8 +53,9 @@ extension Perfhud {
             let group = try match.map { TargetSelector.match(try $0.value("--match", in: "attach") { !$0.isEmpty }) }
                 ?? unit.map { TargetSelector.unit(named: try $0.value("--unit", in: "attach") { !$0.isEmpty }) }
                 ?? container.map { TargetSelector.container(try $0.value("--container", in: "attach") { !$0.isEmpty }) }
-            if [match != nil, unit != nil, container != nil].filter({ $0 }).count > 1 {
-                throw Refusal.because("attach watches one target: one of --match, --unit and --container")
+                ?? cgroup.map { TargetSelector.controlGroup(given: try $0.value("--cgroup", in: "attach") { !$0.isEmpty }) }
+            if [match != nil, unit != nil, container != nil, cgroup != nil].filter({ $0 }).count > 1 {
+                throw Refusal.because("attach watches one target: one of --match, --unit, --container and --cgroup")
             }
             if let group {
                 _ = try UsageMessage.arguments(pid, of: Self.self, named: [])

@@ -53,6 +53,7 @@ struct TopCommand: ParsableCommand {
             case .group(.match(let pattern), let children): command += ["--match", pattern] + (children ? ["--include-children"] : [])
             case .group(.unit(let unit), let children): command += ["--unit", unit] + (children ? ["--include-children"] : [])
             case .group(.container(let container), let children): command += ["--container", container] + (children ? ["--include-children"] : [])
+            case .group(.controlGroup(let path), let children): command += ["--cgroup", path] + (children ? ["--include-children"] : [])
             }
             return command + ["--no-summary"] + (noColor ? ["--no-color"] : [])
         }

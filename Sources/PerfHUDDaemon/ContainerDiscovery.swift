@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PerfHUDSupport
+import PerfHUDSampling
+
+/// `--containers PATTERN`: every running container whose name matches becomes a target (named
+/// after it, up to `--max-targets`); one that stops goes down, and is forgotten after
+/// `--forget-after` (`TargetForgetting`), as `--units` does with units.
+///
+/// Running containers are found by their control groups (one walk of the tree a discovery
+/// interval, `ContainerLookup.runningGroups`); the runtimes' records, which give the names, are
+/// read again only when a container ID not seen before is running: on a node whose containers do
+/// not change, a look costs the walk alone.
+final class ContainerDiscovery {
+    private let configuration: DaemonConfiguration
+    private let roster: TargetRoster
+    private let discovery: TargetDiscovery
+    private let sockets: EventSockets
+    private let status: StatusReporter
+    private let lookup = ContainerLookup()
+    /// The records of the containers seen running, by ID (kept while they run).
+    private var known: [String: ContainerRecord] = [:]
+    /// Running containers no record names (a runtime whose records perfhud does not read), by ID:
+    /// said once each, and not read for again until another container starts.
+    private var unnamed = Set<String>()
+    private var lastScan = UInt64(0)
+
+    init(configuration: DaemonConfiguration, roster: TargetRoster, discovery: TargetDiscovery, sockets: EventSockets, status: StatusReporter) {
+        self.configuration = configuration
+        self.roster = roster
+        self.discovery = discovery
+        self.sockets = sockets
+        self.status = status
+    }
+
+    /// Looks for containers again once the discovery interval since the last look has passed.
+    func scanIfDue(now: UInt64) {
+        if now &- lastScan >= configuration.discoveryNanoseconds { scan(now: now) }
+    }
+
+    /// Makes a target of each running container that matches a pattern and is not watched yet.
+    func scan(now: UInt64) {
+        lastScan = now
+        guard !roster.containerPatterns.isEmpty else { return }
+        let running = lookup.runningGroups()
+        if running.keys.contains(where: { known[$0] == nil && !unnamed.contains($0) }) {
+            for record in lookup.records() where running[record.id] != nil { known[record.id] = record }
+            for (id, group) in running where known[id] == nil && unnamed.insert(id).inserted {
+                status.log.notice("container \(id.prefix(12)) (\(TerminalText.escaped(group))) runs, but no runtime's record read names it: not watched by --containers; --cgroup \(TerminalText.escaped(group)) watches it")
+            }
+        }
+        known = known.filter { running[$0.key] != nil }
+        unnamed = unnamed.filter { running[$0] != nil }
+        // Oldest name first is not known; by name, so the order of admission is the same each time.
+        for record in known.values.sorted(by: { $0.label < $1.label }) {
+            guard let pattern = roster.containerPatterns.first(where: { pattern in record.names.contains { fnmatch(pattern, $0, 0) == 0 } }) else { continue }
+            let name = record.label
+            guard !roster.targets.contains(where: { $0.label == name || $0.spec.selector == .container(name) }) else { continue }
+            if let target = roster.admit(TargetSpec(name: nil, selector: .container(name)), label: name, discovered: true) {
+                try? sockets.open(target, required: false)
+                status.log(.notice, target, "found container \(TerminalText.escaped(name)) (\(record.runtime), \(pattern))")
+                discovery.discover(target, now: now)
+            }
+        }
+    }
+}
