@@ -38,10 +38,11 @@ public enum TargetSelector: Equatable {
         if group.hasPrefix(prefix + "/") {
             group.removeFirst(prefix.count)
             // The mount's own directory (`/memory`, `/unified`, `/cpu,cpuacct`, `/systemd`), where
-            // it is one: on a pure v2 host there is none.
+            // it is one (a hierarchy's root has its cgroup.procs): on a pure v2 host there is none.
             let first = group.split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
             var status = stat()
-            if stat("/sys/fs/cgroup/cgroup.controllers", &status) != 0, !first.isEmpty {
+            if stat("/sys/fs/cgroup/cgroup.controllers", &status) != 0, !first.isEmpty,
+               stat("/sys/fs/cgroup/" + first + "/cgroup.procs", &status) == 0 {
                 group.removeFirst(first.count + 1)
                 if group.isEmpty { group = "/" }
             }

@@ -63,4 +63,82 @@ final class ContainerLookupTests: XCTestCase {
         XCTAssertEqual(ContainerLookup.podmanRecords(#"{"id":"\#(web)"}"#, source: "x"), [])
         XCTAssertEqual(ContainerLookup.podmanRecords(String(repeating: "[", count: 200), source: "x"), [], "nesting is bounded")
     }
+
+    func testDockersRecordGivesTheNameWithoutItsSlashAndTheImage() throws {
+        // What docker.io 20.10 wrote on this machine (trimmed to the fields read and a few beside them).
+        let text = #"{"ID":"\#(web)","Name":"/web","State":{"Running":true,"Pid":7232},"Config":{"Hostname":"1501e7666b9e","Image":"nginx:1.25","Cmd":["nginx"]}}"#
+        let record = try XCTUnwrap(ContainerLookup.dockerRecord(text, source: "config.v2.json"))
+        XCTAssertEqual(record, ContainerRecord(id: web, names: ["web"], runtime: "docker", source: "config.v2.json", image: "nginx:1.25"))
+        XCTAssertNil(ContainerLookup.dockerRecord(#"{"ID":"abc","Name":"/x"}"#, source: "x"), "not a whole ID")
+        XCTAssertEqual(ContainerLookup.dockerRecord(#"{"ID":"\#(web)","Name":"/"}"#, source: "x")?.label, "1501e7666b9e", "no name: the ID's first 12")
+        // podman's image name is in its metadata, JSON within a string.
+        let podman = #"[{"id":"\#(db)","names":["db"],"metadata":"{\"image-name\":\"localhost/db:1\",\"name\":\"db\"}"}]"#
+        XCTAssertEqual(ContainerLookup.podmanRecords(podman, source: "x").first?.image, "localhost/db:1")
+    }
+
+    func testRunningContainersAreFoundByTheirGroupsInOneWalk() throws {
+        // Docker's cgroupfs driver, podman's systemd driver with a sub-group of its own, a kubelet's
+        // containerd container under a pod, and groups that are no container's.
+        let (lookup, _) = try layout(["/docker/\(web)", "/machine.slice/libpod-\(db).scope/container",
+                                      "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/cri-containerd-\(String(repeating: "c", count: 64)).scope",
+                                      "/system.slice/docker-\(String(repeating: "d", count: 63)).scope", "/system.slice/nginx.service"], records: "[]")
+        XCTAssertEqual(lookup.runningGroups(), [
+            web: "/docker/\(web)", db: "/machine.slice/libpod-\(db).scope",
+            String(repeating: "c", count: 64): "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/cri-containerd-\(String(repeating: "c", count: 64)).scope",
+        ])
+    }
+}
+
+/// A group's own figures (issue 45): its memory as the kernel counts it and its CPU quota, from
+/// the files' text as kernel 6.1 (v2) and this machine's hybrid v1 write them.
+final class ControlGroupFiguresTests: XCTestCase {
+    private func memory(_ stat: String, used: UInt64, layout: ControlGroupMemory.Layout, kernel: UInt64? = nil) -> GroupMemory {
+        Array(stat.utf8).withUnsafeBytes { ControlGroupMemory.memory(used: used, stat: $0, layout: layout, kernelBytes: kernel) }
+    }
+
+    func testTheWorkingSetIsTheUsageLessInactiveFileAsTheKubeletsAndDockerStats() {
+        let v2 = "anon 8388608\nfile 33554432\nkernel 1048576\nkernel_stack 65536\nshmem 0\ninactive_anon 0\nactive_anon 8388608\ninactive_file 25165824\nactive_file 8388608\n"
+        XCTAssertEqual(memory(v2, used: 42_991_616, layout: .unified),
+                       GroupMemory(usedBytes: 42_991_616, workingSetBytes: 42_991_616 - 25_165_824, anonBytes: 8_388_608, fileBytes: 33_554_432, kernelBytes: 1_048_576))
+        // Before Linux 5.18 there is no `kernel` line: its parts.
+        let older = "anon 4096\nfile 0\nkernel_stack 16384\npagetables 8192\npercpu 512\nsock 0\nslab 65536\ninactive_file 0\n"
+        XCTAssertEqual(memory(older, used: 100_000, layout: .unified).kernelBytes, 16384 + 8192 + 512 + 65536)
+        // v1: the hierarchy's totals (`total_`), the group's own lines beside them are not the figures.
+        let v1 = "cache 0\nrss 65536\nshmem 0\ninactive_file 0\ntotal_cache 41955328\ntotal_rss 61440\ntotal_shmem 41943040\ntotal_inactive_file 4096\n"
+        XCTAssertEqual(memory(v1, used: 42_659_840, layout: .v1, kernel: 270_336),
+                       GroupMemory(usedBytes: 42_659_840, workingSetBytes: 42_659_840 - 4096, anonBytes: 61440, fileBytes: 41_955_328, kernelBytes: 270_336))
+        XCTAssertEqual(memory("inactive_file 9000\n", used: 4096, layout: .unified).workingSetBytes, 0, "never below 0 (the counts are read apart)")
+    }
+
+    func testTheCPUQuotaIsTheSmallestUpTheTreeInCores() {
+        XCTAssertEqual(ControlGroupCPULimit.cpuMax("50000 100000\n"), 0.5)
+        XCTAssertNil(ControlGroupCPULimit.cpuMax("max 100000\n"), "no quota")
+        XCTAssertNil(ControlGroupCPULimit.cpuMax("garbage"))
+        XCTAssertEqual(ControlGroupCPULimit.quota("150000\n", period: "100000\n"), 1.5)
+        XCTAssertNil(ControlGroupCPULimit.quota("-1\n", period: "100000\n"), "v1's none")
+        let texts = ["/a/b/cpu.max": "max 100000\n", "/a/cpu.max": "200000 100000\n",
+                     "/v1/a/b/cpu.cfs_quota_us": "25000\n", "/v1/a/b/cpu.cfs_period_us": "100000\n",
+                     "/v1/a/cpu.cfs_quota_us": "-1\n", "/v1/a/cpu.cfs_period_us": "100000\n",
+                     "/v1/c/cpu.cfs_quota_us": "10000\n"]   // a quota without its period says nothing
+        XCTAssertEqual(ControlGroupCPULimit.smallest(texts), 0.25)
+        XCTAssertNil(ControlGroupCPULimit.smallest(["/a/cpu.max": "max 100000\n"]))
+        var directories = ControlGroupPlaces.Directories()
+        directories.cpu = "/sys/fs/cgroup/cpu,cpuacct/docker/x"
+        directories.cpuMount = "/sys/fs/cgroup/cpu,cpuacct"
+        XCTAssertEqual(ControlGroupCPULimit.quotaPaths(directories), [
+            "/sys/fs/cgroup/cpu,cpuacct/docker/x/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu,cpuacct/docker/x/cpu.cfs_period_us",
+            "/sys/fs/cgroup/cpu,cpuacct/docker/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu,cpuacct/docker/cpu.cfs_period_us",
+            "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us",
+        ])
+    }
+
+    func testACgroupPathIsBelowTheHierarchysRootHoweverItIsGiven() {
+        XCTAssertEqual(TargetSelector.controlGroup(given: "/system.slice/web.service/"), .controlGroup("/system.slice/web.service"))
+        XCTAssertEqual(TargetSelector.controlGroup(given: "docker/abc"), .controlGroup("/docker/abc"))
+        var status = stat()
+        let pureV2 = stat("/sys/fs/cgroup/cgroup.controllers", &status) == 0
+        // A hierarchy's directory: the mount's own name goes on a v1 or hybrid host; on pure v2 there is none.
+        XCTAssertEqual(TargetSelector.controlGroup(given: "/sys/fs/cgroup/memory/docker/abc"), .controlGroup(pureV2 ? "/memory/docker/abc" : "/docker/abc"))
+        XCTAssertEqual(TargetSelector.controlGroup(given: "/sys/fs/cgroup/system.slice"), .controlGroup("/system.slice"), "not a hierarchy's directory")
+    }
 }

@@ -138,6 +138,8 @@ final class DaemonUnitTests: XCTestCase {
         activity.everySecond.levels.busiestThreads = [BusyThread(pid: 7, tid: 7, name: "x", cpuPercent: 50)]
         read.activity = activity
         read.memoryLimitBytes = 512 << 20                // read once a second, whatever else is collected
+        read.cpuLimitCores = 0.5
+        read.groupMemory = GroupMemory(usedBytes: 40 << 20, workingSetBytes: 38 << 20, anonBytes: 1 << 20, fileBytes: 39 << 20, kernelBytes: 1 << 18)
         read.proportionalReadAt = read.monotonicNanoseconds   // read at this tick: age 0
         var store = MetricsStore(pid: 7, capacity: 4, startNanoseconds: 0)
         var report = store.record(read)
@@ -386,6 +388,8 @@ final class GroupCombinationTests: XCTestCase {
         var sample = Sample(monotonicNanoseconds: n, wallSeconds: d, alive: n == 1, cpuNanoseconds: n, userTicks: n, systemTicks: n,
                             residentBytes: n, virtualBytes: n, proportionalBytes: n, threads: Int(n), processCount: Int(n))
         sample.memoryLimitBytes = n << 20
+        sample.cpuLimitCores = d / 4
+        sample.groupMemory = GroupMemory(usedBytes: n, workingSetBytes: n)
         sample.stopped = n == 1
         sample.proportionalReadAt = n
         sample.memoryUnreportedReason = "m\(n)"
