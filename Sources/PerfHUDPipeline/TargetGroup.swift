@@ -299,7 +299,7 @@ package final class TargetGroup: SampleSource {
         "processStartNanoseconds", "execsSeen",            // the root's
         "activity.everySecond.levels.fdsLimit",            // the root's limit
         // The group's control group, read once for it.
-        "groupMemory",
+        "groupMemory.usedBytes", "groupMemory.workingSetBytes", "groupMemory.anonBytes", "groupMemory.fileBytes", "groupMemory.kernelBytes",
         "activity.everySecond.throttledNanoseconds", "activity.everySecond.pressure.cpuSome", "activity.everySecond.pressure.cpuFull",
         "activity.everySecond.pressure.memorySome", "activity.everySecond.pressure.memoryFull",
         "activity.everySecond.pressure.ioSome", "activity.everySecond.pressure.ioFull",

@@ -389,7 +389,7 @@ final class GroupCombinationTests: XCTestCase {
                             residentBytes: n, virtualBytes: n, proportionalBytes: n, threads: Int(n), processCount: Int(n))
         sample.memoryLimitBytes = n << 20
         sample.cpuLimitCores = d / 4
-        sample.groupMemory = GroupMemory(usedBytes: n, workingSetBytes: n)
+        sample.groupMemory = GroupMemory(usedBytes: n, workingSetBytes: n, anonBytes: n, fileBytes: n, kernelBytes: n)
         sample.stopped = n == 1
         sample.proportionalReadAt = n
         sample.memoryUnreportedReason = "m\(n)"
