@@ -148,25 +148,6 @@ public final class Figure: @unchecked Sendable {
     public static subscript(field: Field) -> Figure { byField[field]! }
     private static let byField = Dictionary(uniqueKeysWithValues: all.map { ($0.field, $0) })
 
-    /// A key as the JSON row writes it, `"key":`, in UTF-8 bytes copied once when the table is
-    /// made: a plain pointer and count, which a row writer copies without counting a reference (a
-    /// `String` of more than 15 bytes would be retained and released per field per row). Followed
-    /// by `ByteBuffer.wordSlack` zero bytes, so that it is copied a word at a time (`putWords`).
-    package struct Key {
-        package let start: UnsafePointer<UInt8>
-        package let count: Int
-
-        package init(_ text: String) {
-            let bytes = Array("\"\(text)\":".utf8)
-            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count + ByteBuffer.wordSlack)
-            copy.initialize(repeating: 0, count: bytes.count + ByteBuffer.wordSlack)
-            copy.update(from: bytes, count: bytes.count)
-            start = UnsafePointer(copy); count = bytes.count
-        }
-
-        package func free() { UnsafeMutablePointer(mutating: start).deallocate() }
-    }
-
     /// What a row writer needs of a figure, as plain values: a walk over `[Figure]` retains and
     /// releases each figure (a class), ~60 of each a row; a walk over these retains nothing.
     package struct Plain {

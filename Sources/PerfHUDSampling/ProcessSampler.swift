@@ -79,8 +79,7 @@ public final class ProcessSampler {
     private var memoryLimit: ControlGroupMemoryLimit?
     private var memoryLimitBytes: UInt64?
     private var memoryLimitReadAt: UInt64 = 0
-    private var cpuLimit: ControlGroupCPULimit?
-    private var cpuLimitCores: Double?
+    private var cpuLimit: ControlGroupCPULimit?, cpuLimitCores: Double?
     /// The OOM kills of the target's group, read with the limit (and once more at the end).
     private var oomKillFiles: ControlGroupOOMKills?
     private var oomKills = OOMKillCount()
