@@ -159,7 +159,7 @@ def test_by_id_and_refusals(containers):
     assert json_rows_of(by_id.stdout)[0]["processes"] == 1
     missing = perfhud("attach", "--container", "perfhud-no-such-container", "--output", "json", timeout=15)
     assert missing.returncode == 66 and re.fullmatch(
-        r"perfhud: no container named perfhud-no-such-container \(the runtimes' records read: \S+containers\.json\)",
+        r"perfhud: no container named perfhud-no-such-container \(the runtimes' records read: [^()]*containers\.json[^()]*\)",
         missing.stderr.strip()), missing.stderr
     podman("stop", "-t", "0", name)
     stopped = perfhud("attach", "--container", name, "--output", "json", timeout=15)
@@ -209,3 +209,115 @@ def test_top_opens_a_containers_hud_from_its_row(containers, daemons, request_cl
     row, hud, screen = open_group_hud(daemon.port, name, f"attached to container {name}: PID {pid} (sh)")
     # Both the row and the HUD read the container held to 0.3 of a core.
     assert 20 < row < 40 and hud is not None and 20 < hud < 40, (row, hud, screen[0])
+
+
+def memory_group_dir(name):
+    """The container's memory accounting group: v1's `memory` where it is mounted (this machine),
+    else the unified hierarchy (pure v2)."""
+    pid = podman("inspect", "-f", "{{.State.Pid}}", name).stdout.strip()
+    groups = {controllers: path for _, controllers, path in (line.rstrip("\n").split(":", 2) for line in open(f"/proc/{pid}/cgroup"))}
+    for controllers, path in groups.items():
+        if "memory" in controllers.split(",") and os.path.isdir("/sys/fs/cgroup/memory" + path):
+            return pathlib.Path("/sys/fs/cgroup/memory" + path)
+    return pathlib.Path("/sys/fs/cgroup" + groups[""])
+
+
+def group_memory(directory):
+    """(usage, working set) as the kernel counts them for the group, read now: v1 usage_in_bytes less
+    total_inactive_file, v2 memory.current less inactive_file (the kubelet's and docker stats' way)."""
+    stat = dict(line.split() for line in (directory / "memory.stat").read_text().splitlines())
+    if (directory / "memory.usage_in_bytes").exists():
+        used, inactive = int((directory / "memory.usage_in_bytes").read_text()), int(stat["total_inactive_file"])
+    else:
+        used, inactive = int((directory / "memory.current").read_text()), int(stat["inactive_file"])
+    return used, max(0, used - inactive)
+
+
+def test_a_containers_memory_and_limits_are_its_groups_at_every_sink(containers, daemons, request_cleanup, tmp_path):
+    # 40 MB written to the container's /dev/shm (a tmpfs no process maps: no /proc figure sees it,
+    # the group's count does) and a busy loop, under 128 MiB and half a core.
+    name = f"ph-{os.getpid()}-mem"
+    containers(name, "dd if=/dev/zero of=/dev/shm/held bs=1M count=40 2>/dev/null; while :; do :; done", "--memory", "128m", "--cpus", "0.5")
+    directory = memory_group_dir(name)
+    assert wait_until(lambda: group_memory(directory)[0] > 40e6, timeout=15)
+    record = tmp_path / "container.db"
+    attach = subprocess.Popen([PERFHUD, "attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", "8", "--record", str(record)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rows, reference = [], []
+    for line in attach.stdout:
+        row = json.loads(line)
+        if "summary" in row:
+            summary = row["summary"]
+            break
+        reference.append(group_memory(directory))
+        rows.append(row)
+    assert attach.wait(timeout=30) == 0, attach.stderr.read()
+    for row, (used, working_set) in zip(rows, reference):
+        # The group's own figures, equal to its files read as the row arrived (to 1 MiB: the shell's pages move).
+        assert abs(row["group_memory_bytes"] - used) <= 1 << 20, (row["group_memory_bytes"], used)
+        assert abs(row["group_working_set_bytes"] - working_set) <= 1 << 20, (row["group_working_set_bytes"], working_set)
+        assert row["group_file_bytes"] >= 40 << 20, "the tmpfs file is file cache of the group"
+        assert row["rss_bytes"] < 8 << 20, "no process maps it: the processes' memory is the shell's alone"
+        assert row["memory_limit_bytes"] == 128 << 20 and row["cpu_limit_cores"] == 0.5, row
+    assert summary["group_memory_peak_bytes"] >= 40 << 20 and summary["cpu_limit_cores_min"] == 0.5, summary
+    # podman stats reads the same count (its MEM USAGE is the group's usage).
+    stats = json.loads(podman("stats", "--no-stream", "--format", "json", name).stdout)[0]
+    usage = float(re.match(r"([\d.]+)MB", stats["mem_usage"])[1]) * 1e6
+    assert abs(usage - rows[-1]["group_memory_bytes"]) <= 0.05 * usage, (stats, rows[-1]["group_memory_bytes"])
+    # The recording keeps them, and the plain row says them against the limits.
+    recorded = subprocess.run(["sqlite3", str(record), "select cpu_limit_cores, min(group_memory_bytes), max(memory_limit_bytes) from samples"],
+                              capture_output=True, text=True, check=True).stdout.strip().split("|")
+    assert float(recorded[0]) == 0.5 and int(recorded[1]) >= 40 << 20 and int(recorded[2]) == 128 << 20, recorded
+    plain = perfhud("attach", "--container", name, "--output", "plain", "--tick", "250ms", "--count", "2", timeout=30)
+    assert plain.returncode == 0, plain.stderr
+    last = plain.stdout.strip().splitlines()[-1]
+    assert re.search(r"CPU [\d.]+% / 0\.5 cores .*Mem (4[0-9](\.\d)?) MiB / 128\.0 MiB  PSS Σ ", last), last
+    # The daemon: the same figures, and what the runtime's record says of the container.
+    idle = subprocess.Popen(["sleep", "600"])
+    request_cleanup.append(idle)
+    daemon = daemons("--container", name, "--pid", f"idle={idle.pid}")
+    labels = f'{{target="{name}"}}'
+    assert wait_until(lambda: daemon.value("perfhud_target_group_memory_bytes", labels) is not None, timeout=15), daemon.metrics()
+    used, working_set = group_memory(directory)
+    assert abs(daemon.value("perfhud_target_group_memory_bytes", labels) - used) <= 1 << 20
+    assert abs(daemon.value("perfhud_target_group_working_set_bytes", labels) - working_set) <= 1 << 20
+    assert daemon.value("perfhud_target_cpu_limit_cores", labels) == 0.5
+    assert daemon.value("perfhud_target_memory_limit_bytes", labels) == 128 << 20
+    info = [line for line in daemon.metrics().splitlines() if line.startswith(f'perfhud_target_info{{target="{name}"')]
+    assert len(info) == 1 and f'runtime="podman"' in info[0] and f'image="{IMAGE}"' in info[0] \
+        and f'container_id="{container_id(name)}"' in info[0], info
+
+
+def test_attach_by_the_containers_cgroup_path_is_the_container(containers):
+    name = f"ph-{os.getpid()}-cg"
+    containers(name, "sleep 1000 & while :; do :; done", "--cpus", "0.5")
+    directory = memory_group_dir(name)
+    by_path = perfhud("attach", "--cgroup", str(directory), "--output", "json", "--tick", "250ms", "--count", "4", timeout=30)
+    assert by_path.returncode == 0, by_path.stderr
+    rows = json_rows_of(by_path.stdout)
+    assert {r["processes"] for r in rows} == {2} and rows[-1]["cpu_limit_cores"] == 0.5, rows[-1]
+    assert abs(rows[-1]["group_memory_bytes"] - group_memory(directory)[0]) <= 1 << 20
+    missing = perfhud("attach", "--cgroup", "/perfhud-no-such-group", "--output", "json", timeout=15)
+    assert missing.returncode == 66 and missing.stderr.startswith("perfhud: no control group /perfhud-no-such-group (looked for "), missing.stderr
+
+
+def test_the_daemon_watches_every_container_a_pattern_matches_as_they_come_and_go(containers, daemons, request_cleanup):
+    prefix = f"ph-{os.getpid()}-many"
+    idle = subprocess.Popen(["sleep", "600"])
+    request_cleanup.append(idle)
+    daemon = daemons("--containers", f"{prefix}-*", "--pid", f"idle={idle.pid}", "--forget-after", "2s")
+    names = [f"{prefix}-{i}" for i in range(12)]
+    for name in names:
+        containers(name, "sleep 1000")
+    containers(f"ph-{os.getpid()}-other", "sleep 1000")   # matches not: never a target
+
+    def up():
+        return {name for name in names if daemon.value("perfhud_target_up", f'{{target="{name}"}}') == 1}
+    assert wait_until(lambda: up() == set(names), timeout=30), (up(), daemon.metrics())
+    text = daemon.metrics()
+    assert f'ph-{os.getpid()}-other' not in text
+    assert all(f'container="{name}"' in text for name in names)
+    for name in names:
+        podman("rm", "-f", "-t", "0", name)
+    # Each goes down, then its series go after --forget-after: none kept.
+    assert wait_until(lambda: not any(f'target="{name}"' in daemon.metrics() for name in names), timeout=40), daemon.metrics()
