@@ -31,18 +31,23 @@ def podman(*args, check=True, timeout=120):
     return result
 
 
-@pytest.fixture(scope="module")
-def image(tmp_path_factory):
-    """An image of busybox-static's files (its shell, sleep, dd), imported from a root filesystem."""
-    if podman("image", "exists", IMAGE, check=False).returncode == 0:
-        return IMAGE
-    where = tmp_path_factory.mktemp("busybox")
+def busybox_root(where):
+    """A root filesystem of busybox-static's files (its shell, sleep, dd), from Debian's package."""
     download = subprocess.run(["apt-get", "download", "busybox-static"], cwd=where, capture_output=True, text=True, timeout=300)
     assert download.returncode == 0, download.stderr
     root = where / "root"
     subprocess.run(["dpkg-deb", "-x", str(next(where.glob("busybox-static_*.deb"))), str(root)], check=True)
     for command in ("sh", "sleep", "dd", "cat", "head"):
         (root / "bin" / command).symlink_to("busybox")
+    return root
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    """An image of busybox-static's files (its shell, sleep, dd), imported from a root filesystem."""
+    if podman("image", "exists", IMAGE, check=False).returncode == 0:
+        return IMAGE
+    root = busybox_root(tmp_path_factory.mktemp("busybox"))
     tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
     imported = subprocess.run(["podman", "import", "-", IMAGE], stdin=tar.stdout, capture_output=True, text=True, timeout=300)
     tar.wait()
