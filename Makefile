@@ -11,9 +11,10 @@ APT_PACKAGES := libproc2-dev libsqlite3-dev sqlite3 pkg-config tmux htop vim les
 # docker.io (its engine started by the test where none runs): Tests/EndToEnd/test_docker.py.
 # pygame (PyPI: its wheel bundles its own libSDL2): Tests/EndToEnd/test_frame_hooks_sdl.py.
 # nvidia-ml-py (NVIDIA's own NVML bindings): Tests/GPU/test_fake_nvml_abi.py proves the stand-in NVML's ABI through them.
-PY_PACKAGES := pyte pytest psrecord datadog statsd pygame nvidia-ml-py
+# kubernetes-validate (Kubernetes' own JSON schemas, offline): Tests/EndToEnd/test_kubernetes.py checks Packaging/kubernetes against them.
+PY_PACKAGES := pyte pytest psrecord datadog statsd pygame nvidia-ml-py kubernetes-validate
 
-.PHONY: fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark benchmark-goals benchmark-instructions clean install install-files manual package
+.PHONY: image fuzz fuzz-replay demo test build hooks deps deps-apt deps-python unit e2e benchmark benchmark-goals benchmark-instructions clean install install-files manual package
 
 demo: deps-apt build
 	$(BIN)/perfhud demo
@@ -124,7 +125,7 @@ deps-apt:
 	fi
 
 deps-python:
-	@PYGAME_HIDE_SUPPORT_PROMPT=1 python3 -c "import pyte, pytest, datadog, statsd, pygame, pynvml" 2>/dev/null && command -v psrecord >/dev/null || \
+	@PYGAME_HIDE_SUPPORT_PROMPT=1 python3 -c "import pyte, pytest, datadog, statsd, pygame, pynvml, kubernetes_validate" 2>/dev/null && command -v psrecord >/dev/null || \
 	  python3 -m pip install -q $(PY_PACKAGES) 2>/dev/null || \
 	  python3 -m pip install -q --break-system-packages $(PY_PACKAGES)
 
@@ -182,6 +183,14 @@ manual: build
 	PERFHUD=$(abspath $(BIN))/perfhud $(BIN)/generate-manual Packaging/visible-help --date $(MAN_DATE) --section 1 \
 	  --output-directory $(BIN)/manual
 	python3 Packaging/manual-sections $(BIN)/manual/perfhud.1 docs
+
+# localhost/perfhud:VERSION, the image Packaging/kubernetes runs: the release binary and the libraries
+# it links (Packaging/image/stage-rootfs), FROM scratch, built by podman or docker, whichever is here.
+IMAGE ?= localhost/perfhud:$(VERSION)
+image: build
+	Packaging/image/stage-rootfs $(BIN)/perfhud .build/image
+	@engine=$$(command -v podman || command -v docker) || { echo "make image needs podman or docker" >&2; exit 69; }; \
+	$$engine build -t $(IMAGE) -f Packaging/image/Containerfile .build/image && echo "built $(IMAGE) with $$engine"
 
 # dist/perfhud_VERSION_ARCH.deb, the only .deb there: debhelper (Packaging/debian/rules) assembles
 # it from `make install-files` into a staging copy under .build/deb. The version is the one in

@@ -66,7 +66,7 @@ struct TargetPlanner {
 
 extension TargetSpec {
     /// `--units PATTERN`, `--containers PATTERN`: not a target, a way to find them.
-    var isPattern: Bool {
+    public var isPattern: Bool {
         switch selector {
         case .units, .containers: return true
         case .pid, .pidfile, .match, .unit, .container, .controlGroup: return false

@@ -100,7 +100,7 @@ extension Perfhud {
             configuration.logIntervalNanoseconds = try logInterval.value("--log-interval") { $0.nanoseconds > 0 }.nanoseconds
             configuration.fullEveryNanoseconds = try fullEvery.value("--full-every") { $0.nanoseconds > 0 }.nanoseconds
             configuration.recordPath = try record?.value("--record") { !$0.isEmpty }
-            let oneTarget = named.count == 1 && config == nil && units.isEmpty
+            let oneTarget = named.count == 1 && config == nil && !named[0].isPattern
             if configuration.recordPath != nil && !oneTarget { throw Refusal.because("--record records one target: name exactly one") }
             if watch.statsdUdp != nil && !oneTarget { throw Refusal.because("--statsd-udp feeds one target: name exactly one") }
             if let recordMaxSize {
@@ -123,7 +123,7 @@ extension Perfhud {
                 configuration.eventsDirectory = configuration.watch.eventsPath ?? runtime
                 configuration.watch.eventsPath = nil
                 // perfhud.service's one target of /etc/default/perfhud keeps its socket's old name too.
-                if named.count == 1, units.isEmpty, let runtime { configuration.legacyEventsLink = runtime + "/events.sock" }
+                if named.count == 1, !named[0].isPattern, let runtime { configuration.legacyEventsLink = runtime + "/events.sock" }
             }
             for spec in named {
                 if case .unit(let name) = spec.selector, !UnitControlGroup().isKnown(name) {
