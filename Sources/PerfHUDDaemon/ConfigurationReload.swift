@@ -50,11 +50,13 @@ final class ConfigurationReload {
         }
         roster.unitPatterns = TargetPlanner.patterns(configuration.targets + specs)
         roster.containerPatterns = TargetPlanner.containerPatterns(configuration.targets + specs)
+        roster.podPatterns = TargetPlanner.podPatterns(configuration.targets + specs)
         var removed: [DaemonTarget] = []
         for target in roster.targets {
             // A found target stays while a pattern of its kind still matches it.
             var patterns = roster.unitPatterns
             if case .container = target.spec.selector { patterns = roster.containerPatterns }
+            if case .pod = target.spec.selector { patterns = roster.podPatterns }
             let stays = target.discovered ? patterns.contains { fnmatch($0, target.label, 0) == 0 } : wanted.contains(target.spec)
             if !stays { removed.append(target) }
         }

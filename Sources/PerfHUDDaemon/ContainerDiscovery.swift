@@ -6,7 +6,8 @@ import PerfHUDSampling
 
 /// `--containers PATTERN`: every running container whose name matches becomes a target (named
 /// after it, up to `--max-targets`); one that stops goes down, and is forgotten after
-/// `--forget-after` (`TargetForgetting`), as `--units` does with units.
+/// `--forget-after` (`TargetForgetting`), as `--units` does with units. `--pods PATTERN` does the
+/// same with the node's Kubernetes pods (`NAMESPACE/POD`, `PodLookup`).
 ///
 /// Running containers are found by their control groups (one walk of the tree a discovery
 /// interval, `ContainerLookup.runningGroups`); the runtimes' records, which give the names, are
@@ -19,6 +20,7 @@ final class ContainerDiscovery {
     private let sockets: EventSockets
     private let status: StatusReporter
     private let lookup = ContainerLookup()
+    private let podLookup = PodLookup()
     /// The records of the containers seen running, by ID (kept while they run).
     private var known: [String: ContainerRecord] = [:]
     /// Running containers no record names (a runtime whose records perfhud does not read), by ID:
@@ -42,6 +44,7 @@ final class ContainerDiscovery {
     /// Makes a target of each running container that matches a pattern and is not watched yet.
     func scan(now: UInt64) {
         lastScan = now
+        scanPods(now: now)
         guard !roster.containerPatterns.isEmpty else { return }
         let running = lookup.runningGroups()
         if running.keys.contains(where: { known[$0] == nil && !unnamed.contains($0) }) {
@@ -60,6 +63,22 @@ final class ContainerDiscovery {
             if let target = roster.admit(TargetSpec(name: nil, selector: .container(name)), label: name, discovered: true) {
                 try? sockets.open(target, required: false)
                 status.log(.notice, target, "found container \(TerminalText.escaped(name)) (\(record.runtime), \(pattern))")
+                discovery.discover(target, now: now)
+            }
+        }
+    }
+
+    /// Makes a target of each running pod that matches a `--pods` pattern and is not watched yet.
+    private func scanPods(now: UInt64) {
+        guard !roster.podPatterns.isEmpty else { return }
+        let running = podLookup.runningGroups()
+        guard !running.isEmpty else { return }
+        for pod in podLookup.pods().sorted(by: { $0.label < $1.label }) where running[pod.uid] != nil {
+            guard let pattern = roster.podPatterns.first(where: { fnmatch($0, pod.label, 0) == 0 }) else { continue }
+            guard !roster.targets.contains(where: { $0.label == pod.label || $0.spec.selector == .pod(pod.label) }) else { continue }
+            if let target = roster.admit(TargetSpec(name: nil, selector: .pod(pod.label)), label: pod.label, discovered: true) {
+                try? sockets.open(target, required: false)
+                status.log(.notice, target, "found pod \(TerminalText.escaped(pod.label)) (\(pattern))")
                 discovery.discover(target, now: now)
             }
         }

@@ -68,6 +68,7 @@ public final class DaemonService: @unchecked Sendable {
         let specs = configuration.targets + fileSpecs
         roster.unitPatterns = TargetPlanner.patterns(specs)
         roster.containerPatterns = TargetPlanner.containerPatterns(specs)
+        roster.podPatterns = TargetPlanner.podPatterns(specs)
         for (spec, label) in try planner.plan(specs.filter { !$0.isPattern }, keeping: []) { roster.admit(spec, label: label, discovered: false) }
         if configuration.isSingleTarget, let only = roster.targets.first { log.setContext(only.journalFields) }
         metrics.readEveryFigure = { [weak self] done in self?.readBeforeScrape(done) ?? done() }

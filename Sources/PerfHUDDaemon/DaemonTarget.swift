@@ -86,7 +86,7 @@ final class DaemonTarget {
     var rescans: Bool {
         switch spec.selector {
         case .pid, .pidfile: return false
-        case .match, .unit, .units, .container, .containers, .controlGroup: return true
+        case .match, .unit, .units, .container, .containers, .controlGroup, .pod, .pods: return true
         }
     }
 
@@ -103,16 +103,24 @@ final class DaemonTarget {
         case .unit(let unit): labels.append(("unit", unit))
         case .container(let given): labels.append(("container", given))
         case .controlGroup(let path): labels.append(("cgroup", path))
-        case .pid, .pidfile, .units, .containers: break
+        case .pod(let given): labels.append(("pod", given))
+        case .pid, .pidfile, .units, .containers, .pods: break
         }
         return labels
     }
 
     /// What the target was found to be, for `perfhud_target_info` (`TargetMetrics.learnedInfo`):
     /// a container's runtime, full ID and image, as its runtime's record says (`ContainerRecord`).
+    /// A pod's container, or a pod, says its `namespace` and `pod` (and the container its
+    /// `container` name in the pod), as kube-state-metrics' series do: joinable with them.
     static func learnedLabels(_ resolver: TargetResolver) -> [(String, String)] {
+        if let pod = resolver.pod { return [("namespace", pod.namespace), ("pod", pod.name), ("pod_uid", pod.uid)] }
         guard let record = resolver.container else { return [] }
-        return [("runtime", record.runtime), ("container_id", record.id)] + (record.image.map { [("image", $0)] } ?? [])
+        var labels = [("runtime", record.runtime), ("container_id", record.id)] + (record.image.map { [("image", $0)] } ?? [])
+        if let kubernetes = record.kubernetes {
+            labels += [("namespace", kubernetes.namespace), ("pod", kubernetes.pod), ("container", kubernetes.container)]
+        }
+        return labels
     }
 
     func remember() {

@@ -64,6 +64,7 @@ final class StatusReporter {
             let names = targets.isEmpty ? "" : " (" + targets.prefix(8).map(\.label).joined(separator: ", ") + (targets.count > 8 ? ", …" : "") + ")"
             let patterns = (roster.unitPatterns.isEmpty ? "" : "; units \(roster.unitPatterns.joined(separator: ", "))")
                 + (roster.containerPatterns.isEmpty ? "" : "; containers \(roster.containerPatterns.joined(separator: ", "))")
+                + (roster.podPatterns.isEmpty ? "" : "; pods \(roster.podPatterns.joined(separator: ", "))")
             log.notice("watching \(Self.count(targets.count))\(names)\(patterns); metrics on http://\(metricsAddress)/metrics; "
                        + "events in \(eventsDirectory() ?? "-")")
         }
@@ -87,7 +88,7 @@ final class StatusReporter {
         if single, let target = targets.first { return text(of: target) }
         if targets.isEmpty {
             if !roster.hasPatterns { return "no targets: name them in \(configuration.configPath ?? "--config") and reload" }
-            return roster.unitPatterns.isEmpty ? "no container matches yet" : "no unit matches yet"
+            return roster.containerPatterns.isEmpty && roster.podPatterns.isEmpty ? "no unit matches yet" : "nothing matches yet"
         }
         let up = targets.filter(\.isUp)
         var line = "\(up.count) of \(targets.count) targets up"

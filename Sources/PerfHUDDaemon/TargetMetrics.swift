@@ -155,7 +155,8 @@ public final class TargetMetrics: TickSink {
             if info?.key != key {
                 if let old = info { registry.unregisterGauge(old.gauge) }
                 let gauge = registry.gauge(TargetSeries.perfhud_target_info.name,
-                                               labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))] + infoLabels + learnedInfo,
+                                               labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))]
+                                                + infoLabels.filter { given in !learnedInfo.contains { $0.0 == given.0 } } + learnedInfo,
                                                help: "The watched target: its command name and (first) PID.")
                 gauge.set(to: 1)
                 info = (gauge, key)

@@ -33,7 +33,8 @@ struct TargetPlanner {
         if let name = spec.name { return name }
         switch spec.selector {
         case .unit(let unit): return unit
-        case .units(let pattern), .containers(let pattern): return pattern
+        case .units(let pattern), .containers(let pattern), .pods(let pattern): return pattern
+        case .pod(let given): return given
         case .controlGroup(let path): return path
         case .container(let given):
             // Its name, also where it was given by ID (`podman ps`'s NAMES).
@@ -62,14 +63,19 @@ struct TargetPlanner {
     static func containerPatterns(_ specs: [TargetSpec]) -> [String] {
         specs.compactMap { spec in if case .containers(let pattern) = spec.selector { return pattern } else { return nil } }
     }
+
+    /// The `--pods` patterns among `specs`.
+    static func podPatterns(_ specs: [TargetSpec]) -> [String] {
+        specs.compactMap { spec in if case .pods(let pattern) = spec.selector { return pattern } else { return nil } }
+    }
 }
 
 extension TargetSpec {
     /// `--units PATTERN`, `--containers PATTERN`: not a target, a way to find them.
     public var isPattern: Bool {
         switch selector {
-        case .units, .containers: return true
-        case .pid, .pidfile, .match, .unit, .container, .controlGroup: return false
+        case .units, .containers, .pods: return true
+        case .pid, .pidfile, .match, .unit, .container, .controlGroup, .pod: return false
         }
     }
 }

@@ -20,8 +20,10 @@ final class TargetRoster {
     var unitPatterns: [String] = []
     /// `--containers` patterns (command line and configuration file).
     var containerPatterns: [String] = []
-    /// Whether anything is looked for by a pattern (`--units`, `--containers`).
-    var hasPatterns: Bool { !unitPatterns.isEmpty || !containerPatterns.isEmpty }
+    /// `--pods` patterns (command line and configuration file).
+    var podPatterns: [String] = []
+    /// Whether anything is looked for by a pattern (`--units`, `--containers`, `--pods`).
+    var hasPatterns: Bool { !unitPatterns.isEmpty || !containerPatterns.isEmpty || !podPatterns.isEmpty }
     /// Targets and units refused past `--max-targets`, by label: each logged and counted once
     /// (forgotten on reload, when the operator may have made room).
     var refused = Set<String>()

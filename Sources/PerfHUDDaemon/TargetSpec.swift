@@ -18,7 +18,7 @@ public struct TargetSpec: Equatable {
     }
 
     /// The options that name a target, in the words of the command line.
-    public static let options = ["--pid", "--pidfile", "--match", "--unit", "--units", "--container", "--containers", "--cgroup"]
+    public static let options = ["--pid", "--pidfile", "--match", "--unit", "--units", "--container", "--containers", "--cgroup", "--pod", "--pods"]
 
     /// One option and its value: a leading word of letters, digits, `_`, `.`, `-` followed by `=`
     /// is the target's name (so a pattern that itself starts that way needs one: `--match x='a=b'`).
@@ -60,6 +60,15 @@ public struct TargetSpec: Equatable {
         case "--cgroup":
             guard !argument.isEmpty else { throw PerfHUDError(.usage, "--cgroup wants a control group's path such as /system.slice/web.service") }
             return TargetSpec(name: name, selector: .controlGroup(given: argument))
+        case "--pod":
+            guard argument.split(separator: "/", omittingEmptySubsequences: false).count == 2, !argument.hasPrefix("/"), !argument.hasSuffix("/") else {
+                throw PerfHUDError(.usage, "--pod wants a pod as NAMESPACE/POD, such as default/web-0")
+            }
+            return TargetSpec(name: name, selector: .pod(argument))
+        case "--pods":
+            guard !argument.isEmpty else { throw PerfHUDError(.usage, "--pods wants a pattern of NAMESPACE/POD such as 'shop/*'") }
+            guard name == nil else { throw PerfHUDError(.usage, "--pods names each target after its pod: no NAME= (got \(value))") }
+            return TargetSpec(name: nil, selector: .pods(argument))
         default:
             throw PerfHUDError(.usage, "unknown option \(option): a target is one of \(options.joined(separator: ", "))")
         }

@@ -15,9 +15,18 @@ public struct ContainerRecord: Equatable {
     /// The image it was made from, as it was named when the container was made (`nginx:1.25`);
     /// nil where the record does not say.
     public var image: String?
+    /// A Kubernetes pod's container: its namespace, its pod and its name in the pod (the kubelet's
+    /// names, which kube-state-metrics' series carry too); nil elsewhere.
+    public var kubernetes: (namespace: String, pod: String, container: String)?
 
     public init(id: String, names: [String], runtime: String, source: String, image: String? = nil) {
         (self.id, self.names, self.runtime, self.source, self.image) = (id, names, runtime, source, image)
+    }
+
+    public static func == (a: ContainerRecord, b: ContainerRecord) -> Bool {
+        (a.id, a.names, a.runtime, a.source, a.image) == (b.id, b.names, b.runtime, b.source, b.image)
+            && a.kubernetes?.namespace == b.kubernetes?.namespace && a.kubernetes?.pod == b.kubernetes?.pod
+            && a.kubernetes?.container == b.kubernetes?.container
     }
 
     /// What the target is called: its first name, else the first 12 digits of its ID (as `ps` shows).
@@ -43,10 +52,13 @@ public struct ContainerLookup {
         case podman(String)
         /// Docker's containers directory: a directory a container, its `config.v2.json` in it.
         case docker(String)
+        /// The kubelet's `/var/log/containers`: a link a pod's container, named
+        /// `POD_NAMESPACE_CONTAINER-ID.log`, whatever runtime runs it (every node has it).
+        case kubelet(String)
 
         var path: String {
             switch self {
-            case .podman(let path), .docker(let path): return path
+            case .podman(let path), .docker(let path), .kubelet(let path): return path
             }
         }
     }
@@ -55,13 +67,15 @@ public struct ContainerLookup {
     public static let podmanRecords = "/var/lib/containers/storage/overlay-containers/containers.json"
     /// Docker's (rootful) containers.
     public static let dockerContainers = "/var/lib/docker/containers"
+    /// The kubelet's links to its containers' logs.
+    public static let kubeletContainerLogs = "/var/log/containers"
     /// A rootless podman user's records, below their home directory.
     static let rootlessRecords = "/.local/share/containers/storage/overlay-containers/containers.json"
 
     /// The runtimes' records on this host: rootful podman and Docker, and rootless podman of each
     /// home directory under `/home` that has records.
     public static func hostSources() -> [RecordSource] {
-        var sources: [RecordSource] = [.podman(podmanRecords), .docker(dockerContainers)]
+        var sources: [RecordSource] = [.podman(podmanRecords), .docker(dockerContainers), .kubelet(kubeletContainerLogs)]
         for user in UnitControlGroup.subdirectories("/home") {
             let path = "/home/" + user + rootlessRecords
             if access(path, R_OK) == 0 { sources.append(.podman(path)) }
@@ -90,6 +104,12 @@ public struct ContainerLookup {
                     guard Self.isID(entry), case .success(let data) = KeptOpenFile.contents(of: path, limit: 4 << 20) else { return nil }
                     return Self.dockerRecord(String(decoding: data, as: UTF8.self), source: path)
                 }
+            case .kubelet(let directory):
+                var found: [ContainerRecord] = []
+                forEachEntry(in: directory) { _, name in
+                    if let record = Self.kubeletRecord(fileName: name, source: directory) { found.append(record) }
+                }
+                return found
             }
         }
     }
@@ -109,6 +129,22 @@ public struct ContainerLookup {
                case .string(let named)? = meta["image-name"] { image = named }
             return ContainerRecord(id: id, names: names, runtime: "podman", source: source, image: image)
         }
+    }
+
+    /// The record a kubelet's log link's name makes: `web-0_shop_nginx-ID.log` is the container
+    /// `nginx` of the pod `web-0` in the namespace `shop` (none of the three names may hold `_`,
+    /// Kubernetes' DNS names), named `shop/web-0/nginx`.
+    package static func kubeletRecord(fileName: String, source: String) -> ContainerRecord? {
+        guard fileName.hasSuffix(".log") else { return nil }
+        let stem = fileName.dropLast(4)
+        guard stem.count > 65, stem.dropLast(64).last == "-" else { return nil }
+        let id = String(stem.suffix(64))
+        let parts = stem.dropLast(65).split(separator: "_", omittingEmptySubsequences: false)
+        guard isID(id), parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else { return nil }
+        let (pod, namespace, container) = (String(parts[0]), String(parts[1]), String(parts[2]))
+        var record = ContainerRecord(id: id, names: [namespace + "/" + pod + "/" + container], runtime: "kubelet", source: source + "/" + fileName)
+        record.kubernetes = (namespace, pod, container)
+        return record
     }
 
     /// The record of Docker's `config.v2.json`: `{"ID": "…", "Name": "/web", "Config": {"Image": "nginx:1.25"}, …}`.

@@ -17,6 +17,10 @@ public final class TargetResolver {
     /// The container's group below the hierarchy's root while it runs, and its record as last found.
     private var containerGroup: String?
     package private(set) var container: ContainerRecord?
+    private let pods: PodLookup
+    /// The pod's group below the hierarchy's root while it runs, and its record as last found.
+    private var podGroup: String?
+    package private(set) var pod: PodRecord?
     /// Whether the `--cgroup` group was there at the last look.
     private var namedGroupFound = false
     /// When the `--pid` target started (clock ticks after boot), from the first time it was found.
@@ -32,7 +36,8 @@ public final class TargetResolver {
         case .unit: return unitGroup
         case .container: return containerGroup
         case .controlGroup(let path): return namedGroupFound ? path : nil
-        case .pid, .pidfile, .match, .units, .containers: return nil
+        case .pod: return podGroup
+        case .pid, .pidfile, .match, .units, .containers, .pods: return nil
         }
     }
     /// The root of the hierarchy the unit's group was found in.
@@ -45,6 +50,7 @@ public final class TargetResolver {
         self.directory = directory
         self.controlGroups = controlGroups
         self.containers = containers ?? ContainerLookup(hierarchy: controlGroups)
+        pods = PodLookup(hierarchy: controlGroups)
         if case .match(let expression) = selector {
             let status = regcomp(&pattern, expression, REG_EXTENDED | REG_NOSUB)
             guard status == 0 else {
@@ -122,6 +128,11 @@ public final class TargetResolver {
             return .failure(PerfHUDError(.noInput, "containers \(pattern) are targets each"))
         case .controlGroup(let path):
             return controlGroupProcesses(path)
+        case .pod(let given):
+            return podProcesses(given)
+        case .pods(let pattern):
+            // Not a target itself: the daemon makes one `.pod` target per pod it finds.
+            return .failure(PerfHUDError(.noInput, "pods \(pattern) are targets each"))
         case .container(let given):
             return containerProcesses(given)
         }
@@ -137,6 +148,17 @@ public final class TargetResolver {
                 return containers.group(of: record.id)
             }
         }, named: { "container \(TerminalText.escaped(given))" + (container.map { " (\($0.runtime) ID \($0.id.prefix(12)))" } ?? "") })
+    }
+
+    /// The processes of a pod's control group (all its containers'), looked for again by its name
+    /// once it is gone: a pod made again under its name (a new UID) is the same target.
+    package func podProcesses(_ given: String) -> Result<[Int32], PerfHUDError> {
+        processes(ofGroup: &podGroup, find: {
+            pods.find(given).map { record in
+                pod = record
+                return pods.group(of: record.uid)
+            }
+        }, named: { "pod \(TerminalText.escaped(given))" + (pod.map { " (UID \($0.uid))" } ?? "") })
     }
 
     /// The processes of a group named by its path (`--cgroup`): in the hierarchy systemd keeps,

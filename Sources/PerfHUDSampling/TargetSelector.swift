@@ -23,6 +23,11 @@ public enum TargetSelector: Equatable {
     /// `/kubepods/burstable/pod…`), for the layouts no unit or container name covers: every process
     /// of the group and of the groups below it.
     case controlGroup(String)
+    /// A Kubernetes pod on this node, `NAMESPACE/POD`: every process of its containers, as one
+    /// group, followed across a pod made again under its name (`PodLookup`).
+    case pod(String)
+    /// Every pod on this node whose `NAMESPACE/POD` matches a glob, each a target (the daemon's `--pods`).
+    case pods(String)
 
     /// `--unit NAME` as systemctl reads it: a name without a type is a service (`nginx` is `nginx.service`).
     public static func unit(named name: String) -> TargetSelector {
@@ -55,7 +60,7 @@ public enum TargetSelector: Equatable {
     public var isGroup: Bool {
         switch self {
         case .pid, .pidfile: return false
-        case .match, .unit, .units, .container, .containers, .controlGroup: return true
+        case .match, .unit, .units, .container, .containers, .controlGroup, .pod, .pods: return true
         }
     }
 
@@ -76,6 +81,8 @@ public enum TargetSelector: Equatable {
         case .container(let given): return "container \(given)"
         case .containers(let pattern): return "containers \(pattern)"
         case .controlGroup(let path): return "control group \(path)"
+        case .pod(let given): return "pod \(given)"
+        case .pods(let pattern): return "pods \(pattern)"
         }
     }
 }

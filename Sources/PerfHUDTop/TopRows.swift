@@ -56,6 +56,7 @@ public struct TopRow: Equatable {
         case unit(String)
         case container(String)
         case controlGroup(String)
+        case pod(String)
     }
 
     public init(target: String) { self.target = target }
@@ -185,6 +186,14 @@ public enum TopRows {
             static let phase = TargetSeries.perfhud_phase_info.name
         }
 
+        /// A Kubernetes pod's row (`namespace` and `pod`, as kube-state-metrics labels them): the pod,
+        /// or its container (`--container NAMESPACE/POD/CONTAINER`).
+        static func kubernetesGroup(_ labels: [String: String]) -> TopRow.Group? {
+            guard let namespace = labels["namespace"], let pod = labels["pod"] else { return nil }
+            if labels["pod_uid"] != nil { return .pod(namespace + "/" + pod) }
+            return labels["container"].map { .container(namespace + "/" + pod + "/" + $0) }
+        }
+
         init(_ samples: [PrometheusSample]) {
             var seen = Set<String>()
             for sample in samples {
@@ -196,6 +205,7 @@ public enum TopRows {
                 case Name.up: up[target] = value
                 case Name.info:
                     let group = sample.labels["match"].map(TopRow.Group.match) ?? sample.labels["unit"].map(TopRow.Group.unit)
+                        ?? Self.kubernetesGroup(sample.labels)
                         ?? sample.labels["container"].map(TopRow.Group.container)
                         ?? sample.labels["cgroup"].map(TopRow.Group.controlGroup)
                     info[target] = (sample.labels["comm"] ?? "", sample.labels["pid"].flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil },

@@ -41,6 +41,7 @@ public final class TopSession {
             case .group(.unit(let unit), _): return "--unit " + TerminalText.escaped(unit, maxLength: 40)
             case .group(.container(let container), _): return "--container " + TerminalText.escaped(container, maxLength: 40)
             case .group(.controlGroup(let path), _): return "--cgroup " + TerminalText.escaped(path, maxLength: 40)
+            case .group(.pod(let pod), _): return "--pod " + TerminalText.escaped(pod, maxLength: 40)
             }
         }
     }

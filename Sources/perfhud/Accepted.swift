@@ -50,6 +50,8 @@ enum Accepted {
         "--container": "a container's name or ID (or its first digits), optionally NAME=CONTAINER",
         "--containers": "a glob of container names such as 'web-*' or '*' (each container is named after itself)",
         "--cgroup": "a control group's path such as /system.slice/web.service, optionally NAME=PATH",
+        "--pod": "a pod as NAMESPACE/POD, such as default/web-0, optionally NAME=NAMESPACE/POD",
+        "--pods": "a glob of NAMESPACE/POD such as 'shop/*' (each pod is named after itself)",
         "--config": "the path of a file of targets, one a line",
         "--max-targets": "a whole number of targets, at least 1",
         "--forget-after": "a duration such as 10m, longer than 0",

@@ -35,6 +35,12 @@ extension Perfhud {
         @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch the processes of this control group (its path below the hierarchy's root, or its directory under /sys/fs/cgroup).",
                                                                        valueName: "[NAME=]PATH"))
         var cgroup: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch a Kubernetes pod on this node, NAMESPACE/POD: every process of its containers, as one target.",
+                                                                       valueName: "[NAME=]NAMESPACE/POD"))
+        var pod: [Given<String>] = []
+        @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp("Watch every pod on this node whose NAMESPACE/POD matches this glob, each a target.",
+                                                                       valueName: "PATTERN"))
+        var pods: [Given<String>] = []
         @Option(parsing: .unconditional, help: ArgumentHelp("Also watch the targets this file names, one a line (--unit web.service); re-read on SIGHUP.", valueName: "FILE"))
         var config: Given<String>?
         @Option(parsing: .unconditional, help: "Watch at most this many targets; the rest are refused and counted.")
@@ -65,7 +71,7 @@ extension Perfhud {
         /// The targets of the command line, in the order of the options.
         func targets() throws -> [TargetSpec] {
             try [("--pid", pid), ("--pidfile", pidfile), ("--match", match), ("--unit", unit), ("--units", units), ("--container", container),
-                 ("--containers", containers), ("--cgroup", cgroup)].flatMap { option, values in
+                 ("--containers", containers), ("--cgroup", cgroup), ("--pod", pod), ("--pods", pods)].flatMap { option, values in
                 try values.map { given in
                     let value = try given.value(option)
                     do { return try TargetSpec.parse(option: option, value: value) } catch let error as PerfHUDError {
@@ -88,7 +94,7 @@ extension Perfhud {
             let named = try targets()
             let config = try self.config?.value("--config") { !$0.isEmpty }
             guard !named.isEmpty || config != nil else {
-                throw Refusal.because("name a target: --pid, --pidfile, --match, --unit, --units, --container, --containers, --cgroup or --config FILE")
+                throw Refusal.because("name a target: --pid, --pidfile, --match, --unit, --units, --container, --containers, --cgroup, --pod, --pods or --config FILE")
             }
             var configuration = DaemonConfiguration(targets: named, watch: try watch.configuration(defaultTick: WatchOptions.daemonTick))
             configuration.configPath = config

@@ -21,7 +21,7 @@ extension Perfhud {
         // The usage is said here: ArgumentParser's would read `[<pid> ...]`, as the PID is read from
         // the words of the line that are none of the options (`UsageMessage.arguments`).
         static let configuration = CommandConfiguration(commandName: "attach", abstract: "HUD for a running process, or a group of them.",
-                                                        usage: "perfhud attach [<options>] <pid>\nperfhud attach [<options>] --match PATTERN\nperfhud attach [<options>] --unit UNIT\nperfhud attach [<options>] --container NAME|ID\nperfhud attach [<options>] --cgroup PATH")
+                                                        usage: "perfhud attach [<options>] <pid>\nperfhud attach [<options>] --match PATTERN\nperfhud attach [<options>] --unit UNIT\nperfhud attach [<options>] --container NAME|ID\nperfhud attach [<options>] --cgroup PATH\nperfhud attach [<options>] --pod NAMESPACE/POD")
 
         @OptionGroup var options: HUDOptions
 
@@ -36,6 +36,9 @@ extension Perfhud {
         @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this control group (its path below the hierarchy's root, or its directory under /sys/fs/cgroup), summed (as the daemon's --cgroup).",
                                                             valueName: "PATH"))
         var cgroup: Given<String>?
+        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this Kubernetes pod on this node (all its containers), summed (as the daemon's --pod).",
+                                                            valueName: "NAMESPACE/POD"))
+        var pod: Given<String>?
 
         /// The PID, and whatever else of the line is none of the options: refused in validate().
         @Argument(parsing: .allUnrecognized, help: "The process to watch.")
@@ -54,8 +57,9 @@ extension Perfhud {
                 ?? unit.map { TargetSelector.unit(named: try $0.value("--unit", in: "attach") { !$0.isEmpty }) }
                 ?? container.map { TargetSelector.container(try $0.value("--container", in: "attach") { !$0.isEmpty }) }
                 ?? cgroup.map { TargetSelector.controlGroup(given: try $0.value("--cgroup", in: "attach") { !$0.isEmpty }) }
-            if [match != nil, unit != nil, container != nil, cgroup != nil].filter({ $0 }).count > 1 {
-                throw Refusal.because("attach watches one target: one of --match, --unit, --container and --cgroup")
+                ?? pod.map { TargetSelector.pod(try $0.value("--pod", in: "attach") { $0.split(separator: "/", omittingEmptySubsequences: false).count == 2 }) }
+            if [match != nil, unit != nil, container != nil, cgroup != nil, pod != nil].filter({ $0 }).count > 1 {
+                throw Refusal.because("attach watches one target: one of --match, --unit, --container, --cgroup and --pod")
             }
             if let group {
                 _ = try UsageMessage.arguments(pid, of: Self.self, named: [])

@@ -54,6 +54,7 @@ struct TopCommand: ParsableCommand {
             case .group(.unit(let unit), let children): command += ["--unit", unit] + (children ? ["--include-children"] : [])
             case .group(.container(let container), let children): command += ["--container", container] + (children ? ["--include-children"] : [])
             case .group(.controlGroup(let path), let children): command += ["--cgroup", path] + (children ? ["--include-children"] : [])
+            case .group(.pod(let pod), let children): command += ["--pod", pod] + (children ? ["--include-children"] : [])
             }
             return command + ["--no-summary"] + (noColor ? ["--no-color"] : [])
         }

@@ -89,6 +89,38 @@ final class ContainerLookupTests: XCTestCase {
     }
 }
 
+/// Pods and their containers on a Kubernetes node (issue 45): the kubelet's names of its log
+/// directories and links, and the groups its systemd and cgroupfs drivers make.
+final class PodLookupTests: XCTestCase {
+    let uid = "6a0d5c55-2f3e-4b8a-9c1d-0e2f3a4b5c6d"
+    let id = String(repeating: "ab", count: 32)
+
+    func testTheKubeletsLogLinkNamesAPodsContainer() throws {
+        let record = try XCTUnwrap(ContainerLookup.kubeletRecord(fileName: "web-0_shop_nginx-\(id).log", source: "/var/log/containers"))
+        XCTAssertEqual(record.id, id)
+        XCTAssertEqual(record.label, "shop/web-0/nginx")
+        XCTAssertEqual(record.kubernetes?.namespace, "shop"); XCTAssertEqual(record.kubernetes?.pod, "web-0"); XCTAssertEqual(record.kubernetes?.container, "nginx")
+        for name in ["web-0_shop_nginx-\(id).txt", "web-0_nginx-\(id).log", "a_b_c_d-\(id).log", "web-0_shop_nginx-\(id.dropLast()).log",
+                     "web-0_shop_nginx\(id).log", "__-\(id).log"] {
+            XCTAssertNil(ContainerLookup.kubeletRecord(fileName: name, source: "x"), name)
+        }
+    }
+
+    func testAPodsDirectoryAndItsGroupAreNamedByItsUID() {
+        XCTAssertEqual(PodLookup.pod(directoryName: "shop_web-0_\(uid)"), PodRecord(namespace: "shop", name: "web-0", uid: uid))
+        XCTAssertNil(PodLookup.pod(directoryName: "shop_web-0_not-a-uid"))
+        XCTAssertNil(PodLookup.pod(directoryName: "web-0_\(uid)"))
+        let underscored = uid.replacingOccurrences(of: "-", with: "_")
+        // The systemd driver (Burstable, BestEffort, Guaranteed) and the cgroupfs driver.
+        for name in ["kubepods-burstable-pod\(underscored).slice", "kubepods-besteffort-pod\(underscored).slice", "kubepods-pod\(underscored).slice", "pod\(uid)"] {
+            XCTAssertEqual(PodLookup.uid(ofGroupNamed: name), uid, name)
+        }
+        for name in ["kubepods-burstable.slice", "pod\(underscored)", "machine-pod\(underscored).slice", "cri-containerd-\(id).scope", "pod"] {
+            XCTAssertNil(PodLookup.uid(ofGroupNamed: name), name)
+        }
+    }
+}
+
 /// A group's own figures (issue 45): its memory as the kernel counts it and its CPU quota, from
 /// the files' text as kernel 6.1 (v2) and this machine's hybrid v1 write them.
 final class ControlGroupFiguresTests: XCTestCase {
