@@ -126,7 +126,7 @@ def test_every_figure_at_every_sink(tmp_path, nvml, sleeper):
     assert [row["gpu_memory_bytes"] for row in table] == [str(row["gpu_memory_bytes"] or "") for row in rows]
     assert [row["gpu_throttle_reasons"] for row in table][-1] == "4"
     database = sqlite3.connect(str(path))
-    assert database.execute("PRAGMA user_version").fetchone()[0] == 9
+    assert database.execute("PRAGMA user_version").fetchone()[0] == 10
     assert database.execute("SELECT gpu_name_from_here FROM samples WHERE gpu_name_from_here != ''").fetchall() == [("NVIDIA H100 80GB HBM3",)]
     database.close()
 

@@ -66,7 +66,7 @@ def test_every_sink_has_the_smallest_limit_above_the_program(limited, tmp_path):
     assert [row["memory_limit_bytes"] for row in rows] == [OUTER_LIMIT] * len(rows), rows[-1]
 
     database = sqlite3.connect(str(path))
-    assert database.execute("PRAGMA user_version").fetchone()[0] == 9
+    assert database.execute("PRAGMA user_version").fetchone()[0] == 10
     assert [value for (value,) in database.execute("SELECT memory_limit_bytes FROM samples")] == [OUTER_LIMIT] * len(rows)
     database.close()
 

@@ -64,7 +64,7 @@ def test_the_rows_have_the_score_the_kernel_gave(recorded):
 def test_the_recording_report_fail_on_and_export_have_it(recorded):
     path, rows, scores = recorded
     database = sqlite3.connect(str(path))
-    assert database.execute("PRAGMA user_version").fetchone()[0] == 9
+    assert database.execute("PRAGMA user_version").fetchone()[0] == 10
     recorded_scores = [value for (value,) in database.execute("SELECT oom_score FROM samples") if value is not None]
     database.close()
     live = [row["oom_score"] for row in rows if row["oom_score"] is not None]

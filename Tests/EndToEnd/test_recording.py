@@ -40,7 +40,7 @@ def test_the_recording_opens_with_the_sqlite3_cli(recorded):
     out = subprocess.run(["sqlite3", str(path), "PRAGMA user_version; select count(*) from samples;"
                           " select count(*) from frames; select value from meta where key = 'target_command'"],
                          capture_output=True, text=True, check=True).stdout.split()
-    assert out[0] == "9"   # format 9 (formats 1 to 8 still read: see below and test_replay)
+    assert out[0] == "10"   # format 10 (formats 1 to 9 still read: see below and test_replay)
     assert int(out[1]) == len(rows)
     assert int(out[2]) > 200          # ~60 frames a second for 6 s
     assert out[3] == "perfhud-demo"

@@ -294,7 +294,7 @@ def test_the_figures_survive_a_recording_and_report_gates_on_them(why, program, 
     path = tmp_path / "why.db"
     got, _ = rows(target.pid, "--record", str(path), tick="100ms", count=20)
     database = sqlite3.connect(path)
-    assert database.execute("PRAGMA user_version").fetchone()[0] == 9   # the why columns since 4
+    assert database.execute("PRAGMA user_version").fetchone()[0] == 10   # the why columns since 4
     view = database.execute("SELECT cpu_wait_percent, fds_open, leak_suspected FROM samples").fetchall()
     assert [row[0] for row in view] == [row["cpu_wait_percent"] for row in got]
     database.close()
