@@ -26,6 +26,7 @@ final class ContainerDiscovery {
     /// Running containers no record names (a runtime whose records perfhud does not read), by ID:
     /// said once each, and not read for again until another container starts.
     private var unnamed = Set<String>()
+    private var lastRunningCount = 0
     private var lastScan = UInt64(0)
 
     init(configuration: DaemonConfiguration, roster: TargetRoster, discovery: TargetDiscovery, sockets: EventSockets, status: StatusReporter) {
@@ -50,14 +51,22 @@ final class ContainerDiscovery {
         if running.keys.contains(where: { known[$0] == nil && !unnamed.contains($0) }) {
             for record in lookup.records() where running[record.id] != nil { known[record.id] = record }
             for (id, group) in running where known[id] == nil && unnamed.insert(id).inserted {
-                status.log.notice("container \(id.prefix(12)) (\(TerminalText.escaped(group))) runs, but no runtime's record read names it: not watched by --containers; --cgroup \(TerminalText.escaped(group)) watches it")
+                // Watched under its ID where a pattern takes that (`*`), never under a guessed name.
+                known[id] = lookup.unnamed(id: id, group: group)
+                status.log.notice("container \(id.prefix(12)) (\(TerminalText.escaped(group))) runs, but no runtime's record read names it: known by its ID")
             }
         }
         known = known.filter { running[$0.key] != nil }
         unnamed = unnamed.filter { running[$0] != nil }
+        // One of them named since (its runtime wrote its record after its group was made): read again.
+        if known.values.contains(where: { $0.names.isEmpty }), running.count != lastRunningCount {
+            for record in lookup.records() where running[record.id] != nil { known[record.id] = record }
+        }
+        lastRunningCount = running.count
         // Oldest name first is not known; by name, so the order of admission is the same each time.
         for record in known.values.sorted(by: { $0.label < $1.label }) {
-            guard let pattern = roster.containerPatterns.first(where: { pattern in record.names.contains { fnmatch(pattern, $0, 0) == 0 } }) else { continue }
+            let names = record.names.isEmpty ? [record.label] : record.names
+            guard let pattern = roster.containerPatterns.first(where: { pattern in names.contains { fnmatch(pattern, $0, 0) == 0 } }) else { continue }
             let name = record.label
             guard !roster.targets.contains(where: { $0.label == name || $0.spec.selector == .container(name) }) else { continue }
             if let target = roster.admit(TargetSpec(name: nil, selector: .container(name)), label: name, discovered: true) {

@@ -137,6 +137,8 @@ public final class DaemonService: @unchecked Sendable {
                 timeout = due <= now ? 0 : Int32(min(1000, (due - now + 999_999) / 1_000_000))
             }
             guard case .success = SystemCall.poll(&descriptors, timeoutMilliseconds: timeout) else { break }
+            // A daemon started for another perfhud (`top --containers`) ends with it, even killed.
+            if let parent = Self.parentToOutlive, getppid() != parent { break loop }
             if descriptors[0].revents != 0 {
                 let requests = wake.receive()
                 // SIGHUP re-reads --config; without one it stops the daemon, as it always did.
@@ -166,6 +168,10 @@ public final class DaemonService: @unchecked Sendable {
         fanOut.recording.close()
         status.logStopping()
     }
+
+    /// `PERFHUD_EXIT_WITH_PARENT=PID`: the process this daemon ends with (checked at least once a
+    /// second); set by `perfhud top --containers` for the daemon it starts.
+    static let parentToOutlive: pid_t? = getenv("PERFHUD_EXIT_WITH_PARENT").flatMap { pid_t(String(cString: $0)) }
 
     /// Graceful stop: the loop ends after one last sample.
     public func stop() { wake.send(1) }

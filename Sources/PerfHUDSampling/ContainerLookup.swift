@@ -174,9 +174,24 @@ public struct ContainerLookup {
             if matching.count > 1 {
                 return .failure(PerfHUDError(.usage, "\(given) begins the IDs of \(matching.count) containers: give more of it or the name"))
             }
+            // Running, but no record read names it (containerd's own containers, a runtime whose
+            // records are elsewhere): found by its group, and named by its ID, never by a guess.
+            let running = runningGroups().filter { $0.key.hasPrefix(lowered) }
+            if running.count == 1, let (id, group) = running.first { return .success(unnamed(id: id, group: group)) }
         }
         let looked = sources.map(\.path).joined(separator: ", ")
         return .failure(PerfHUDError(.noInput, "no container named \(TerminalText.escaped(given)) (the runtimes' records read: \(looked))"))
+    }
+
+    /// A container no record read names, running in `group`: its label is its ID's first 12 digits,
+    /// its runtime the one its group's name says (`docker`, `podman`, `containerd`, `cri-o`), its
+    /// source why it has no name.
+    public func unnamed(id: String, group: String) -> ContainerRecord {
+        let name = group.split(separator: "/").last.map(String.init) ?? ""
+        let runtime = name.hasPrefix("libpod-") ? "podman" : name.hasPrefix("cri-containerd-") ? "containerd"
+            : name.hasPrefix("crio-") ? "cri-o" : name.hasPrefix("docker-") || group.hasPrefix("/docker/") ? "docker" : "unknown"
+        return ContainerRecord(id: id, names: [], runtime: runtime,
+                               source: "no record read names it (\(sources.map(\.path).joined(separator: ", "))): named by its ID")
     }
 
     /// The container's control group, below the hierarchy's root, or nil while it has none (not

@@ -18,6 +18,9 @@ struct TopCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Sort by cpu, memory, name, fps or actions (keys c, m, n, f, a).")
     var sort: Given<TopSort> = "cpu"
 
+    @Flag(help: "Every running container and pod of this host, with no daemon to configure: top runs one of its own (--containers '*' --pods '*') for as long as the table.")
+    var containers = false
+
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
 
@@ -32,6 +35,7 @@ struct TopCommand: ParsableCommand {
 
     /// The session's configuration; a refusal (`Refusal`) for the first option that does not read.
     func configuration() throws -> TopSession.Configuration {
+        if containers, self.from.text != "http://127.0.0.1:9469" { throw Refusal.because("--containers watches this host's containers itself: no --from") }
         let from = try self.from.value("--from")
         guard let endpoint = MetricsEndpoint(from) else { throw Refusal.because(Accepted.complaint("--from", got: from)) }
         var configuration = TopSession.Configuration(endpoint: endpoint)
@@ -41,6 +45,12 @@ struct TopCommand: ParsableCommand {
 
     func run() throws {
         var configuration = try configuration()
+        var companion: CompanionDaemon?
+        if containers {
+            companion = try CompanionDaemon.start(executable: SystemCall.readLink("/proc/self/exe") ?? CommandLine.arguments[0])
+            configuration.endpoint = MetricsEndpoint("http://127.0.0.1:\(companion!.port)")!
+        }
+        defer { companion?.stop() }
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         configuration.style = HUDStyle(color: !(noColor || noColorEnvironment), unicode: LocaleCharset.isUTF8())
         let executable = SystemCall.readLink("/proc/self/exe") ?? CommandLine.arguments[0]
@@ -58,7 +68,10 @@ struct TopCommand: ParsableCommand {
             }
             return command + ["--no-summary"] + (noColor ? ["--no-color"] : [])
         }
-        try Perfhud.exit(with: TopSession(configuration: configuration).run())
+        let status = TopSession(configuration: configuration).run()
+        companion?.stop()
+        companion = nil
+        try Perfhud.exit(with: status)
     }
 }
 

@@ -82,7 +82,7 @@ def test_refusals_are_one_line_with_their_exit_statuses():
         # A name without a type is a service, as systemctl and the daemon read it.
         (["--unit", "perfhud-missing"], 66, r"perfhud: perfhud-missing\.service is not running"),
         (["--match", "(("], 64, r"perfhud: invalid --match pattern /\(\(/: .+"),
-        (["--match", "a", "--unit", "b"], 64, r"perfhud: attach watches one target: one of --match, --unit and --container"),
+        (["--match", "a", "--unit", "b"], 64, r"perfhud: attach watches one target: one of --match, --unit, --container, --cgroup and --pod"),
         (["--match", "a", "12"], 64, r"perfhud: unexpected argument '12' \(perfhud attach --help\)"),
     ]
     for args, status, message in cases:

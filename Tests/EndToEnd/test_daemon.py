@@ -244,20 +244,30 @@ def test_sd_notify_ready_status_watchdog_stopping(tmp_path):
 
 # --- a real Prometheus ----------------------------------------------------------------------
 
-def dashboard_queries(job, instance_regex, target_regex=".+", rate_interval="10s"):
-    """(panel title, whether it is per target, query) for each query of the dashboard, its variables filled in."""
+CONTAINERS_ROW = "Containers and pods"
+
+
+def dashboard_queries(job, instance_regex, target_regex=".+", rate_interval="10s", rows=None, kubernetes=(".*", ".*", ".*")):
+    """(panel title, whether it is per target, query) for each query of the dashboard, its variables
+    filled in; of the panels under the rows `rows` only where given, else of every row but the
+    containers' (Tests/EndToEnd/test_kubernetes_node.py checks those, on a node's pods)."""
     dashboard = json.loads((ROOT / "Dashboards" / "perfhud.json").read_text())
     variables = {v["name"]: v for v in dashboard["templating"]["list"]}
     assert variables["target"]["multi"] and "label_values(perfhud_target_up" in variables["target"]["definition"]
+    row = None
     for panel in dashboard["panels"]:
         if panel["type"] == "row":
+            row = panel["title"]
+            continue
+        if (row not in rows) if rows else row == CONTAINERS_ROW:
             continue
         assert panel.get("description"), f"panel {panel['title']} has a description"
         assert panel["fieldConfig"]["defaults"].get("unit"), f"panel {panel['title']} has a unit"
         for target in panel["targets"]:
             per_target = "$target" in target["expr"]
             expr = (target["expr"].replace("$job", job).replace("$instance", instance_regex).replace("$target", target_regex)
-                    .replace("$__rate_interval", rate_interval))
+                    .replace("$__rate_interval", rate_interval).replace("$namespace", kubernetes[0]).replace("$pod", kubernetes[1])
+                    .replace("$container", kubernetes[2]))
             yield panel["title"], per_target, expr
 
 

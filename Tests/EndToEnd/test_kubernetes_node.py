@@ -165,3 +165,54 @@ def test_the_daemon_finds_pods_and_their_containers_with_kubernetes_labels(node,
     # The pod goes: its targets go down, and after --forget-after their series go.
     node.remove()
     assert wait_until(lambda: not any(f'target="{label}"' in daemon.metrics() for label in (pod, app)), timeout=30), daemon.metrics()
+
+
+@pytest.mark.skipif(not shutil.which("prometheus"), reason="prometheus is installed by make test")
+def test_prometheus_has_every_containers_panel_of_the_dashboard_for_each_pods_container(node, spawn, tmp_path):
+    import json
+    import textwrap
+    import urllib.parse
+    from test_daemon import CONTAINERS_ROW, dashboard_queries, free_port, get, _ready
+    namespace = f"ph{os.getpid()}"
+    node.pod(namespace, "shop-0", {"app": (BUSY, 0.3, 96 << 20), "cache": (SLEEP, 0.1, 48 << 20)})
+    node.pod(namespace + "x", "other-0", {"app": (SLEEP, 0.1, 32 << 20)})
+    port = free_port()
+    daemon = spawn(PERFHUD, "daemon", "--containers", f"{namespace}*/*/*", "--metrics-listen", f"127.0.0.1:{port}",
+                   "--events", str(tmp_path / "events"), "--tick", "250ms")
+    config = tmp_path / "prometheus.yml"
+    config.write_text(textwrap.dedent(f"""
+        global:
+          scrape_interval: 1s
+        scrape_configs:
+          - job_name: perfhud
+            static_configs:
+              - targets: ["127.0.0.1:{port}"]
+    """))
+    api_port = free_port()
+    spawn("prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{api_port}",
+          "--log.level=error")
+    api = f"http://127.0.0.1:{api_port}/api/v1/"
+
+    def query(expr):
+        return json.loads(get(api + "query?" + urllib.parse.urlencode({"query": expr}))[1])["data"]["result"]
+    assert wait_until(lambda: _ready(api), timeout=60), "prometheus did not start"
+    assert wait_until(lambda: len(query('perfhud_target_up == 1')) == 3, timeout=30), query("perfhud_target_up")
+    time.sleep(6)   # samples for rate()
+    containers = {f"{namespace}/shop-0/app", f"{namespace}/shop-0/cache", f"{namespace}x/other-0/app"}
+    missing = []
+    for title, per_target, expr in dashboard_queries("perfhud", ".+", rows=[CONTAINERS_ROW]):
+        result = query(expr)
+        got = {r["metric"]["target"] for r in result} if per_target else \
+              {f'{r["metric"]["namespace"]}/{r["metric"]["pod"]}/{r["metric"]["container"]}' for r in result}
+        if got != containers:
+            missing.append((title, expr, sorted(containers ^ got)))
+    assert not missing, missing
+    # The Namespace, Pod and Container variables narrow the pods' panels to what they choose.
+    for title, per_target, expr in dashboard_queries("perfhud", ".+", rows=[CONTAINERS_ROW], kubernetes=(namespace, "shop-0", "app")):
+        if not per_target:
+            assert {r["metric"]["container"] for r in query(expr)} == {"app"} and len(query(expr)) == 1, (title, expr)
+    # Each container's share of its quota, as the dashboard shows it: the busy one near its 0.3 core.
+    share = {r["metric"]["target"]: float(r["value"][1]) for r in query(next(
+        expr for title, _, expr in dashboard_queries("perfhud", ".+", rows=[CONTAINERS_ROW]) if title.startswith("Containers: CPU")))}
+    assert 70 < share[f"{namespace}/shop-0/app"] <= 105, share
+    daemon.terminate()

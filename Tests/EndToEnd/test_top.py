@@ -205,12 +205,13 @@ while True:
 """
 
 
-def open_group_hud(port, row_name, attached):
-    """top on the daemon at `port`, Enter on the row `row_name`: the row's CPU, the HUD's (after
-    2.5 s), and the HUD's screen, which must say `attached` among its notices; then q, q."""
+def open_group_hud(port, row_name, attached, top=None):
+    """top on the daemon at `port` (or with the options `top`), Enter on the row `row_name`: the
+    row's CPU, the HUD's (after 2.5 s), and the HUD's screen, which must say `attached` among its
+    notices; then q, q."""
     tmux = Tmux(columns=140, rows=24)
     try:
-        tmux.type(f"{PERFHUD} top --from http://127.0.0.1:{port}")
+        tmux.type(f"{PERFHUD} top " + (top or f"--from http://127.0.0.1:{port}"))
         tmux.wait(lambda s: len(rows_of(s, [row_name])) == 1 and re.search(rf"{re.escape(row_name)}\s+up\s+\d", rows_of(s, [row_name])[0][1]),
                   "the group's row")
         time.sleep(2)
