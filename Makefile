@@ -8,7 +8,7 @@ APT_PACKAGES := libproc2-dev libsqlite3-dev sqlite3 pkg-config tmux htop vim les
   libsdl2-dev libglfw3-dev weston glmark2-es2-wayland chromium-bsu \
   podman runc docker.io
 # podman and runc (crun refuses the hybrid cgroup layout of these machines): Tests/EndToEnd/test_containers.py;
-# docker.io (its engine started by the test where none runs): Tests/EndToEnd/test_docker.py.
+# docker.io (its engine started by the test where none runs): Tests/EndToEnd/test_docker.py; its dependency containerd: test_containerd.py.
 # pygame (PyPI: its wheel bundles its own libSDL2): Tests/EndToEnd/test_frame_hooks_sdl.py.
 # nvidia-ml-py (NVIDIA's own NVML bindings): Tests/GPU/test_fake_nvml_abi.py proves the stand-in NVML's ABI through them.
 # kubernetes-validate (Kubernetes' own JSON schemas, offline): Tests/EndToEnd/test_kubernetes.py checks Packaging/kubernetes against them.

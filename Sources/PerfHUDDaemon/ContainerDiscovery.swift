@@ -47,7 +47,14 @@ final class ContainerDiscovery {
         lastScan = now
         scanPods(now: now)
         guard !roster.containerPatterns.isEmpty else { return }
-        let running = lookup.runningGroups()
+        var running = lookup.runningGroups()
+        // containerd's own containers (`ctr run`): named by IDs of their own, in groups their spec names.
+        for task in ContainerLookup.containerdTasks() where running[task.id] == nil {
+            guard let record = known[task.id] ?? ContainerLookup.containerdRecord(namespace: task.namespace, id: task.id),
+                  let group = lookup.group(of: record) else { continue }
+            running[task.id] = group
+            known[task.id] = record
+        }
         if running.keys.contains(where: { known[$0] == nil && !unnamed.contains($0) }) {
             for record in lookup.records() where running[record.id] != nil { known[record.id] = record }
             for (id, group) in running where known[id] == nil && unnamed.insert(id).inserted {

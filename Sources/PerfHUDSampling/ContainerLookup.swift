@@ -18,6 +18,9 @@ public struct ContainerRecord: Equatable {
     /// A Kubernetes pod's container: its namespace, its pod and its name in the pod (the kubelet's
     /// names, which kube-state-metrics' series carry too); nil elsewhere.
     public var kubernetes: (namespace: String, pod: String, container: String)?
+    /// Its control group below the hierarchy's root where the record says it (containerd's OCI
+    /// spec, `linux.cgroupsPath`); nil where the group is found by the ID (`group(of:)`).
+    public var groupPath: String?
 
     public init(id: String, names: [String], runtime: String, source: String, image: String? = nil) {
         (self.id, self.names, self.runtime, self.source, self.image) = (id, names, runtime, source, image)
@@ -26,7 +29,7 @@ public struct ContainerRecord: Equatable {
     public static func == (a: ContainerRecord, b: ContainerRecord) -> Bool {
         (a.id, a.names, a.runtime, a.source, a.image) == (b.id, b.names, b.runtime, b.source, b.image)
             && a.kubernetes?.namespace == b.kubernetes?.namespace && a.kubernetes?.pod == b.kubernetes?.pod
-            && a.kubernetes?.container == b.kubernetes?.container
+            && a.kubernetes?.container == b.kubernetes?.container && a.groupPath == b.groupPath
     }
 
     /// What the target is called: its first name, else the first 12 digits of its ID (as `ps` shows).
@@ -55,10 +58,12 @@ public struct ContainerLookup {
         /// The kubelet's `/var/log/containers`: a link a pod's container, named
         /// `POD_NAMESPACE_CONTAINER-ID.log`, whatever runtime runs it (every node has it).
         case kubelet(String)
+        /// containerd's running tasks: `NAMESPACE/ID/config.json`, each the OCI spec it runs.
+        case containerd(String)
 
         var path: String {
             switch self {
-            case .podman(let path), .docker(let path), .kubelet(let path): return path
+            case .podman(let path), .docker(let path), .kubelet(let path), .containerd(let path): return path
             }
         }
     }
@@ -67,6 +72,8 @@ public struct ContainerLookup {
     public static let podmanRecords = "/var/lib/containers/storage/overlay-containers/containers.json"
     /// Docker's (rootful) containers.
     public static let dockerContainers = "/var/lib/docker/containers"
+    /// containerd's running tasks (its runtime v2 shim's state).
+    public static let containerdTasks = "/run/containerd/io.containerd.runtime.v2.task"
     /// The kubelet's links to its containers' logs.
     public static let kubeletContainerLogs = "/var/log/containers"
     /// A rootless podman user's records, below their home directory.
@@ -75,7 +82,7 @@ public struct ContainerLookup {
     /// The runtimes' records on this host: rootful podman and Docker, and rootless podman of each
     /// home directory under `/home` that has records.
     public static func hostSources() -> [RecordSource] {
-        var sources: [RecordSource] = [.podman(podmanRecords), .docker(dockerContainers), .kubelet(kubeletContainerLogs)]
+        var sources: [RecordSource] = [.podman(podmanRecords), .docker(dockerContainers), .kubelet(kubeletContainerLogs), .containerd(containerdTasks)]
         for user in UnitControlGroup.subdirectories("/home") {
             let path = "/home/" + user + rootlessRecords
             if access(path, R_OK) == 0 { sources.append(.podman(path)) }
@@ -110,6 +117,8 @@ public struct ContainerLookup {
                     if let record = Self.kubeletRecord(fileName: name, source: directory) { found.append(record) }
                 }
                 return found
+            case .containerd(let directory):
+                return Self.containerdTasks(in: directory).compactMap { Self.containerdRecord(in: directory, namespace: $0.namespace, id: $0.id) }
             }
         }
     }
@@ -147,6 +156,61 @@ public struct ContainerLookup {
         return record
     }
 
+    /// containerd's running tasks (`NAMESPACE/ID` directories, one directory read a namespace), but
+    /// those of `k8s.io` (a pod's: the kubelet's links name them, and a node has hundreds of specs
+    /// to parse) and `moby` (Docker's: its records name them).
+    public static func containerdTasks(in directory: String = containerdTasks) -> [(namespace: String, id: String)] {
+        UnitControlGroup.subdirectories(directory).filter { $0 != "k8s.io" && $0 != "moby" }.flatMap { namespace in
+            UnitControlGroup.subdirectories(directory + "/" + namespace).map { (namespace, $0) }
+        }
+    }
+
+    /// The record of one containerd task, from its spec; nil where it cannot be read.
+    public static func containerdRecord(in directory: String = containerdTasks, namespace: String, id: String) -> ContainerRecord? {
+        let path = directory + "/" + namespace + "/" + id + "/config.json"
+        guard case .success(let data) = KeptOpenFile.contents(of: path, limit: 4 << 20) else { return nil }
+        return containerdRecord(String(decoding: data, as: UTF8.self), id: id, namespace: namespace, source: path)
+    }
+
+    /// The record of a containerd task's OCI spec (`config.json`): named by its ID (`ctr run IMAGE
+    /// web` names it `web`; in a namespace other than `default`, `NAMESPACE/ID` too); a pod's
+    /// container (the `k8s.io` namespace) by the CRI's annotations, `NAMESPACE/POD/CONTAINER`, its
+    /// image too; a pod's sandbox (its pause process) is not a container of its own. The group is
+    /// the spec's `linux.cgroupsPath`.
+    package static func containerdRecord(_ text: String, id: String, namespace: String, source: String) -> ContainerRecord? {
+        guard !id.isEmpty, case .object(let spec)? = JSONValue.parse(text) else { return nil }
+        var annotations: [String: String] = [:]
+        if case .object(let fields)? = spec["annotations"] {
+            for case let (key, .string(value)) in fields { annotations[key] = value }
+        }
+        var record = ContainerRecord(id: id, names: namespace == "default" ? [id] : [id, namespace + "/" + id], runtime: "containerd", source: source)
+        if let type = annotations["io.kubernetes.cri.container-type"] {
+            guard type == "container", let container = annotations["io.kubernetes.cri.container-name"],
+                  let pod = annotations["io.kubernetes.cri.sandbox-name"], let podNamespace = annotations["io.kubernetes.cri.sandbox-namespace"] else { return nil }
+            record.names = [podNamespace + "/" + pod + "/" + container]
+            record.kubernetes = (podNamespace, pod, container)
+            record.image = annotations["io.kubernetes.cri.image-name"]
+        }
+        if case .object(let linux)? = spec["linux"], case .string(let path)? = linux["cgroupsPath"] { record.groupPath = groupPath(cgroupsPath: path) }
+        return record
+    }
+
+    /// An OCI `cgroupsPath` as a path below the hierarchy's root: `/default/web` as it is;
+    /// systemd's `SLICE:PREFIX:NAME` as systemd lays it out (`kubepods-burstable-pod1.slice:
+    /// cri-containerd:ID` is `/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/
+    /// cri-containerd-ID.scope`: a slice's name says the slices above it).
+    package static func groupPath(cgroupsPath path: String) -> String? {
+        let parts = path.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return path.isEmpty ? nil : (path.hasPrefix("/") ? path : "/" + path) }
+        let slice = String(parts[0]), scope = parts[1].isEmpty ? String(parts[2]) : parts[1] + "-" + parts[2]
+        var slices: [String] = []
+        if slice != "-.slice" && slice.hasSuffix(".slice") {
+            let words = slice.dropLast(6).split(separator: "-")
+            for end in 1...max(1, words.count) { slices.append(words.prefix(end).joined(separator: "-") + ".slice") }
+        }
+        return "/" + (slices + [scope + ".scope"]).joined(separator: "/")
+    }
+
     /// The record of Docker's `config.v2.json`: `{"ID": "…", "Name": "/web", "Config": {"Image": "nginx:1.25"}, …}`.
     package static func dockerRecord(_ text: String, source: String) -> ContainerRecord? {
         guard case .object(let fields)? = JSONValue.parse(text), case .string(let id)? = fields["ID"], isID(id) else { return nil }
@@ -165,7 +229,7 @@ public struct ContainerLookup {
         let all = records()
         let named = all.filter { $0.names.contains(given) }
         // Two runtimes may each have one of the name: the running one (whose group there is).
-        if let running = named.count > 1 ? named.first(where: { group(of: $0.id) != nil }) : nil { return .success(running) }
+        if let running = named.count > 1 ? named.first(where: { group(of: $0) != nil }) : nil { return .success(running) }
         if let first = named.first { return .success(first) }
         let lowered = given.lowercased()
         if lowered.count >= 3, Self.isHex(lowered) {
@@ -197,6 +261,12 @@ public struct ContainerLookup {
     /// The container's control group, below the hierarchy's root, or nil while it has none (not
     /// running). Breadth first over the whole tree (containers sit under `machine.slice`,
     /// `system.slice`, `libpod_parent`, `kubepods…`, or a user's slice for a rootless one).
+    public func group(of record: ContainerRecord) -> String? {
+        guard let path = record.groupPath else { return group(of: record.id) }
+        var status = stat()
+        return stat(hierarchy.root + path, &status) == 0 ? path : nil
+    }
+
     public func group(of id: String) -> String? {
         hierarchy.firstGroup(descendingInto: { _ in true }) { name, parent in Self.names(name, id, under: parent) }
     }

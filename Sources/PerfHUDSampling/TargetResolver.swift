@@ -145,7 +145,7 @@ public final class TargetResolver {
         processes(ofGroup: &containerGroup, find: {
             containers.find(given).map { record in
                 container = record
-                return containers.group(of: record.id)
+                return containers.group(of: record)
             }
         }, named: { "container \(TerminalText.escaped(given))" + (container.map { " (\($0.runtime) ID \($0.id.prefix(12)))" } ?? "") })
     }

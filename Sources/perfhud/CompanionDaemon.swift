@@ -1,4 +1,5 @@
 import PerfHUDSupport
+import PerfHUDSampling
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,6 +21,7 @@ struct CompanionDaemon {
         var template = Array("/tmp/perfhud-top-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw PerfHUDError(.cannotCreate, "cannot make a directory in /tmp for the daemon's sockets") }
         let directory = String(cString: made)
+        _ = mkdir(directory + "/events", 0o755)
         let port = try freePort()
         let log = directory + "/daemon.log"
         let command = [executable, "daemon", "--containers", "*", "--pods", "*", "--listen", "127.0.0.1:\(port)",
