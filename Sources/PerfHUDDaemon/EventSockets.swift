@@ -46,7 +46,12 @@ final class EventSockets {
     /// Where the sockets of several targets go: `--events DIR`, else systemd's RuntimeDirectory,
     /// else /run/perfhud for root, else the private default directory (`$XDG_RUNTIME_DIR/perfhud`).
     var directory: (path: String, isDefault: Bool)? {
-        if let chosen = configuration.eventsDirectory { return (chosen, false) }
+        if let chosen = configuration.eventsDirectory {
+            // Made where it is missing (its parent must be there), as /run/perfhud is: a pattern's
+            // targets come later, each of which would otherwise go without its socket.
+            _ = mkdir(chosen, 0o755)
+            return (chosen, false)
+        }
         if geteuid() == 0 {
             if mkdir("/run/perfhud", 0o755) != 0 && errno != EEXIST { return nil }
             return ("/run/perfhud", false)
