@@ -48,6 +48,11 @@ final class ContainerDiscovery {
         scanPods(now: now)
         guard !roster.containerPatterns.isEmpty else { return }
         var running = lookup.runningGroups()
+        // Rootless podman's on a v1 or hybrid host: no group, their first process in a PID file.
+        for record in lookup.runningWithoutGroup() where running[record.id] == nil {
+            running[record.id] = ""
+            known[record.id] = record
+        }
         // containerd's own containers (`ctr run`): named by IDs of their own, in groups their spec names.
         for task in ContainerLookup.containerdTasks() where running[task.id] == nil {
             guard let record = known[task.id] ?? ContainerLookup.containerdRecord(namespace: task.namespace, id: task.id),

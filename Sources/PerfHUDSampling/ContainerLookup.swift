@@ -21,6 +21,10 @@ public struct ContainerRecord: Equatable {
     /// Its control group below the hierarchy's root where the record says it (containerd's OCI
     /// spec, `linux.cgroupsPath`); nil where the group is found by the ID (`group(of:)`).
     public var groupPath: String?
+    /// Where its runtime writes the PID of its first process (podman's conmon: `userdata/pidfile`),
+    /// for a container that has no control group of its own (rootless podman on a cgroup v1 or
+    /// hybrid host runs its containers in the user's session's groups).
+    public var pidFiles: [String] = []
 
     public init(id: String, names: [String], runtime: String, source: String, image: String? = nil) {
         (self.id, self.names, self.runtime, self.source, self.image) = (id, names, runtime, source, image)
@@ -76,16 +80,17 @@ public struct ContainerLookup {
     public static let containerdTasks = "/run/containerd/io.containerd.runtime.v2.task"
     /// The kubelet's links to its containers' logs.
     public static let kubeletContainerLogs = "/var/log/containers"
-    /// A rootless podman user's records, below their home directory.
-    static let rootlessRecords = "/.local/share/containers/storage/overlay-containers/containers.json"
+    /// A rootless podman user's records, below their home directory, by storage driver (rootless
+    /// podman uses `vfs` where the kernel or fuse-overlayfs does not let it use `overlay`).
+    static let rootlessRecords = ["/.local/share/containers/storage/overlay-containers/containers.json",
+                                  "/.local/share/containers/storage/vfs-containers/containers.json"]
 
     /// The runtimes' records on this host: rootful podman and Docker, and rootless podman of each
     /// home directory under `/home` that has records.
     public static func hostSources() -> [RecordSource] {
         var sources: [RecordSource] = [.podman(podmanRecords), .docker(dockerContainers), .kubelet(kubeletContainerLogs), .containerd(containerdTasks)]
         for user in UnitControlGroup.subdirectories("/home") {
-            let path = "/home/" + user + rootlessRecords
-            if access(path, R_OK) == 0 { sources.append(.podman(path)) }
+            for records in rootlessRecords where access("/home/" + user + records, R_OK) == 0 { sources.append(.podman("/home/" + user + records)) }
         }
         return sources
     }
@@ -104,7 +109,12 @@ public struct ContainerLookup {
             switch source {
             case .podman(let path):
                 guard case .success(let data) = KeptOpenFile.contents(of: path, limit: 64 << 20) else { return [] }
-                return Self.podmanRecords(String(decoding: data, as: UTF8.self), source: path)
+                let runRoots = Self.podmanRunRoots(records: path)
+                return Self.podmanRecords(String(decoding: data, as: UTF8.self), source: path).map { record in
+                    var record = record
+                    record.pidFiles = runRoots.map { $0 + "/" + record.id + "/userdata/pidfile" }
+                    return record
+                }
             case .docker(let directory):
                 return UnitControlGroup.subdirectories(directory).compactMap { entry in
                     let path = directory + "/" + entry + "/config.v2.json"
@@ -121,6 +131,42 @@ public struct ContainerLookup {
                 return Self.containerdTasks(in: directory).compactMap { Self.containerdRecord(in: directory, namespace: $0.namespace, id: $0.id) }
             }
         }
+    }
+
+    /// Where podman keeps the run-time state of the containers whose records are at `records`
+    /// (`…/storage/DRIVER-containers/containers.json`): root's under /run/containers/storage, a
+    /// rootless user's under their runtime directory, or /tmp/podman-run-UID without one.
+    static func podmanRunRoots(records: String) -> [String] {
+        let parts = records.split(separator: "/")
+        guard parts.count >= 2 else { return [] }
+        let driver = String(parts[parts.count - 2])
+        guard records.hasPrefix("/home/") else { return ["/run/containers/storage/" + driver] }
+        var status = stat()
+        guard stat(records, &status) == 0 else { return [] }
+        return ["/run/user/\(status.st_uid)/containers/" + driver, "/tmp/podman-run-\(status.st_uid)/containers/" + driver]
+    }
+
+    /// The running containers of rootless users' records that have no control group (their
+    /// first process is running): what `--containers` adds to those it finds by their groups.
+    public func runningWithoutGroup() -> [ContainerRecord] {
+        let rootless = sources.filter { source in
+            if case .podman(let path) = source { return path.hasPrefix("/home/") }
+            return false
+        }
+        guard !rootless.isEmpty else { return [] }
+        return ContainerLookup(sources: rootless, hierarchy: hierarchy).records().filter { firstProcess(of: $0) != nil }
+    }
+
+    /// The first process of a container that has no control group of its own, from its runtime's
+    /// PID file, while it runs; nil else.
+    public func firstProcess(of record: ContainerRecord) -> Int32? {
+        for path in record.pidFiles {
+            guard case .success(let data) = KeptOpenFile.contents(of: path, limit: 64),
+                  let pid = Int32(String(decoding: data.prefix { $0 >= 48 && $0 <= 57 }, as: UTF8.self)), pid > 0,
+                  TargetResolver.exists(pid) else { continue }
+            return pid
+        }
+        return nil
     }
 
     /// The records of podman's `containers.json`: `[{"id": "…", "names": ["web"], "metadata":
@@ -286,8 +332,10 @@ public struct ContainerLookup {
         guard isID(id) else { return nil }
         let prefix = stem.dropLast(64)
         if ["libpod-", "docker-", "cri-containerd-", "crio-"].contains(String(prefix)) { return id }
-        // The cgroupfs driver of docker: /docker/ID.
-        return prefix.isEmpty && parent.hasSuffix("/docker") ? id : nil
+        // The cgroupfs drivers: Docker's /docker/ID, the kubelet's /kubepods/<qos>/pod<UID>/ID.
+        guard prefix.isEmpty else { return nil }
+        let above = parent.split(separator: "/").last.map(String.init) ?? ""
+        return above == "docker" || (PodLookup.uid(ofGroupNamed: above) != nil && !above.hasSuffix(".slice")) ? id : nil
     }
 
     /// The running containers' groups by ID (below the hierarchy's root), from one walk of the

@@ -142,12 +142,18 @@ public final class TargetResolver {
     /// then the name is looked up again, so a container removed and started again under the same
     /// name (a new ID, a new group) is found as the same target.
     package func containerProcesses(_ given: String) -> Result<[Int32], PerfHUDError> {
-        processes(ofGroup: &containerGroup, find: {
+        let found = processes(ofGroup: &containerGroup, find: {
             containers.find(given).map { record in
                 container = record
                 return containers.group(of: record)
             }
         }, named: { "container \(TerminalText.escaped(given))" + (container.map { " (\($0.runtime) ID \($0.id.prefix(12)))" } ?? "") })
+        // No group of its own (rootless podman on a v1 or hybrid host): its first process's tree,
+        // from its runtime's PID file; its CPU is then its processes' own clocks, summed.
+        if case .failure = found, containerGroup == nil, let record = container, let first = containers.firstProcess(of: record) {
+            return .success([first] + directory.descendants(of: first).map(\.pid))
+        }
+        return found
     }
 
     /// The processes of a pod's control group (all its containers'), looked for again by its name

@@ -418,3 +418,62 @@ def test_a_container_no_record_names_is_known_by_its_id_never_a_guessed_name(dae
         remove_group(group)
         if made:
             remove_group(group.parent)
+
+
+ROOTLESS_USER = "perfhud-rootless"
+
+
+@pytest.fixture(scope="module")
+def rootless(image, tmp_path_factory):
+    """A user of their own with subordinate IDs, and the busybox image in their podman's storage."""
+    if not shutil.which("newuidmap"):
+        pytest.skip("rootless podman needs newuidmap (uidmap, installed by `make test`)")
+    if subprocess.run(["id", ROOTLESS_USER], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "-m", ROOTLESS_USER], check=True)
+    for table in ("/etc/subuid", "/etc/subgid"):
+        if not any(line.startswith(ROOTLESS_USER + ":") for line in pathlib.Path(table).read_text().splitlines()):
+            with open(table, "a") as f:
+                f.write(f"{ROOTLESS_USER}:300000:65536\n")
+    archive = pathlib.Path(f"/home/{ROOTLESS_USER}/busybox.tar")
+    podman("save", "--format", "docker-archive", "-o", str(archive), image)
+    shutil.chown(archive, ROOTLESS_USER)
+    as_user("podman", "load", "-i", str(archive))
+    return image
+
+
+def as_user(*command, check=True):
+    result = subprocess.run(["su", "-", ROOTLESS_USER, "-c", " ".join(shlex_quote(word) for word in command)],
+                            capture_output=True, text=True, timeout=180)
+    if check:
+        assert result.returncode == 0, (command, result.stdout, result.stderr)
+    return result
+
+
+def shlex_quote(word):
+    import shlex
+    return shlex.quote(word)
+
+
+def test_a_rootless_podman_container_by_name(rootless, daemons, request_cleanup):
+    # Rootless podman on a v1 or hybrid host (these machines) makes no control group: its
+    # processes are found from conmon's PID file, its records in the user's home.
+    name = f"ph-{os.getpid()}-rootless"
+    as_user("podman", "rm", "-f", "-t", "0", name, check=False)
+    as_user("podman", "run", "-d", "--runtime", "runc", "--network", "none", "--name", name, rootless, "/bin/sh", "-c",
+            "sleep 1000 & while :; do :; done")
+    try:
+        attach = perfhud("attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", "6", timeout=30)
+        assert attach.returncode == 0, attach.stderr
+        rows = json_rows_of(attach.stdout)
+        assert {r["processes"] for r in rows} == {2}, [r["processes"] for r in rows]
+        assert sum(r["cpu_percent"] for r in rows[1:]) / len(rows[1:]) > 60, "its busy loop (no quota: rootless v1 sets none)"
+        idle = subprocess.Popen(["sleep", "600"])
+        request_cleanup.append(idle)
+        daemon = daemons("--containers", name, "--pid", f"idle={idle.pid}")
+        labels = f'{{target="{name}"}}'
+        assert wait_until(lambda: daemon.value("perfhud_target_up", labels) == 1, timeout=20), daemon.metrics()
+        info = next(line for line in daemon.metrics().splitlines() if line.startswith(f"perfhud_target_info{labels[:-1]}"))
+        assert 'runtime="podman"' in info and f'image="{rootless}"' in info, info
+        assert daemon.value("perfhud_target_processes", labels) == 2
+    finally:
+        as_user("podman", "rm", "-f", "-t", "0", name, check=False)

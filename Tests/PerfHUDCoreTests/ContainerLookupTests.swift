@@ -52,6 +52,8 @@ final class ContainerLookupTests: XCTestCase {
             XCTAssertTrue(ContainerLookup.names(name, web, under: "/any"), name)
         }
         XCTAssertTrue(ContainerLookup.names(web, web, under: "/docker"), "docker's cgroupfs driver: /docker/ID")
+        XCTAssertTrue(ContainerLookup.names(web, web, under: "/kubepods/burstable/pod6a0d5c55-2f3e-4b8a-9c1d-0e2f3a4b5c6d"),
+                      "the kubelet's cgroupfs driver: /kubepods/<qos>/pod<UID>/ID")
         XCTAssertFalse(ContainerLookup.names(web, web, under: "/system.slice"), "a bare ID elsewhere is not a runtime's")
         XCTAssertFalse(ContainerLookup.names("conmon", web, under: "/libpod_parent"))
         XCTAssertFalse(ContainerLookup.names("libpod-conmon-\(web).scope", web, under: "/machine.slice"), "podman's monitor is not the container")
@@ -74,6 +76,26 @@ final class ContainerLookupTests: XCTestCase {
         // podman's image name is in its metadata, JSON within a string.
         let podman = #"[{"id":"\#(db)","names":["db"],"metadata":"{\"image-name\":\"localhost/db:1\",\"name\":\"db\"}"}]"#
         XCTAssertEqual(ContainerLookup.podmanRecords(podman, source: "x").first?.image, "localhost/db:1")
+    }
+
+    func testContainerdsSpecNamesItsContainerAndItsGroup() throws {
+        // `ctr run IMAGE web`: named by its ID, its group the spec's cgroupsPath (containerd 1.6 here).
+        let ctr = try XCTUnwrap(ContainerLookup.containerdRecord(#"{"ociVersion":"1.0.2","linux":{"cgroupsPath":"/default/web"}}"#,
+                                                                 id: "web", namespace: "default", source: "config.json"))
+        XCTAssertEqual(ctr.names, ["web"]); XCTAssertEqual(ctr.groupPath, "/default/web"); XCTAssertEqual(ctr.runtime, "containerd")
+        XCTAssertEqual(ContainerLookup.containerdRecord(#"{"linux":{}}"#, id: "api", namespace: "team", source: "x")?.names, ["api", "team/api"])
+        // A pod's container, by the CRI's annotations, its group as systemd lays the slice out; its sandbox is none.
+        let cri = #"{"annotations":{"io.kubernetes.cri.container-type":"container","io.kubernetes.cri.container-name":"nginx","#
+            + #""io.kubernetes.cri.sandbox-name":"web-0","io.kubernetes.cri.sandbox-namespace":"shop","io.kubernetes.cri.image-name":"nginx:1.25"},"#
+            + #""linux":{"cgroupsPath":"kubepods-burstable-pod1_2.slice:cri-containerd:\#(web)"}}"#
+        let pod = try XCTUnwrap(ContainerLookup.containerdRecord(cri, id: web, namespace: "k8s.io", source: "x"))
+        XCTAssertEqual(pod.label, "shop/web-0/nginx"); XCTAssertEqual(pod.image, "nginx:1.25")
+        XCTAssertEqual(pod.groupPath, "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1_2.slice/cri-containerd-\(web).scope")
+        XCTAssertNil(ContainerLookup.containerdRecord(#"{"annotations":{"io.kubernetes.cri.container-type":"sandbox"}}"#, id: web, namespace: "k8s.io", source: "x"))
+        XCTAssertNil(ContainerLookup.containerdRecord("not json", id: "web", namespace: "default", source: "x"))
+        XCTAssertEqual(ContainerLookup.groupPath(cgroupsPath: "system.slice:docker:\(web)"), "/system.slice/docker-\(web).scope")
+        XCTAssertEqual(ContainerLookup.groupPath(cgroupsPath: "-.slice:prefix:name"), "/prefix-name.scope")
+        XCTAssertEqual(ContainerLookup.groupPath(cgroupsPath: "default/web"), "/default/web")
     }
 
     func testRunningContainersAreFoundByTheirGroupsInOneWalk() throws {
