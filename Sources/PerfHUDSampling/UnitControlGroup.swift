@@ -115,6 +115,18 @@ public struct UnitControlGroup {
         return false
     }
 
+    /// Why `unit` is refused, with what was looked for: `unknown unit web.service (no control group
+    /// of that name under /sys/fs/cgroup/systemd, no unit file in systemd's 13 unit directories; a
+    /// name without a type is a .service: --container or --cgroup for a container's group)`.
+    public func unknownUnitMessage(_ unit: String) -> String {
+        var message = "unknown unit \(unit) (no control group of that name under \(root), no unit file in systemd's \(Self.unitDirectories.count) unit directories"
+        if unit.hasSuffix(".service") { message += "; a name without a type is a .service" }
+        if unit.hasPrefix("libpod-") || unit.hasPrefix("docker-") || unit.hasPrefix("cri-containerd-") || unit.hasPrefix("crio-") {
+            message += "; a container's group: --container ID or --cgroup PATH"
+        }
+        return message + ")"
+    }
+
     /// systemd.unit(5)'s system unit search path.
     package static let unitDirectories = [
         "/etc/systemd/system.control", "/run/systemd/system.control", "/run/systemd/transient",

@@ -133,7 +133,7 @@ extension Perfhud {
             }
             for spec in named {
                 if case .unit(let name) = spec.selector, !UnitControlGroup().isKnown(name) {
-                    throw PerfHUDError(.noInput, "unknown unit \(name)")
+                    throw PerfHUDError(.noInput, UnitControlGroup().unknownUnitMessage(name))
                 }
             }
             // A reader that goes away (a closed pipe on stderr) is a dropped line, not our end.

@@ -562,7 +562,11 @@ def test_unknown_unit_exits_66_without_asking_systemctl(tmp_path):
     mark = tmp_path / "asked"
     environment = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", MARK=str(mark))
     missing = perfhud("daemon", "--unit", "missing", "--metrics-listen", "127.0.0.1:1", env=environment, timeout=15)
-    assert missing.returncode == 66 and missing.stderr.strip() == "perfhud: unknown unit missing.service"
+    assert missing.returncode == 66 and re.fullmatch(
+        r"perfhud: unknown unit missing\.service \(no control group of that name under /sys/fs/cgroup\S*, no unit file in systemd's 13 unit "
+        r"directories; a name without a type is a \.service\)", missing.stderr.strip()), missing.stderr
+    container = perfhud("daemon", "--unit", f"libpod-{'a' * 64}.scope", "--metrics-listen", "127.0.0.1:1", timeout=15)
+    assert container.returncode == 66 and container.stderr.strip().endswith("; a container's group: --container ID or --cgroup PATH)"), container.stderr
     assert not mark.exists()
 
 
