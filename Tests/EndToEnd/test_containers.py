@@ -435,9 +435,13 @@ def rootless(image, tmp_path_factory):
             with open(table, "a") as f:
                 f.write(f"{ROOTLESS_USER}:300000:65536\n")
     archive = pathlib.Path(f"/home/{ROOTLESS_USER}/busybox.tar")
+    archive.unlink(missing_ok=True)   # podman save adds to an archive that is there, and refuses to
     podman("save", "--format", "docker-archive", "-o", str(archive), image)
     shutil.chown(archive, ROOTLESS_USER)
-    as_user("podman", "load", "-i", str(archive))
+    try:
+        as_user("podman", "load", "-i", str(archive))
+    finally:
+        archive.unlink(missing_ok=True)
     return image
 
 
