@@ -27,7 +27,12 @@ public final class TargetMetrics: TickSink {
     /// What `perfhud_target_info` says of what the target was found to be, beside `infoLabels`:
     /// a container's `runtime`, `container_id` and `image` (`DaemonTarget.learnedLabels`); the
     /// series is made anew when it changes (a container run again under its name has a new ID).
-    var learnedInfo: [(String, String)] = []
+    var learnedInfo: [(String, String)] = [] {
+        didSet { if !oldValue.elementsEqual(learnedInfo, by: ==) { learnedInfoChanged = true } }
+    }
+    /// `learnedInfo` changed since the info series was made: it is made again at the next tick
+    /// (the tick's key stays the command and the PID, built without the learned labels).
+    private var learnedInfoChanged = false
     private let up: Gauge
     private let cpuUser: Counter
     private let cpuSystem: Counter
@@ -151,8 +156,9 @@ public final class TargetMetrics: TickSink {
             followBusiestThread(report.busiestThreads)
             let started = tick.sample.startTicks.flatMap { ticks in Self.bootTime.map { $0 + Double(ticks) / Double(ProcessDirectory.ticksPerSecond) } }
             set(&startTime, TargetSeries.perfhud_target_start_time_seconds.name, "When the target started, seconds since the epoch.", started)
-            let key = ([tick.commandName, String(report.pid)] + learnedInfo.map { $0.0 + "=" + $0.1 }).joined(separator: "\u{0}")
-            if info?.key != key {
+            let key = tick.commandName + "\u{0}" + String(report.pid)
+            if info?.key != key || learnedInfoChanged {
+                learnedInfoChanged = false
                 if let old = info { registry.unregisterGauge(old.gauge) }
                 let gauge = registry.gauge(TargetSeries.perfhud_target_info.name,
                                                labels: labels + [("comm", tick.commandName), ("pid", String(report.pid))]
