@@ -42,17 +42,22 @@ def busybox_root(where):
     return root
 
 
-@pytest.fixture(scope="module")
-def image(tmp_path_factory):
-    """An image of busybox-static's files (its shell, sleep, dd), imported from a root filesystem."""
-    if podman("image", "exists", IMAGE, check=False).returncode == 0:
-        return IMAGE
+def imported_image(engine, image, tmp_path_factory):
+    """`image` in the store of `engine` (podman or docker): busybox-static's files (its shell, sleep,
+    dd), imported from a root filesystem where it is not there yet."""
+    if subprocess.run([engine, "image", "inspect", image], capture_output=True, timeout=120).returncode == 0:
+        return image
     root = busybox_root(tmp_path_factory.mktemp("busybox"))
     tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    imported = subprocess.run(["podman", "import", "-", IMAGE], stdin=tar.stdout, capture_output=True, text=True, timeout=300)
+    imported = subprocess.run([engine, "import", "-", image], stdin=tar.stdout, capture_output=True, text=True, timeout=300)
     tar.wait()
     assert imported.returncode == 0, imported.stderr
-    return IMAGE
+    return image
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    return imported_image("podman", IMAGE, tmp_path_factory)
 
 
 @pytest.fixture
@@ -75,14 +80,15 @@ def container_id(name):
     return podman("inspect", "-f", "{{.Id}}", name).stdout.strip()
 
 
-def group_dir(name):
-    """The container's CPU accounting group: v1's cpuacct where it is mounted (hybrid hosts, this
-    machine), else the unified hierarchy."""
+def group_dir(name, controller="cpuacct"):
+    """The container's group of a v1 controller (`cpuacct`: its CPU accounting; `memory`) where that
+    is mounted (hybrid hosts, this machine), else its group of the unified hierarchy (pure v2)."""
     pid = podman("inspect", "-f", "{{.State.Pid}}", name).stdout.strip()
     groups = {controllers: path for _, controllers, path in (line.rstrip("\n").split(":", 2) for line in open(f"/proc/{pid}/cgroup"))}
+    mounts = [f"/sys/fs/cgroup/{controller}"] + (["/sys/fs/cgroup/cpu,cpuacct"] if controller == "cpuacct" else [])
     for controllers, path in groups.items():
-        if "cpuacct" in controllers.split(","):
-            for mount in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct"):
+        if controller in controllers.split(","):
+            for mount in mounts:
                 if os.path.isdir(mount + path):
                     return pathlib.Path(mount + path)
     return pathlib.Path("/sys/fs/cgroup" + groups[""])
@@ -216,17 +222,6 @@ def test_top_opens_a_containers_hud_from_its_row(containers, daemons, request_cl
     assert 20 < row < 40 and hud is not None and 20 < hud < 40, (row, hud, screen[0])
 
 
-def memory_group_dir(name):
-    """The container's memory accounting group: v1's `memory` where it is mounted (this machine),
-    else the unified hierarchy (pure v2)."""
-    pid = podman("inspect", "-f", "{{.State.Pid}}", name).stdout.strip()
-    groups = {controllers: path for _, controllers, path in (line.rstrip("\n").split(":", 2) for line in open(f"/proc/{pid}/cgroup"))}
-    for controllers, path in groups.items():
-        if "memory" in controllers.split(",") and os.path.isdir("/sys/fs/cgroup/memory" + path):
-            return pathlib.Path("/sys/fs/cgroup/memory" + path)
-    return pathlib.Path("/sys/fs/cgroup" + groups[""])
-
-
 def group_memory(directory):
     """(usage, working set) as the kernel counts them for the group, read now: v1 usage_in_bytes less
     total_inactive_file, v2 memory.current less inactive_file (the kubelet's and docker stats' way)."""
@@ -243,7 +238,7 @@ def test_a_containers_memory_and_limits_are_its_groups_at_every_sink(containers,
     # the group's count does) and a busy loop, under 128 MiB and half a core.
     name = f"ph-{os.getpid()}-mem"
     containers(name, "dd if=/dev/zero of=/dev/shm/held bs=1M count=40 2>/dev/null; while :; do :; done", "--memory", "128m", "--cpus", "0.5")
-    directory = memory_group_dir(name)
+    directory = group_dir(name, "memory")
     assert wait_until(lambda: group_memory(directory)[0] > 40e6, timeout=15)
     record = tmp_path / "container.db"
     attach = subprocess.Popen([PERFHUD, "attach", "--container", name, "--output", "json", "--tick", "250ms", "--count", "8", "--record", str(record)],
@@ -296,7 +291,7 @@ def test_a_containers_memory_and_limits_are_its_groups_at_every_sink(containers,
 def test_attach_by_the_containers_cgroup_path_is_the_container(containers):
     name = f"ph-{os.getpid()}-cg"
     containers(name, "sleep 1000 & while :; do :; done", "--cpus", "0.5")
-    directory = memory_group_dir(name)
+    directory = group_dir(name, "memory")
     by_path = perfhud("attach", "--cgroup", str(directory), "--output", "json", "--tick", "250ms", "--count", "4", timeout=30)
     assert by_path.returncode == 0, by_path.stderr
     rows = json_rows_of(by_path.stdout)

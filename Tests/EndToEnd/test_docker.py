@@ -15,7 +15,7 @@ import pytest
 
 from conftest import PERFHUD, perfhud, json_rows_of, wait_until
 from test_daemon_targets import daemons  # noqa: F401 (the fixture)
-from test_containers import busybox_root, check_cpu_is_the_groups, group_memory, request_cleanup  # noqa: F401
+from test_containers import check_cpu_is_the_groups, group_memory, imported_image, request_cleanup  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not shutil.which("dockerd") or os.geteuid() != 0, reason="docker.io (installed by `make test`) and root")
 
@@ -47,14 +47,7 @@ def engine(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def image(engine, tmp_path_factory):
-    if docker("image", "inspect", IMAGE, check=False).returncode == 0:
-        return IMAGE
-    root = busybox_root(tmp_path_factory.mktemp("busybox"))
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    imported = subprocess.run(["docker", "import", "-", IMAGE], stdin=tar.stdout, capture_output=True, text=True, timeout=300)
-    tar.wait()
-    assert imported.returncode == 0, imported.stderr
-    return IMAGE
+    return imported_image("docker", IMAGE, tmp_path_factory)
 
 
 @pytest.fixture
