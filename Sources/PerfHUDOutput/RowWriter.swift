@@ -59,10 +59,12 @@ package final class RowWriter: TickSink {
             row.removeAll()
             RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events,
                                        plan: plan, to: &row)
+            RowFormatter.appendAlerts(tick.alerts, to: &row)
             row.append("\n")
             row.withBytes { output.write($0) }
         } else {
-            output.write(RowFormatter.plain(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events) + "\n")
+            let alerts = tick.alerts.holding.map { "  ALERT " + TerminalText.escaped($0.text, maxLength: 120) }.joined()
+            output.write(RowFormatter.plain(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events) + alerts + "\n")
         }
         written += 1
     }

@@ -103,6 +103,7 @@ package final class SessionSummary: TickSink {
             }
             lines.append("perfhud: " + figures.joined(separator: "; "))
         }
+        for span in run.alertSpans { lines.append("perfhud: " + span.sentence) }
         if let ending { lines.append("perfhud: " + ending) }
         if let recordPath { lines.append("perfhud: recorded in \(TerminalText.escaped(recordPath)): perfhud report \(TerminalText.escaped(recordPath))") }
         return lines.joined(separator: "\n") + "\n"

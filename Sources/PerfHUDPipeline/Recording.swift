@@ -126,6 +126,11 @@ public struct Recording {
         FrameBudget(refreshHz: refreshHz, jankFactor: jankFactor, paced: meta["jank_reference"] == "pace")
     }
     public var tickSeconds: Double { setting("tick_seconds", 0.000_1...3600) ?? 0.1 }
+    /// The session's `--alert`s (meta `alerts`, a line each); one that does not read (a damaged
+    /// file, a later version's) is left out.
+    public var alertRules: [AlertRule] {
+        (meta["alerts"] ?? "").split(separator: "\n").compactMap { try? AlertRule(String($0)) }
+    }
     public var onlineCPUs: Double { setting("online_cpus", 1...1_000_000) ?? 1 }
 
     private func setting(_ key: String, _ range: ClosedRange<Double>) -> Double? {

@@ -167,6 +167,19 @@ public enum RowFormatter {
         out.append("}")
     }
 
+    /// `"alerts":["cpu_percent > 80 for 20s"]`, the alerts holding, added to the row just written
+    /// (before its closing brace); a row of a session without `--alert` has no such key.
+    public static func appendAlerts(_ alerts: AlertStates, to out: inout ByteBuffer) {
+        guard alerts.rules != nil else { return }
+        out.removeLast()
+        out.append(",\"alerts\":[")
+        for (index, span) in alerts.holding.enumerated() {
+            if index > 0 { out.append(",") }
+            appendQuoted(span.text, to: &out)
+        }
+        out.append("]}")
+    }
+
     /// `,"key":` (no comma before the object's first field, which starts at `first`), with room
     /// reserved for a number after it.
     @inline(__always)

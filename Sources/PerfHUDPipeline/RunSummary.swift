@@ -36,6 +36,8 @@ public final class RunSummary: TickSink {
     /// The thread with the highest one-second CPU of any counted row, and that row's time.
     public private(set) var busiest: BusyThread?
     public private(set) var busiestAt: Double?
+    /// Every span over which an `--alert` held, in the order they ended (`AlertTracker`).
+    public private(set) var alertSpans: [AlertSpan] = []
     /// With `countsPhasesAndActions`: the actions counted, every phase visit in the recording's
     /// units, and each phase's frames.
     package private(set) var actions = RunActions()
@@ -66,6 +68,7 @@ public final class RunSummary: TickSink {
 
     public func consume(_ tick: Tick) {
         let t = tick.figures.elapsedSeconds
+        if !tick.alerts.ended.isEmpty { alertSpans += tick.alerts.ended }
         // The phases entered by this tick first: its frames and actions are placed in them.
         if countsPhasesAndActions {
             followPhases(tick.phases)

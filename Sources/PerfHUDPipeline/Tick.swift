@@ -43,6 +43,9 @@ public struct Tick {
     public var isFinal = false
     /// The last tick of a session perfhud ended (`q`, `--count`, `--duration`): no exit row is written for it.
     public var endedByPerfhud = false
+    /// The `--alert`s holding at this tick, and those that began or ended with it: set by the
+    /// fan-out (`AlertTracker`) before any sink sees the tick; empty without `--alert`.
+    public var alerts = AlertStates()
 
     /// A phase that ended, and the memory it kept (RSS at exit minus RSS at entry).
     public struct EndedPhase: Equatable {

@@ -17,6 +17,8 @@ public struct WatchConfiguration {
     public var statsdUDP: (host: String, port: UInt16)?
     /// `--leak-window`, `--leak-threshold`.
     public var leak = LeakTrend.Settings()
+    /// `--alert EXPR`, in the order given.
+    public var alerts: [AlertRule] = []
 
     public init() {}
 

@@ -144,7 +144,7 @@ public final class Recorder: TickSink {
 
     /// The metadata of a session: perfhud's version and options, the target, when it started.
     public static func meta(version: String, pid: Int32, command: String, commandLine: String?, tickNanoseconds: UInt64,
-                            events: EventConfiguration) -> [(String, String)] {
+                            events: EventConfiguration, alerts: [AlertRule] = []) -> [(String, String)] {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
@@ -156,6 +156,8 @@ public final class Recorder: TickSink {
                 ("refresh_hz", String(events.refreshHz)), ("jank_factor", String(events.jankFactor)),
                 ("jank_reference", events.frameBudget.referenceName),
                 ("action_threshold", String(events.actionThreshold))]
+            // The `--alert`s, a line each: `report` evaluates them again over the recorded rows.
+            + (alerts.isEmpty ? [] : [("alerts", alerts.map(\.text).joined(separator: "\n"))])
     }
 
 
@@ -350,7 +352,8 @@ extension Recorder {
     package convenience init(path: String, session: SessionConfiguration, pid: Int32, command: String, commandLine: String?,
                      startNanoseconds: UInt64, warn: @escaping (String) -> Void) throws {
         try self.init(path: path, meta: Self.meta(version: session.version, pid: pid, command: command, commandLine: commandLine,
-                                                  tickNanoseconds: session.watch.tickNanoseconds, events: session.watch.events),
+                                                  tickNanoseconds: session.watch.tickNanoseconds, events: session.watch.events,
+                                                  alerts: session.watch.alerts),
                       startNanoseconds: startNanoseconds, warn: warn)
     }
 }

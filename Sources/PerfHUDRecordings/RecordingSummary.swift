@@ -68,6 +68,8 @@ public struct RecordingSummary {
     /// Labels whose rate over some one-second window reached the threshold, with that peak.
     public var highFrequencyActions: [ActionFigures] = []
     public var phases: [PhaseFigures] = []
+    /// Every span over which an `--alert` of the session held (the recording's rules, decided again over its rows).
+    public var alertSpans: [AlertSpan] = []
     /// Every phase the run entered, in order, whatever `--phase` counts: what a condition or
     /// `--phase` naming another one is told the run has.
     public var phaseNamesOfRun: [String] = []
@@ -112,8 +114,24 @@ public struct RecordingSummary {
         let budget = budget ?? recording.frameBudget
         let run = RunSummary(budget: budget, tickSeconds: recording.tickSeconds, phase: only, countsPhasesAndActions: true)
         let rows = RecordingRows(recording)
+        // The session's alerts, decided again over its rows by the code that decided them live.
+        let rules = recording.alertRules
+        var alerts = rules.isEmpty ? nil : AlertTracker(AlertRules(rules))
         // One tick a sample (an older file's exit row repeats the last sample: not a row of its own).
-        for (index, tick) in rows.enumerated() where index < recording.samples.count { run.consume(tick) }
+        var last: Tick?
+        for (index, tick) in rows.enumerated() where index < recording.samples.count {
+            var tick = tick
+            alerts?.apply(to: &tick)
+            run.consume(tick)
+            if alerts != nil { last = tick }
+        }
+        // Those holding at the end end with the last row, as the live session's last tick ends them.
+        if var tick = last, let ending = alerts?.finish(), !ending.isEmpty {
+            tick.alerts = AlertStates(rules: alerts?.rules)
+            tick.alerts.ended = ending
+            tick.status = .absent   // no row: only the spans are counted
+            run.consume(tick)
+        }
         // The frames in the order they were counted live (the file's): the rows place a frame
         // that arrived late by when it ended, ahead of frames counted before it, and each frame is
         // judged against the pace of the frames counted before it (`FrameJudge`).
@@ -133,6 +151,7 @@ public struct RecordingSummary {
         durationSeconds = windows.reduce(0) { $0 + max(0, $1.end - $1.start) }
         samples = run.rows
         aggregates = run.aggregates
+        alertSpans = run.alertSpans
 
         let counted = countedOrder.map { Self.runFrames($0, budget: budget, inside: only == nil ? nil : windows) } ?? run.frames
         frames = counted.total

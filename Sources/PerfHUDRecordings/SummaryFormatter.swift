@@ -81,6 +81,11 @@ public enum SummaryFormatter {
             + ",\"cpu_percent\":" + RowFormatter.number($0.cpuPercent, decimals: 1) + ",\"t\":" + RowFormatter.number(facts.busiestAt, decimals: 3) + "}" } ?? "null"))
         fields.append("\"io_read_bytes_total\":" + RowFormatter.number(facts.readBytes?.rounded(), decimals: 0))
         fields.append("\"io_write_bytes_total\":" + RowFormatter.number(facts.writtenBytes?.rounded(), decimals: 0))
+        fields.append("\"alerts\":[" + summary.alertSpans.map { span in
+            "{\"alert\":" + RowFormatter.quoted(span.text) + ",\"from_seconds\":" + RowFormatter.number(span.sinceElapsedSeconds, decimals: 3)
+                + ",\"to_seconds\":" + RowFormatter.number(span.untilElapsedSeconds, decimals: 3)
+                + ",\"seconds\":" + RowFormatter.number(span.heldSeconds, decimals: 3) + ",\"to_end\":" + (span.endedWithRun ? "true" : "false") + "}"
+        }.joined(separator: ",") + "]")
         fields.append("\"warnings\":[" + facts.warnings.map(RowFormatter.quoted).joined(separator: ",") + "]")
         return "{" + fields.joined(separator: ",") + "}"
     }
@@ -193,6 +198,10 @@ public enum SummaryFormatter {
             for (key, value) in zip(RecordingSummary.keys, summary.numbers) where sinceFormat[key] ?? 1 <= recording.format {
                 lines.append("| \(key) | \(human(key, value)) |")
             }
+        }
+        if !summary.alertSpans.isEmpty {
+            lines += ["", "## Alerts", ""]
+            for span in summary.alertSpans { lines.append("- " + markdownEscaped(span.sentence)) }
         }
         let why = WhySummary(recording, phase: summary.phase).sentences(summary, targetPID: Int32(recording.meta["target_pid"] ?? ""))
         if !why.isEmpty {

@@ -9,8 +9,11 @@ public struct HUDStyle: Equatable {
     public var unicode: Bool
     /// The details line under the status line (`--details`; `d` toggles it where the HUD owns the keys).
     public var showsDetails: Bool
+    /// `--alert-bell`: the bell rings once as an alert begins to hold.
+    public var bell: Bool
 
-    public init(position: Position = .top, color: Bool = true, graphRows: Int = 4, unicode: Bool = true, showsDetails: Bool = false) {
+    public init(position: Position = .top, color: Bool = true, graphRows: Int = 4, unicode: Bool = true, showsDetails: Bool = false, bell: Bool = false) {
+        self.bell = bell
         self.position = position
         self.color = color
         self.graphRows = graphRows

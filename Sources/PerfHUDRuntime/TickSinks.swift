@@ -23,6 +23,8 @@ final class TickSinks {
     /// Whether the last tick delivered was the session's last, and the target's name then.
     private(set) var deliveredFinal = false
     private(set) var latestCommandName: String?
+    /// `--alert`: decides at each tick, before any sink sees it, which alerts hold.
+    private var alerts: AlertTracker?
 
     package init(configuration: SessionConfiguration, output: Terminal, showsActionLog: Bool) {
         screenSink = configuration.output == .hud
@@ -33,6 +35,7 @@ final class TickSinks {
         summaryLine = configuration.output == .json && configuration.summary
             ? SummaryLine(tickNanoseconds: configuration.watch.tickNanoseconds, events: configuration.watch.events) : nil
         sinks = Self.sinks(screenSink, rows, nil, summary, summaryLine)
+        alerts = configuration.watch.alerts.isEmpty ? nil : AlertTracker(AlertRules(configuration.watch.alerts))
     }
 
     private static func sinks(_ sinks: TickSink?...) -> [TickSink] { sinks.compactMap { $0 } }
@@ -50,6 +53,8 @@ final class TickSinks {
 
     /// Hands `tick` to every sink.
     package func deliver(_ tick: Tick) {
+        var tick = tick
+        alerts?.apply(to: &tick)
         assert(tick.everyFrame != nil || !readsEveryFrame, "a sink reads every frame: its watcher must keep them")
         deliveredFinal = tick.isFinal
         if latestCommandName != tick.commandName { latestCommandName = tick.commandName }

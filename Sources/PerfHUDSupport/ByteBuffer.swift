@@ -23,6 +23,8 @@ public struct ByteBuffer: ~Copyable {
 
     /// Empties the buffer, keeping its memory.
     public mutating func removeAll() { written = 0 }
+    /// Forgets the last byte written (a closing brace a field is added before).
+    public mutating func removeLast() { if written > 0 { written -= 1 } }
 
     /// Makes room for `bytes` more bytes.
     @inlinable @inline(__always)

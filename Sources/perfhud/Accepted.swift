@@ -23,6 +23,7 @@ enum Accepted {
         "--statsd-udp": "HOST:PORT, such as 127.0.0.1:8125",
         "--leak-window": "a duration such as 5m, at least 1s",
         "--leak-threshold": "a size per hour such as 50MiB/h",
+        "--alert": "a condition such as \"cpu_percent > 80 for 20s\"",
         // HUDOptions, ScreenOptions: attach, run, demo (and replay)
         "--duration": "a duration such as 30s or 1m30s, longer than 0",
         "--count": "a whole number of reports, at least 1",

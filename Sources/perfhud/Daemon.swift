@@ -1,6 +1,7 @@
 import ArgumentParser
 import PerfHUDSupport
 import PerfHUDSampling
+import PerfHUDPipeline
 import PerfHUDRecordings
 import PerfHUDDaemon
 #if canImport(Glibc)

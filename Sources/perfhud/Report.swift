@@ -104,7 +104,7 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         let arguments = try read()
         let (file, out, phase, baseline) = (arguments.file, arguments.out, arguments.phase, arguments.baseline)
-        let conditions = try arguments.failOn.map(FailCondition.init)   // a condition it cannot read fails before any work
+        let conditions = try arguments.failOn.map { try FailCondition($0) }   // a condition it cannot read fails before any work
         try refuseToOverwrite(out, inputs: [file] + (baseline.map { [$0] } ?? []))
         let recording = try Recording(path: file)
         for warning in recording.warnings { fputs("perfhud: warning: \(file): \(warning)\n", stderr) }

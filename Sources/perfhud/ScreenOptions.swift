@@ -23,6 +23,9 @@ struct ScreenOptions: ParsableArguments {
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
 
+    @Flag(help: "Ring the terminal's bell once as an --alert begins to hold.")
+    var alertBell = false
+
     @Flag(help: "With the HUD: a details line under the status line saying why the target is slow (d shows or hides it in attach, demo and replay).")
     var details = false
 
@@ -43,7 +46,7 @@ struct ScreenOptions: ParsableArguments {
         let graphRows = try graphRows.value("--graph-rows") { (0...20).contains($0) }
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         let style = HUDStyle(position: try position.value("--position"), color: !(noColor || noColorEnvironment), graphRows: graphRows,
-                             unicode: LocaleCharset.isUTF8(), showsDetails: details)
+                             unicode: LocaleCharset.isUTF8(), showsDetails: details, bell: alertBell)
         return Read(output: chosen == .hud && !terminal ? .plain : chosen, reportEveryNanoseconds: reportEvery?.nanoseconds, style: style)
     }
 }

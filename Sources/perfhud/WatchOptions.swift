@@ -1,4 +1,5 @@
 import ArgumentParser
+import PerfHUDSupport
 import PerfHUDEvents
 import PerfHUDStore
 import PerfHUDPipeline
@@ -46,9 +47,22 @@ struct WatchOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("The RSS growth at which a steady climb is a suspected leak (per hour: 50MiB, 50MiB/h).", valueName: "SIZE[/h]"))
     var leakThreshold: Given<SizePerHour> = "50MiB/h"
 
+    @Option(parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Alert while this holds, a row's figure against a number, for a while: \"cpu_percent > 80 for 20s\", \"fps < 50\", \"rss_bytes > 1.5GiB\" (repeatable; the figure then drawn in the alert colour).",
+                               valueName: "EXPR"))
+    var alert: [Given<String>] = []
+
     /// Every value read, as `configuration` reads them: a refusal for the first that does not.
     func validate() throws {
         _ = try configuration(defaultTick: Self.hudTick)
+    }
+
+    /// `--alert`s read; a refusal saying what one could not be read.
+    static func alertRules(_ texts: [Given<String>]) throws -> [AlertRule] {
+        try texts.map { given in
+            let text = try given.value("--alert") { !$0.isEmpty }
+            do { return try AlertRule(text) } catch let error as PerfHUDError { throw Refusal.because(error.message) }
+        }
     }
 
     /// The HUD commands' tick; the daemon's is `daemonTick`.
@@ -85,6 +99,7 @@ struct WatchOptions: ParsableArguments {
         configuration.events.maxActionLabels = maxActionLabels
         configuration.statsdUDP = statsdUDP.map { ($0.host, $0.port) }
         configuration.leak = LeakTrend.Settings(windowSeconds: leakWindow.seconds, thresholdBytesPerHour: leakThreshold.bytes)
+        configuration.alerts = try Self.alertRules(alert)
         if let problem = configuration.historyMemoryProblem { throw Refusal.because(problem) }
         return configuration
     }

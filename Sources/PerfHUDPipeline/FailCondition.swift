@@ -1,7 +1,9 @@
 import PerfHUDSupport
 
-/// `report --fail-on "EXPR"`: a condition on the summary, read by a small hand-written parser
-/// (it reads untrusted input: Tests/Fuzz/fail-on). The grammar:
+/// `report --fail-on "EXPR"` and `--alert "EXPR"`: a condition on a run's summary or on a row's
+/// figures, read by a small hand-written parser (it reads untrusted input: Tests/Fuzz/fail-on and
+/// Tests/Fuzz/alert). Here, below the sinks, so that every one of them reads an alert alike
+/// (`AlertRule`); its evaluation against a recording's summary is `report`'s (FailCondition+Summary). The grammar:
 ///
 ///     condition := metric op value
 ///     metric    := name ( "." name )*          rss_peak_bytes, phase.Gallery.kept_bytes
@@ -24,9 +26,10 @@ public struct FailCondition: Equatable {
                                             ("MB", 1e6), ("GB", 1e9), ("ms", 1), ("B", 1), ("s", 1), ("%", 1)]
 
     /// - Throws: `PerfHUDError` `.usage` (64) saying what it could not read.
-    public init(_ text: String) throws {
+    /// - Parameter option: the option it was given to, for the message (`--fail-on`, `--alert`).
+    public init(_ text: String, option: String = "--fail-on") throws {
         self.text = text
-        func bad(_ why: String) -> PerfHUDError { PerfHUDError(.usage, "cannot read --fail-on \(Self.quoted(text)): \(why)") }
+        func bad(_ why: String) -> PerfHUDError { PerfHUDError(.usage, "cannot read \(option) \(Self.quoted(text)): \(why)") }
         let scalars = Array(text.unicodeScalars)
         guard scalars.count <= 1000 else { throw bad("too long") }
         var index = 0
@@ -110,50 +113,18 @@ public struct FailCondition: Equatable {
         guard digits > 0, points <= 1, text.count <= 40 else { return nil }
         return Double(text)
     }
+}
 
-    /// What evaluating a condition against a run gave.
-    public struct Evaluation {
-        public var holds: Bool
-        public var actual: Double?
-        public var limit: Double?
-        /// Why the condition could not be evaluated (a phase the run never entered, a figure it
-        /// does not have), naming what the run has; nil when it was.
-        public var unknown: String?
-    }
-
-    /// Whether the condition holds for `summary` (against `baseline` when it says so).
-    /// A figure the run or the baseline does not have cannot hold: `unknown` then says why, so
-    /// that a CI gate can fail on it rather than pass silently.
-    /// - Throws: `PerfHUDError` `.usage` for a figure name that does not exist, or `baseline` without `--baseline`.
-    public func holds(for summary: RecordingSummary, baseline: RecordingSummary?) throws -> Evaluation {
-        guard let actual = summary.value(of: metric) else {
-            // A near miss gets a suggestion; the whole list was one line of 4,000 characters.
-            let phase = metric.hasPrefix("phase.") ? String(metric.split(separator: ".", maxSplits: 2).dropFirst().first ?? "") : nil
-            let candidates = phase.map { name in RecordingSummary.phaseKeys.map { "phase.\(name).\($0)" } } ?? RecordingSummary.keys
-            let hint = NearestWord.to(metric, in: candidates, within: max(2, metric.count / 5)).map { ": did you mean \(Self.quoted($0))?" }
-                ?? " (the figures are the keys of `perfhud report FILE --format json`; a phase's: phase.NAME.KEY)"
-            throw PerfHUDError(.usage, "cannot read --fail-on \(Self.quoted(text)): no figure \(Self.quoted(metric))" + hint)
+extension FailCondition.Operator {
+    /// `actual OP limit`: one comparison for `report --fail-on` and `--alert`.
+    public func compare(_ actual: Double, _ limit: Double) -> Bool {
+        switch self {
+        case .greater: return actual > limit
+        case .greaterOrEqual: return actual >= limit
+        case .less: return actual < limit
+        case .lessOrEqual: return actual <= limit
+        case .equal: return actual == limit
+        case .notEqual: return actual != limit
         }
-        let limit: Double?
-        var unknown: String?
-        switch value {
-        case .number(let number): limit = number
-        case .baseline(let factor):
-            guard let baseline else { throw PerfHUDError(.usage, "--fail-on \(Self.quoted(text)) compares with the baseline: give --baseline FILE") }
-            limit = baseline.value(of: metric).flatMap { $0 }.map { $0 * factor }
-            if limit == nil { unknown = baseline.whyMissing(metric, run: "the baseline") }
-        }
-        if actual == nil { unknown = summary.whyMissing(metric, run: "the run") }
-        guard let actual, let limit else { return Evaluation(holds: false, actual: actual, limit: limit, unknown: unknown) }
-        let result: Bool
-        switch op {
-        case .greater: result = actual > limit
-        case .greaterOrEqual: result = actual >= limit
-        case .less: result = actual < limit
-        case .lessOrEqual: result = actual <= limit
-        case .equal: result = actual == limit
-        case .notEqual: result = actual != limit
-        }
-        return Evaluation(holds: result, actual: actual, limit: limit, unknown: nil)
     }
 }

@@ -1,0 +1,183 @@
+import PerfHUDSupport
+
+/// One `--alert EXPR`: the `--fail-on` grammar over a row's figure (a key of the JSON row), with an
+/// optional duration: `cpu_percent > 80 for 20s`, `fps < 50`, `rss_bytes > 1.5GiB`. It holds once
+/// the comparison has been true at every row for the duration (at once without one), and until a
+/// row where it is false; a figure that is null at a row (unknown) makes it false there: an alert
+/// never holds on a figure perfhud does not have.
+public struct AlertRule: Equatable {
+    /// As the user wrote it, spaces trimmed: its name everywhere (the JSON row, the summary, the
+    /// journal, `perfhud_target_alert{alert}`).
+    public let text: String
+    public let field: Figure.Field
+    public let op: FailCondition.Operator
+    public let limit: Double
+    public let forNanoseconds: UInt64
+
+    /// - Throws: `PerfHUDError` `.usage` saying what it could not read, naming `--alert`.
+    public init(_ written: String) throws {
+        let text = String(written.trimmingLeadingSpaces.trimmingTrailingSpaces)
+        func bad(_ why: String) -> PerfHUDError { PerfHUDError(.usage, "cannot read --alert \(FailCondition.quoted(text)): \(why)") }
+        var comparison = text
+        var duration: UInt64 = 0
+        // ` for DURATION` at the end: the last " for " (a figure's name has no spaces).
+        let words = text.split(separator: " ", omittingEmptySubsequences: true)
+        if words.count >= 2, words[words.count - 2] == "for" {
+            let word = String(words[words.count - 1])
+            guard let nanoseconds = DurationText.nanoseconds(word), nanoseconds > 0 else {
+                throw bad("'\(FailCondition.quoted(word).dropFirst().dropLast())' after 'for' is not a duration (e.g. 20s, 500ms, 2m)")
+            }
+            duration = nanoseconds
+            comparison = words.dropLast(2).joined(separator: " ")
+        }
+        let condition = try FailCondition(comparison, option: "--alert")
+        guard let figure = Figure.all.first(where: { $0.name == condition.metric }) else {
+            let names = Figure.all.filter(\.isComparable).map(\.name)
+            let hint = NearestWord.to(condition.metric, in: names, within: max(2, condition.metric.count / 5)).map { ": did you mean \(FailCondition.quoted($0))?" }
+                ?? " (the figures are the number keys of a row of --output json, e.g. cpu_percent, rss_bytes, fps)"
+            throw bad("no figure \(FailCondition.quoted(condition.metric)) in a row" + hint)
+        }
+        guard figure.isComparable else { throw bad("\(figure.name) is not a number: an alert compares a number or a true/false figure") }
+        guard case .number(let limit) = condition.value else { throw bad("an alert compares with a number, not the baseline (that is report --fail-on's)") }
+        self.text = text
+        field = figure.field
+        op = condition.op
+        self.limit = limit
+        forNanoseconds = duration
+    }
+}
+
+extension Figure {
+    /// A figure an alert can compare: a number or a boolean (1 or 0) of the row.
+    var isComparable: Bool {
+        switch kind {
+        case .number, .boolean: return true
+        case .special: return false
+        }
+    }
+}
+
+/// The alerts of a session or a daemon target, fixed when it starts: shared by its ticks (a
+/// reference, not copied per tick).
+public final class AlertRules {
+    public let rules: [AlertRule]
+    /// The figures an alert watches: the HUD colours these by the alert alone, not by its own thresholds.
+    public let fields: Set<Figure.Field>
+    public init(_ rules: [AlertRule]) {
+        self.rules = rules
+        fields = Set(rules.map(\.field))
+    }
+}
+
+/// A span over which an alert's comparison was true, once it has held (the duration reached).
+public struct AlertSpan: Equatable {
+    public let text: String
+    public let field: Figure.Field
+    /// When the comparison became true (CLOCK_MONOTONIC), and the session's elapsed seconds then.
+    public let since: UInt64
+    public let sinceElapsedSeconds: Double
+    /// When it stopped holding: the first row where it was false, or the end of the run; nil while it holds.
+    public var until: UInt64?
+    public var untilElapsedSeconds: Double?
+    /// The figure at the last row it held.
+    public var value: Double?
+    /// Ended with the run, still holding.
+    public var endedWithRun = false
+
+    /// How long it held, to `now` while it holds.
+    public func seconds(at now: UInt64) -> Double { Double((until ?? now) &- min(since, until ?? now)) / 1e9 }
+    /// How long it held, by the session's clock (as a recording keeps it): what the summary and `report` say.
+    public var heldSeconds: Double { max(0, (untilElapsedSeconds ?? sinceElapsedSeconds) - sinceElapsedSeconds) }
+
+    /// `cpu_percent > 80 for 20s held from 0:00:05 to 0:00:30 (25.0 s)`: the end summary's and
+    /// `report`'s words for it (the text escaped: it is the user's, and reaches a terminal).
+    public var sentence: String {
+        "alert " + TerminalText.escaped(text, maxLength: 120) + " held from " + DurationText.clock(seconds: sinceElapsedSeconds)
+            + (endedWithRun ? " to the end" : " to " + DurationText.clock(seconds: untilElapsedSeconds ?? sinceElapsedSeconds))
+            + " (" + RowFormatter.number(heldSeconds, decimals: 1) + " s)"
+    }
+}
+
+/// What a tick says of the alerts (`AlertTracker`): those holding, those that began to hold and
+/// those that ended with it. Empty, allocating nothing, without `--alert`.
+public struct AlertStates {
+    public var rules: AlertRules?
+    public var holding: [AlertSpan] = []
+    public var started: [AlertSpan] = []
+    public var ended: [AlertSpan] = []
+    public init(rules: AlertRules? = nil) { self.rules = rules }
+
+    /// Whether an alert on `field` holds.
+    public func holds(_ field: Figure.Field) -> Bool { holding.contains { $0.field == field } }
+    /// Whether an alert watches `field` (holding or not).
+    public func watches(_ field: Figure.Field) -> Bool { rules?.fields.contains(field) ?? false }
+}
+
+/// Decides, row by row, which alerts hold: one piece of code for every sink (`TickSinks` hands the
+/// session's ticks through it before any sink sees them, the daemon's `TickFanOut` each target's).
+public struct AlertTracker {
+    public let rules: AlertRules
+    private var trueSince: [(UInt64, Double)?]
+    private var spans: [AlertSpan?]
+    /// The last row's time: where the run's end ends an alert that holds (live and in `report` alike).
+    private var lastRow: (UInt64, Double)?
+
+    public init(_ rules: AlertRules) {
+        self.rules = rules
+        trueSince = Array(repeating: nil, count: rules.rules.count)
+        spans = Array(repeating: nil, count: rules.rules.count)
+    }
+
+    /// Sets `tick.alerts`. A row updates each alert; the last tick of the run ends those that hold.
+    public mutating func apply(to tick: inout Tick) {
+        var states = AlertStates(rules: rules)
+        let now = tick.monotonicNanoseconds
+        let elapsed = tick.figures.elapsedSeconds
+        if tick.isRow { lastRow = (now, elapsed) }
+        for (index, rule) in rules.rules.enumerated() {
+            if tick.isRow {
+                let value = Figure[rule.field].value(tick.figures, tick.events)
+                if let value, rule.op.compare(value, rule.limit) {
+                    let (start, startElapsed) = trueSince[index] ?? (now, elapsed)
+                    trueSince[index] = (start, startElapsed)
+                    // By the session's clock at the recording's millisecond: `report` decides it over the
+                    // recorded rows alike (a tick's monotonic time is a few microseconds off its period).
+                    if spans[index] == nil, ((elapsed - startElapsed) * 1000).rounded() >= (Double(rule.forNanoseconds) / 1e6).rounded() {
+                        spans[index] = AlertSpan(text: rule.text, field: rule.field, since: start, sinceElapsedSeconds: startElapsed)
+                        states.started.append(spans[index]!)
+                    }
+                    spans[index]?.value = value
+                } else {
+                    trueSince[index] = nil
+                    if var span = spans[index] {
+                        span.until = now
+                        span.untilElapsedSeconds = elapsed
+                        states.ended.append(span)
+                        spans[index] = nil
+                    }
+                }
+            }
+            if let span = spans[index] { states.holding.append(span) }
+        }
+        if tick.isFinal {
+            states.ended += finish()
+            states.holding = []
+        }
+        tick.alerts = states
+    }
+
+    /// Ends every alert that holds, at the last row: the end of the run.
+    public mutating func finish() -> [AlertSpan] {
+        var ended: [AlertSpan] = []
+        for index in spans.indices {
+            if var span = spans[index] {
+                (span.until, span.untilElapsedSeconds) = (lastRow?.0 ?? span.since, lastRow?.1 ?? span.sinceElapsedSeconds)
+                span.endedWithRun = true
+                ended.append(span)
+            }
+            spans[index] = nil
+            trueSince[index] = nil
+        }
+        return ended
+    }
+}
