@@ -27,6 +27,13 @@ public final class EventReceiver {
     /// The directory is created 0700 and must be ours and private.
     /// - Returns: the path, and why a preferred directory was passed over (for a warning).
     public static func defaultPath(pid: Int32) throws -> (path: String, warnings: [String]) {
+        let (directory, warnings) = try privateDirectory()
+        return (directory + "/\(pid).sock", warnings)
+    }
+
+    /// perfhud's private runtime directory, `$XDG_RUNTIME_DIR/perfhud`, else `/tmp/perfhud-UID`:
+    /// the event sockets' and `perfhud status`'s state files' (made 0700, checked ours and private).
+    public static func privateDirectory() throws -> (path: String, warnings: [String]) {
         var candidates: [String] = []
         if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
             candidates.append(runtime + "/perfhud")
@@ -36,7 +43,7 @@ public final class EventReceiver {
         for directory in candidates {
             do {
                 try preparePrivateDirectory(directory)
-                return (directory + "/\(pid).sock", warnings)
+                return (directory, warnings)
             } catch let error as PerfHUDError { warnings.append(error.message) }
         }
         throw PerfHUDError(.cannotCreate, warnings.joined(separator: "; "))

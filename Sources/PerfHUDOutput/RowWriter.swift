@@ -4,6 +4,7 @@ import Glibc
 import PerfHUDSupport
 import PerfHUDPipeline
 import PerfHUDTerminal
+import PerfHUDRender
 
 /// `--output plain|json` (live or replayed): one report a line on standard output, every tick or every
 /// `--report-every`. A reader that goes away (a closed pipe) is remembered: the session then ends.
@@ -22,9 +23,15 @@ package final class RowWriter: TickSink {
     package private(set) var written = 0
     /// The JSON row's bytes, kept from row to row (emptied, not freed): no allocation per row.
     private var row = ByteBuffer(capacity: 4096)
+    /// `perfhud status --follow`: a status bar's line a row instead (not `.json`, which is the row).
+    private let statusFormat: StatusFormat?
+    private let color: Bool
 
-    package init(format: SessionConfiguration.Output, tickNanoseconds: UInt64, everyNanoseconds: UInt64?, output: Terminal) {
-        self.format = format
+    package init(format: SessionConfiguration.Output, tickNanoseconds: UInt64, everyNanoseconds: UInt64?, output: Terminal,
+                 statusFormat: StatusFormat? = nil, color: Bool = false) {
+        self.format = statusFormat == .json ? .json : format
+        self.statusFormat = statusFormat == .json ? nil : statusFormat
+        self.color = color
         self.output = output
         self.tickNanoseconds = tickNanoseconds
         self.everyNanoseconds = everyNanoseconds ?? tickNanoseconds
@@ -32,7 +39,8 @@ package final class RowWriter: TickSink {
 
     package convenience init(configuration: SessionConfiguration, output: Terminal) {
         self.init(format: configuration.output, tickNanoseconds: configuration.watch.tickNanoseconds,
-                  everyNanoseconds: configuration.reportEveryNanoseconds, output: output)
+                  everyNanoseconds: configuration.reportEveryNanoseconds, output: output,
+                  statusFormat: configuration.statusFormat, color: configuration.style.color)
     }
 
     package var readerGone: Bool { output.isClosed }
@@ -55,7 +63,12 @@ package final class RowWriter: TickSink {
         // late wake-up ran close together — the recording keeps both, and so must the rows.
         if !tick.isExitRow, everyNanoseconds > tickNanoseconds, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return }
         last = now
-        if format == .json {
+        if let statusFormat {
+            // i3bar's header and the opening of its endless array first; each line after the first an element after a comma.
+            let lead = statusFormat != .i3bar ? "" : written == 0 ? StatusText.i3barHeader + "\n" : ","
+            output.write(lead + StatusText.line(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events,
+                                                alerts: tick.alerts, note: nil, format: statusFormat, color: color) + "\n")
+        } else if format == .json {
             row.removeAll()
             RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events,
                                        plan: plan, to: &row)

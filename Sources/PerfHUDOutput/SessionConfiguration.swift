@@ -12,6 +12,8 @@ public struct SessionConfiguration {
     /// What the daemon shares: tick, history, children, the event stream.
     public var watch = WatchConfiguration()
     public var output: Output = .hud
+    /// `perfhud status --follow`: the rows are a status bar's lines of this format (`StatusText`).
+    public var statusFormat: StatusFormat?
     /// Plain and JSON report every this often (default: every tick).
     public var reportEveryNanoseconds: UInt64?
     public var durationNanoseconds: UInt64?

@@ -166,6 +166,18 @@ public struct AlertTracker {
         tick.alerts = states
     }
 
+    /// When each alert's comparison became true (the session's seconds; nil: false at the last
+    /// row): what a one-shot `perfhud status` carries from one call to the next, so that an alert
+    /// `for 20s` holds at the call 20 s after the figure crossed its line.
+    public var pendingSince: [Double?] {
+        get { trueSince.map { $0?.1 } }
+        set {
+            for index in trueSince.indices {
+                trueSince[index] = index < newValue.count ? newValue[index].map { (UInt64(max(0, $0) * 1e9), $0) } : nil
+            }
+        }
+    }
+
     /// Ends every alert that holds, at the last row: the end of the run.
     public mutating func finish() -> [AlertSpan] {
         var ended: [AlertSpan] = []

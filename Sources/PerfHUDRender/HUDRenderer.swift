@@ -85,6 +85,11 @@ public enum HUDRenderer {
         var segments: [(priority: Int, text: String)] = []
         segments.append((0, paint.bold("PID \(snapshot.pid)") + " " + name))
         if let playback = snapshot.playback { segments.append((0, paint.cyan(playback))) }
+        if !snapshot.alerts.holding.isEmpty {
+            // The line names what holds (the user's own words, escaped: they reach the terminal).
+            let names = snapshot.alerts.holding.map { TerminalText.escaped($0.text, maxLength: 60) }.joined(separator: ", ")
+            segments.append((0, paint.red(paint.bold((unicode ? "⚠ " : "! ") + names))))
+        }
         if snapshot.status != .running {
             let oomKill = report?.oomKillText.map { ", " + $0 } ?? ""
             segments.append((0, paint.red(paint.bold(snapshot.status.description.uppercasedFirst + oomKill))))
@@ -93,7 +98,9 @@ public enum HUDRenderer {
         } else if let cpu = report?.cpuPercent {
             // Under a quota: `CPU 50 % / 0.5 cores`, coloured by the share of the quota it uses.
             let share = report?.cpuLimitCores.map { cpu / max($0, 0.01) } ?? cpu
-            segments.append((1, "CPU " + paint.threshold(share, warn: 50, alarm: 90, Units.percent(cpu)) + (report?.cpuLimitText ?? "")))
+            let text = snapshot.alerts.watches(.cpu_percent) ? paint.alert(snapshot.alerts.holds(.cpu_percent), Units.percent(cpu))
+                : paint.threshold(share, warn: 50, alarm: 90, Units.percent(cpu))
+            segments.append((1, "CPU " + text + (report?.cpuLimitText ?? "")))
             if let user = report?.cpuUserPercent, let system = report?.cpuSystemPercent {
                 segments.append((4, paint.dim("u " + Units.compactPercent(user) + " s " + Units.compactPercent(system))))
             }
@@ -103,7 +110,8 @@ public enum HUDRenderer {
         if let events = snapshot.events, snapshot.status == .running {
             if events.hasFrames {
                 // A terminal program draws when it has something to show: no redraw in the last second is idling.
-                var text = "FPS " + (events.fps == 0 && events.frameSource == .tty ? "idle" : RowFormatter.number(events.fps, decimals: 0))
+                let fps = events.fps == 0 && events.frameSource == .tty ? "idle" : RowFormatter.number(events.fps, decimals: 0)
+                var text = "FPS " + (snapshot.alerts.watches(.fps) ? paint.alert(snapshot.alerts.holds(.fps), fps) : fps)
                 if let source = events.frameSource, source != .events { text += paint.dim(" " + source.rawValue) }
                 if let p99 = events.frameP99 {
                     // Coloured against what janky is judged by: the program's own pace (its median frame), or the refresh's budget.
@@ -132,7 +140,10 @@ public enum HUDRenderer {
             // Under a limit: `RSS 412 MiB / 512 MiB`, the share coloured as the limit nears (the
             // kernel reclaims, then kills, at the limit). A tree's: `Mem`, its PSS sum; a whole
             // control group's: `Mem`, its working set.
-            var text = name + " " + Units.bytes(Double(resident))
+            let memoryField: Figure.Field = report?.groupWorkingSetBytes != nil && snapshot.alerts.watches(.group_working_set_bytes) ? .group_working_set_bytes
+                : report?.memoryIsProportionalSum == true && snapshot.alerts.watches(.pss_bytes) ? .pss_bytes : .rss_bytes
+            let amount = Units.bytes(Double(resident))
+            var text = name + " " + (snapshot.alerts.watches(memoryField) ? paint.alert(snapshot.alerts.holds(memoryField), amount) : amount)
             if let limit = report?.memoryLimitBytes, limit > 0 {
                 text += " / " + paint.threshold(Double(resident) / Double(limit) * 100, warn: 80, alarm: 95, Units.bytes(Double(limit)))
             }

@@ -24,6 +24,8 @@ public struct HUDSnapshot {
     public var playback: String?
     /// Said on the details line in place of the figures (a recording made before they were kept).
     public var detailsNote: String?
+    /// The `--alert`s holding, and which figures one watches (`AlertStates`).
+    public var alerts = AlertStates()
 
     public init(pid: Int32, commandName: String, figures: TargetFigures?, series: TimeSeries, tickNanoseconds: UInt64,
                 historySeconds: Double, status: TargetStatus, elapsedSeconds: Double) {
@@ -49,5 +51,6 @@ extension HUDSnapshot {
                   status: status, elapsedSeconds: elapsedSeconds)
         events = latest?.events
         phases = latest?.phases ?? PhaseHistory()
+        alerts = latest?.alerts ?? AlertStates()
     }
 }

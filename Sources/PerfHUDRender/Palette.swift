@@ -11,6 +11,8 @@ package struct Palette {
     package func color(_ code: String, _ text: String) -> String { enabled ? "\u{1B}[\(code)m" + text + "\u{1B}[39m" : text }
     /// The status line stands out by reverse video, which needs no colour.
     package func inverse(_ text: String) -> String { "\u{1B}[7m" + text + "\u{1B}[0m" }
+    /// A figure an `--alert` watches: the alert colour (bold red) while it holds, green while not.
+    package func alert(_ holds: Bool, _ text: String) -> String { holds ? red(bold(text)) : green(text) }
     package func threshold(_ value: Double, warn: Double, alarm: Double, _ text: String) -> String {
         value >= alarm ? red(text) : value >= warn ? yellow(text) : green(text)
     }

@@ -57,6 +57,8 @@ public final class Screen {
 
     /// A new frame is wanted (a sample, an event); drawn by the next `draw`.
     public func invalidate() { hudDirty = true }
+    /// The terminal's bell (`--alert-bell`): BEL moves no cursor and draws nothing.
+    public func ringBellIfAsked() { if style.bell { device.write([0x07]) } }
 
     // MARK: set-up and restoration
 

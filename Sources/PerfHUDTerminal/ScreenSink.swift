@@ -28,6 +28,7 @@ package final class ScreenSink: TickSink {
         if showsActionLog {
             screen.showActionLog(tick.log, dropped: tick.logDropped, highFrequency: Set(tick.events?.highFrequencyActions.map(\.action) ?? []))
         }
+        if !tick.alerts.started.isEmpty { screen.ringBellIfAsked() }
         screen.invalidate()
         if !tick.isFinal && tick.status != .absent { drawn += 1 }
     }

@@ -67,6 +67,9 @@ enum Accepted {
         "<kind>": "action, frame or phase",
         "<value>": "the action's label, the frame's milliseconds or the phase's name",
         "--rss-of": "the PID whose resident memory a phase line carries, a number (0: none)",
+        // status
+        "status --format": "plain, json, waybar, i3bar or tmux",
+        "status --tick": "a duration such as 1s, from 100ms to 10s",
         // report, export, replay
         "<file>": "a recording made with --record",
         "report --output": "the path of the file to write",

@@ -74,6 +74,7 @@ extension Double: ReadableValue {
 
 extension SessionConfiguration.Output: ReadableValue {}
 extension HUDStyle.Position: ReadableValue {}
+extension StatusFormat: ReadableValue {}
 extension AcceptPolicy: ReadableValue {}
 extension FrameMode: ReadableValue {}
 extension TopSort: ReadableValue {}

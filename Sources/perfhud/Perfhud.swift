@@ -12,7 +12,7 @@ struct Perfhud: ParsableCommand {
         commandName: "perfhud",
         abstract: "A performance HUD for Linux processes: CPU, memory and more, pinned in the terminal.",
         version: perfhudVersion,
-        subcommands: [Attach.self, Run.self, Demo.self, Daemon.self, TopCommand.self, Emit.self, ReportCommand.self, ReplayCommand.self, ExportCommand.self, BenchmarkSampler.self, BenchmarkClient.self]
+        subcommands: [Attach.self, Run.self, Demo.self, Daemon.self, TopCommand.self, StatusCommand.self, Emit.self, ReportCommand.self, ReplayCommand.self, ExportCommand.self, BenchmarkSampler.self, BenchmarkClient.self]
     )
 }
 
@@ -165,6 +165,10 @@ enum Main {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "help", let suggestion = UsageMessage.suggestedSubcommand(arguments.dropFirst().first) {
             fail(suggestion, status: .usage)
+        }
+        // A status bar's line, every second all day: read without ArgumentParser where it can be.
+        if arguments.first == "status", let request = StatusRequest.fastPath(arguments.dropFirst()) {
+            do { Glibc.exit(try request.run().rawValue) } catch let error as PerfHUDError { fail(error.message, status: error.exitStatus) } catch { fail("\(error)", status: .software) }
         }
         do {
             var command = try parsedCommand()

@@ -41,30 +41,33 @@ def missing_programs():
 
 
 def waybar_parse_errors(log):
-    """waybar's log lines about the custom module's output or the module itself failing.
+    """waybar's log lines saying the custom module's output was refused or the module failed, each
+    with the indented lines under it joined on. What 0.9.17 prints (it then goes on running):
 
-    0.9.17 parses each line of a `return-type: json` module with jsoncpp and lets the error escape
-    the GTK main loop: it prints the bare jsoncpp message, e.g.
-        * Line 1, Column 2
-          Missing '}' or object descriptor
-    (no timestamp, no module name) and the bar process dies. Other failures are spdlog lines such as
-    "[error] custom/perfhud: ..." or "[warning] custom/perfhud stopped unexpectedly, is it endless?".
+        [error] custom/perfhud: * Line 1, Column 2            (a line that is no JSON: `{bad json`)
+          Missing '}' or object member name
+        [error] custom/perfhud: in Json::Value::resolveReference(key, end): requires objectValue
+                                                           (JSON but no object: `[1]`, `"text"`)
+        [error] perfhud stopped unexpectedly, is it endless?   (the command exited non-zero)
     """
     lines = log.splitlines()
     found = []
     for index, line in enumerate(lines):
-        if re.match(r"\* Line \d+, Column \d+", line.strip()):
-            # jsoncpp's message: the position line and the indented reason lines under it.
+        if re.search(r"\[(error|critical)\] (custom/perfhud: |perfhud stopped unexpectedly)", line):
+            # jsoncpp's messages go on over indented lines: keep them with the line they explain.
             message = [line.strip()]
             for following in lines[index + 1:]:
-                if not following.startswith((" ", "\t")) or following.strip().startswith("* Line"):
+                if not following.startswith((" ", "\t")) or not following.strip():
                     break
                 message.append(following.strip())
             found.append(" ".join(message))
-        elif re.search(r"\[(error|critical|warning)\].*custom/perfhud", line) or \
-                re.search(r"custom/perfhud.*(stopped unexpectedly|error)", line, re.I):
-            found.append(line.strip())
     return found
+
+
+def waybar_command_exits(log):
+    """The exit statuses waybar logged for the module's command ("[debug] Cmd exited with code N"):
+    a `--follow` stream should have none while the bar runs (one that exits 0 logs nothing else)."""
+    return [int(code) for code in re.findall(r"\[debug\] Cmd exited with code (-?\d+)", log)]
 
 
 def _descendants(pid):
@@ -138,6 +141,18 @@ class WaybarBar:
         subprocess.run(["grim", "-t", "png", str(path)], env=self.env, check=True, timeout=30,
                        capture_output=True)
         return path
+
+    def pixels(self):
+        """The output as (width, height, rows of (r, g, b)): grim's PPM, which needs no PNG decoder,
+        so a test can look for the `alert` class's red in the bar's 30 top rows itself."""
+        data = subprocess.run(["grim", "-t", "ppm", "-"], env=self.env, check=True, timeout=30,
+                              capture_output=True).stdout
+        # One whitespace byte ends the header: the pixels may start with bytes that look like it.
+        header = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", data)
+        assert header, data[:20]
+        width, height, body = int(header[1]), int(header[2]), data[header.end():]
+        return width, height, [[tuple(body[(y * width + x) * 3:(y * width + x) * 3 + 3]) for x in range(width)]
+                               for y in range(height)]
 
 
 @contextlib.contextmanager

@@ -1,0 +1,165 @@
+import ArgumentParser
+import PerfHUDSupport
+import PerfHUDSampling
+import PerfHUDPipeline
+import PerfHUDRender
+import PerfHUDOutput
+import PerfHUDRuntime
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `perfhud status TARGET --format plain|json|waybar|i3bar|tmux [--follow]`: a status bar's line.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "A status bar's line of a process: one answer (rates since the last call), or one a tick with --follow.",
+        usage: "perfhud status [<options>] <pid>\nperfhud status [<options>] --follow --match PATTERN|--unit UNIT|--container NAME|ID|--cgroup PATH|--pod NAMESPACE/POD")
+
+    @Option(parsing: .unconditional, help: "plain, json, waybar, i3bar or tmux.")
+    var format: Given<StatusFormat> = "plain"
+
+    @Flag(help: "A line every tick until the target ends (waybar's and i3bar's continuous modes), instead of one answer.")
+    var follow = false
+
+    @Option(parsing: .unconditional, help: "With --follow: the interval of the lines, 100ms…10s.")
+    var tick: Given<DurationValue> = "1s"
+
+    @Option(parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Alert while this holds, as attach's --alert: \"cpu_percent > 80 for 20s\" (repeatable).", valueName: "EXPR"))
+    var alert: [Given<String>] = []
+
+    @Flag(help: "No colours (also when NO_COLOR is set).")
+    var noColor = false
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: every process whose command line matches this extended regular expression, summed.", valueName: "PATTERN"))
+    var match: Given<String>?
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this systemd unit, summed.", valueName: "UNIT"))
+    var unit: Given<String>?
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this container, summed.", valueName: "NAME|ID"))
+    var container: Given<String>?
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this control group, summed.", valueName: "PATH"))
+    var cgroup: Given<String>?
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this Kubernetes pod, summed.", valueName: "NAMESPACE/POD"))
+    var pod: Given<String>?
+
+    /// The PID, and whatever else of the line is none of the options: refused in validate().
+    @Argument(parsing: .allUnrecognized, help: "The process.")
+    var pid: [String] = []
+
+    func validate() throws {
+        _ = try request()
+    }
+
+    /// The command line read; a refusal (`Refusal`) for the first part that does not read.
+    func request() throws -> StatusRequest {
+        let group = try match.map { TargetSelector.match(try $0.value("--match", in: "status") { !$0.isEmpty }) }
+            ?? unit.map { TargetSelector.unit(named: try $0.value("--unit", in: "status") { !$0.isEmpty }) }
+            ?? container.map { TargetSelector.container(try $0.value("--container", in: "status") { !$0.isEmpty }) }
+            ?? cgroup.map { TargetSelector.controlGroup(given: try $0.value("--cgroup", in: "status") { !$0.isEmpty }) }
+            ?? pod.map { TargetSelector.pod(try $0.value("--pod", in: "status") { $0.split(separator: "/", omittingEmptySubsequences: false).count == 2 }) }
+        if [match != nil, unit != nil, container != nil, cgroup != nil, pod != nil].filter({ $0 }).count > 1 {
+            throw Refusal.because("status shows one target: one of --match, --unit, --container, --cgroup and --pod")
+        }
+        let target: TargetSelector
+        if let group {
+            _ = try UsageMessage.arguments(pid, of: Self.self, named: [])
+            guard follow else { throw Refusal.because("a group's status needs --follow (one answer is for a PID)") }
+            target = group
+        } else {
+            guard let text = try UsageMessage.arguments(pid, of: Self.self, named: ["<pid>"])[0] else {
+                throw Refusal.because(Accepted.complaint("<pid>", got: nil, in: "status"))
+            }
+            target = .pid(try Given<Int32>(argument: text).value("<pid>", in: "status") { $0 > 0 })
+        }
+        let tick = try self.tick.value("status --tick") { (100_000_000...10_000_000_000).contains($0.nanoseconds) }
+        return StatusRequest(target: target, format: try format.value("--format", in: "status"), follow: follow, tickNanoseconds: tick.nanoseconds,
+                             alerts: try WatchOptions.alertRules(alert), color: !noColor)
+    }
+
+    func run() throws {
+        try Perfhud.exit(with: request().run())
+    }
+}
+
+/// What `perfhud status` was asked, however the line was read: by ArgumentParser (`StatusCommand`),
+/// or by `fastPath` for the line a status bar runs every second.
+struct StatusRequest {
+    var target: TargetSelector
+    var format: StatusFormat
+    var follow: Bool
+    var tickNanoseconds: UInt64
+    var alerts: [AlertRule]
+    var color: Bool
+
+    /// `status PID [--format F] [--alert EXPR]… [--no-color]`, read without ArgumentParser: its
+    /// parse was most of the CPU a one-shot call took (it reflects over every option of the
+    /// command), and a bar runs this line all day (Benchmarks/status_cost.py). Anything else —
+    /// help, another option, a value that does not read — returns nil, and ArgumentParser reads the
+    /// line as it reads any other, with the same messages.
+    static func fastPath(_ words: ArraySlice<String>) -> StatusRequest? {
+        var request = StatusRequest(target: .pid(0), format: .plain, follow: false, tickNanoseconds: 1_000_000_000, alerts: [], color: true)
+        var pid: Int32?
+        var index = words.startIndex
+        func value(of word: String, named name: String) -> String?? {
+            if word == name {
+                index += 1
+                return index < words.endIndex ? .some(words[index]) : .some(nil)
+            }
+            if word.hasPrefix(name + "=") { return .some(String(word.dropFirst(name.count + 1))) }
+            return nil
+        }
+        while index < words.endIndex {
+            let word = words[index]
+            if let given = value(of: word, named: "--format") {
+                guard let text = given, let format = StatusFormat(rawValue: text) else { return nil }
+                request.format = format
+            } else if let given = value(of: word, named: "--alert") {
+                guard let text = given, !text.hasPrefix("-"), let rule = try? AlertRule(text) else { return nil }
+                request.alerts.append(rule)
+            } else if word == "--no-color" {
+                request.color = false
+            } else if pid == nil, let number = Int32(word), number > 0, word.first != "+" {
+                pid = number
+            } else {
+                return nil
+            }
+            index += 1
+        }
+        guard let pid else { return nil }
+        request.target = .pid(pid)
+        return request
+    }
+
+    func run() throws -> ExitStatus {
+        let color = color && !(getenv("NO_COLOR").map { $0.pointee != 0 } ?? false)
+        guard follow else {
+            guard case .pid(let pid) = target else { throw PerfHUDError(.usage, "a group's status needs --follow") }
+            let answer = try StatusOnce.answer(pid: pid, alerts: alerts)
+            let tick = answer.tick
+            var line: String
+            if format == .json {
+                var row = ByteBuffer(capacity: 4096)
+                RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: nil, fields: Figure.all, to: &row)
+                RowFormatter.appendAlerts(tick.alerts, to: &row)
+                line = row.withBytes { String(decoding: $0, as: UTF8.self) }
+            } else {
+                line = StatusText.line(tick.figures, commandName: tick.commandName, status: tick.status, events: nil, alerts: tick.alerts,
+                                       note: answer.note, format: format, color: color)
+            }
+            line += "\n"
+            _ = Array(line.utf8).withUnsafeBytes { SystemCall.write(STDOUT_FILENO, $0) }
+            return .success
+        }
+        var configuration = SessionConfiguration()
+        configuration.watch.tickNanoseconds = tickNanoseconds
+        configuration.watch.historyNanoseconds = tickNanoseconds * 2
+        configuration.watch.alerts = alerts
+        configuration.output = .plain
+        configuration.statusFormat = format
+        configuration.style.color = color
+        configuration.summary = false
+        configuration.version = perfhudVersion
+        return Session(target: .attach(target), configuration: configuration).run()
+    }
+}
