@@ -94,7 +94,7 @@ public final class EventReceiver {
 
     deinit { stop() }
 
-    private static func clearPath(_ path: String) throws {
+    public static func clearPath(_ path: String) throws {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         let type = status.st_mode & S_IFMT

@@ -32,6 +32,8 @@ public struct SessionConfiguration {
     public var frameGapNanoseconds: UInt64 = 8_000_000
     /// `--record FILE`: the session is recorded there (see `Recorder`).
     public var recordPath: String?
+    /// `--feed PATH`: the JSON rows of the ticks to any number of readers of this Unix socket.
+    public var feedPath: String?
     /// The run's key figures under the program's output when a HUD session ends (`--no-summary`: no).
     public var summary = true
     /// perfhud's version, for the recording's metadata.

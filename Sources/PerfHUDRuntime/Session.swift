@@ -166,7 +166,8 @@ public final class Session {
         }
         sinks.recorder = try configuration.recordPath.map { try Recorder(path: $0, session: configuration, pid: pid, command: commandName, commandLine: description?.commandLine,
                                                                   startNanoseconds: watcher.store.startNanoseconds, warn: warn) }
-        // Every sink is known now (the recorder last): the ticks carry every frame where one reads them.
+        sinks.feed = try configuration.feedPath.map { try RowFeed(path: $0) }
+        // Every sink is known now (the recorder and the feed last): the ticks carry every frame where one reads them.
         watcher.keepsEveryFrame = sinks.readsEveryFrame
         guard let screen else { return }
         screen.snapshot = { [unowned self] in

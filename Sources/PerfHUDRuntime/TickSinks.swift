@@ -13,7 +13,11 @@ final class TickSinks {
     private let rows: RowWriter?
     /// `--record FILE`, opened once the target is known.
     package var recorder: Recorder? {
-        didSet { sinks = Self.sinks(screenSink, rows, recorder, summary, summaryLine) }
+        didSet { sinks = Self.sinks(screenSink, rows, recorder, summary, summaryLine, feed) }
+    }
+    /// `--feed PATH`, listening once the session starts.
+    var feed: RowFeed? {
+        didSet { sinks = Self.sinks(screenSink, rows, recorder, summary, summaryLine, feed) }
     }
     private let summary: SessionSummary?
     /// `--output json`'s last line, the run's summary (`--no-summary`: none).

@@ -29,6 +29,7 @@ enum Accepted {
         "--count": "a whole number of reports, at least 1",
         "--actions-from": "a file, or - for standard input",
         "--record": "the path of the recording to write",
+        "--feed": "the path of a socket to make (under 108 bytes)",
         "--output": "hud, plain or json",
         "--report-every": "a duration such as 1s, at least one --tick",
         "--position": "top or bottom",

@@ -26,6 +26,10 @@ struct HUDOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: "Record the session to this file (SQLite; see perfhud report and export).")
     var record: Given<String>?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Serve the JSON rows of the ticks, as --output json writes them, on this Unix socket to any number of readers (a reader that falls behind loses rows and is told how many).",
+                                                        valueName: "PATH"))
+    var feed: Given<String>?
+
     @Option(parsing: .unconditional, help: .hidden)
     var crashAfter: Given<Int>?
 
@@ -47,6 +51,7 @@ struct HUDOptions: ParsableArguments {
         configuration.crashAfterReports = try crashAfter?.value("--crash-after")
         configuration.summary = !noSummary
         configuration.recordPath = try record?.value("--record") { !$0.isEmpty }
+        configuration.feedPath = try feed?.value("--feed") { !$0.isEmpty && $0.utf8.count < 108 }
         configuration.version = perfhudVersion
         configuration.actionsFrom = try actionsFrom?.value("--actions-from") { !$0.isEmpty }
         return configuration
