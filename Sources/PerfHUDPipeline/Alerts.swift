@@ -89,12 +89,12 @@ public struct AlertSpan: Equatable {
     /// How long it held, by the session's clock (as a recording keeps it): what the summary and `report` say.
     public var heldSeconds: Double { max(0, (untilElapsedSeconds ?? sinceElapsedSeconds) - sinceElapsedSeconds) }
 
-    /// `cpu_percent > 80 for 20s held from 0:00:05 to 0:00:30 (25.0 s)`: the end summary's and
-    /// `report`'s words for it (the text escaped: it is the user's, and reaches a terminal).
+    /// `alert cpu_percent > 80 for 20s held 25.0 s, from 5.1 s to 30.1 s into the run`: the end
+    /// summary's and `report`'s words for it (the text escaped: it is the user's, and reaches a terminal).
     public var sentence: String {
-        "alert " + TerminalText.escaped(text, maxLength: 120) + " held from " + DurationText.clock(seconds: sinceElapsedSeconds)
-            + (endedWithRun ? " to the end" : " to " + DurationText.clock(seconds: untilElapsedSeconds ?? sinceElapsedSeconds))
-            + " (" + RowFormatter.number(heldSeconds, decimals: 1) + " s)"
+        func at(_ seconds: Double) -> String { seconds < 60 ? String(format1: seconds) + " s" : DurationText.clock(seconds: seconds) }
+        return "alert " + TerminalText.escaped(text, maxLength: 120) + " held " + String(format1: heldSeconds) + " s, from " + at(sinceElapsedSeconds)
+            + (endedWithRun ? " to the end of the run" : " to " + at(untilElapsedSeconds ?? sinceElapsedSeconds) + " into the run")
     }
 }
 
@@ -135,7 +135,8 @@ public struct AlertTracker {
         let elapsed = tick.figures.elapsedSeconds
         if tick.isRow { lastRow = (now, elapsed) }
         for (index, rule) in rules.rules.enumerated() {
-            if tick.isRow {
+            // The exit row has no figures of the process (it is gone): the run's end ends what holds.
+            if tick.isRow && !tick.isExitRow {
                 let value = Figure[rule.field].value(tick.figures, tick.events)
                 if let value, rule.op.compare(value, rule.limit) {
                     let (start, startElapsed) = trueSince[index] ?? (now, elapsed)

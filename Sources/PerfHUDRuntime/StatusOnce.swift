@@ -27,6 +27,7 @@ public enum StatusOnce {
     public static func answer(pid: Int32, alerts rules: [AlertRule]) throws -> Answer {
         let sampler = try ProcessSampler(pid: pid)
         sampler.collectsActivity = false
+        sampler.readsGroupLimits = false
         var sample = sampler.sample()
         guard sample.alive else { throw PerfHUDError(.noInput, "no process with PID \(pid)") }
         // A PID used again by another process is another state: its start time is in the name.

@@ -68,6 +68,10 @@ public final class ProcessSampler {
     /// Whether the "why" figures (`Activity`) are read: a HUD that shows none of them and records
     /// nothing turns this off, and the per-thread files are then not read at all.
     public var collectsActivity = true
+    /// Whether the control groups' limits and OOM kills are read (once a second): a one-shot
+    /// `perfhud status` does not, as `ps` does not — finding the groups parses mountinfo and
+    /// opens their files, a third of such a call's CPU (Benchmarks/status_cost.py).
+    public var readsGroupLimits = true
     /// Where the GPU and the network figures come from (threads of their own); nil: not collected.
     public var gpu: GPUWatch?, net: NetworkWatch?
     /// The once-a-second part of `Activity`, carried by every sample until the next read.
@@ -208,7 +212,7 @@ public final class ProcessSampler {
             if collectsActivity { readActivity(of: process, stat: reading.stat, statm: reading.statm, now: now, cadence: cadence, slow: slowDue, into: &activity) }
         }
         // The limit first: the OOM score of each process is read against it (`OOMScore`).
-        if !rootGone && cadence.isDue(lastRead: memoryLimitReadAt, every: 1_000_000_000, now: now) {
+        if readsGroupLimits && !rootGone && cadence.isDue(lastRead: memoryLimitReadAt, every: 1_000_000_000, now: now) {
             memoryLimitReadAt = now
             if memoryLimit == nil { memoryLimit = ControlGroupMemoryLimit(places: controlGroupPlaces) }
             memoryLimitBytes = memoryLimit?.read(now: now, buffer: buffer)

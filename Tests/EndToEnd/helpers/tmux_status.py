@@ -194,20 +194,24 @@ class TmuxStatus:
     # -- options, byte for byte ----------------------------------------------------------------
 
     def options_snapshot(self, session=None):
-        """Every option a program in this server could have changed, as tmux prints them, byte for
-        byte: `show-options -t =S:` (the session's own), `-g` (global session), `-gw` (global
-        window), `-s` (server), then `-w` of each window and `-p` of each pane of the server.
-        Two snapshots compare equal when all those options are exactly as before."""
-        sections = [("show-options -t " + self.target(session), ["show-options", "-t", self.target(session)]),
-                    ("show-options -g", ["show-options", "-g"]),
-                    ("show-options -gw", ["show-options", "-gw"]),
-                    ("show-options -s", ["show-options", "-s"])]
+        """Every option and hook a program in this server could have changed, as tmux prints them,
+        byte for byte: `show-options -H -t =S:` (the session's own), `-gH` (global session), `-gwH`
+        (global window), `-s` (server), then `-wH` of each window and `-pH` of each pane of the
+        server; session=None: the own options of every session (-H: hooks too; a hook is an
+        array option, and `set-hook -u NAME[i]` leaves an empty local array behind). Two snapshots
+        compare equal when all those are exactly as before."""
+        sessions = [self.target(session)] if session else [
+            "=" + name + ":" for name in self.run("list-sessions", "-F", "#{session_name}").split("\n") if name]
+        sections = [("show-options -H -t " + target, ["show-options", "-H", "-t", target]) for target in sessions]
+        sections += [("show-options -gH", ["show-options", "-gH"]),
+                     ("show-options -gwH", ["show-options", "-gwH"]),
+                     ("show-options -s", ["show-options", "-s"])]
         windows = self.run("list-windows", "-a", "-F", "#{session_name}:#{window_index}").split()
         for window in windows:
-            sections.append((f"show-options -w -t ={window}", ["show-options", "-w", "-t", "=" + window]))
+            sections.append((f"show-options -wH -t ={window}", ["show-options", "-wH", "-t", "=" + window]))
         panes = self.run("list-panes", "-a", "-F", "#{pane_id}").split()
         for pane in panes:
-            sections.append((f"show-options -p -t {pane}", ["show-options", "-p", "-t", pane]))
+            sections.append((f"show-options -pH -t {pane}", ["show-options", "-pH", "-t", pane]))
         out = bytearray()
         for title, args in sections:
             result = self._tmux(self.inner, args)
