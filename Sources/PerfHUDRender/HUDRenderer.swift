@@ -8,6 +8,7 @@ public enum HUDRenderer {
     /// graph header and the graph, shrunk on small terminals so that the program below keeps at
     /// least three rows.
     public static func height(for size: TerminalSize, style: HUDStyle) -> Int {
+        if style.inTmux { return 0 }
         let details = detailsRows(for: size, style: style)
         let graphRows = max(0, min(style.graphRows, size.rows - 6 - details))
         return (graphRows > 0 ? 2 + graphRows : min(1, max(0, size.rows - 1))) + details

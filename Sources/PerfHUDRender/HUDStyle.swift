@@ -11,6 +11,8 @@ public struct HUDStyle: Equatable {
     public var showsDetails: Bool
     /// `--alert-bell`: the bell rings once as an alert begins to hold.
     public var bell: Bool
+    /// `--tmux`: the HUD is drawn in tmux's status lines, and takes no row of the terminal.
+    public var inTmux = false
 
     public init(position: Position = .top, color: Bool = true, graphRows: Int = 4, unicode: Bool = true, showsDetails: Bool = false, bell: Bool = false) {
         self.bell = bell

@@ -29,6 +29,8 @@ public final class Session {
     /// The HUD reads keys itself (attach, demo) instead of passing them to a program (run).
     private let ownsKeys: Bool
     private var program: LaunchedProgram?, actionLog: ActionLogFollower?
+    /// `--tmux`: the session's status lines, put back when the session ends.
+    private var tmuxLines: TmuxStatusLines?
     private var watched: WatchedProcesses!, watcher: TargetWatcher!
     /// How the session stands.
     private var state = State()
@@ -179,6 +181,16 @@ public final class Session {
             return snapshot
         }
         screen.targetRunning = { [unowned self] in state.status == .running }
+        if configuration.style.inTmux {
+            var style = configuration.style
+            style.inTmux = false
+            style.showsDetails = false
+            style.graphRows = min(style.graphRows, TmuxStatusLines.maximumLines - 2)
+            let height = HUDRenderer.height(for: TerminalSize(rows: 30, columns: 80), style: style)
+            let lines = try TmuxStatusLines(lines: height)
+            tmuxLines = lines
+            screen.elsewhere = (lines.width, style, { lines.show($0) })
+        }
         screen.setUp()
         if let group {
             screen.notice("attached to \(TerminalText.escaped(group.named)): \(group.listing) (\(TerminalText.escaped(commandName)))")
@@ -299,6 +311,7 @@ public final class Session {
         standardError.restoreInput()
         if let screen {
             screen.drawFinalFrame()
+            tmuxLines?.restore()
             // Who ended the program, and so why perfhud's status is not the program's.
             let ending = state.ending.map { how in
                 "perfhud ended \(TerminalText.escaped(sinks.latestCommandName ?? watcher.commandName)) at \(state.stopReason ?? "its end"): \(how)"

@@ -18,6 +18,11 @@ public final class Screen {
     private let ownsKeys: Bool
     /// What to draw: called for every frame; nothing is drawn before it is set.
     public var snapshot: (() -> HUDSnapshot)?
+    /// `--tmux`: where the HUD's lines go instead of rows of the terminal (which are then all the
+    /// program's), the width and the look they are drawn for; at most `elsewhereInterval` apart.
+    public var elsewhere: (width: Int, style: HUDStyle, show: ([String]) -> Void)?
+    /// Every status-line change redraws every client of the tmux server: four a second.
+    public static let elsewhereInterval: UInt64 = 250_000_000
     /// Whether the target still runs: a frame saying it ended is not held back by the frame rate.
     public var targetRunning: () -> Bool = { true }
 
@@ -239,6 +244,15 @@ public final class Screen {
     /// Draws the HUD if it changed, at most every `minimumFrameInterval` unless forced or the
     /// target has ended.
     public func draw(force: Bool = false) {
+        if let elsewhere {
+            guard hudDirty || force, let current = snapshot?() else { return }
+            let now = monotonicNanoseconds()
+            if !force && now &- lastDraw < Self.elsewhereInterval && targetRunning() { return }
+            elsewhere.show(HUDRenderer.render(current, size: TerminalSize(rows: 30, columns: elsewhere.width), style: elsewhere.style))
+            hudDirty = false
+            lastDraw = now
+            return
+        }
         guard isSetUp, hudDirty || force, translator.isAtBoundary else { return }
         if !force && monotonicNanoseconds() &- lastDraw < Self.minimumFrameInterval && targetRunning() { return }
         let bytes = hudBytes(force: force)

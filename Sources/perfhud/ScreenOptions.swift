@@ -23,6 +23,9 @@ struct ScreenOptions: ParsableArguments {
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
 
+    @Flag(help: "Inside tmux: the status line and the memory graph in the session's own status lines (every window of it) instead of rows of the pane; put back as they were when perfhud ends.")
+    var tmux = false
+
     @Flag(help: "Ring the terminal's bell once as an --alert begins to hold.")
     var alertBell = false
 
@@ -45,8 +48,10 @@ struct ScreenOptions: ParsableArguments {
         let reportEvery = try reportEvery?.value("--report-every") { $0.nanoseconds >= max(shortestReport, 1) }
         let graphRows = try graphRows.value("--graph-rows") { (0...20).contains($0) }
         let noColorEnvironment = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
-        let style = HUDStyle(position: try position.value("--position"), color: !(noColor || noColorEnvironment), graphRows: graphRows,
+        var style = HUDStyle(position: try position.value("--position"), color: !(noColor || noColorEnvironment), graphRows: graphRows,
                              unicode: LocaleCharset.isUTF8(), showsDetails: details, bell: alertBell)
+        style.inTmux = tmux
+        if tmux && (chosen != .hud || !terminal) { throw Refusal.because("--tmux shows the HUD in tmux's status lines: it needs the HUD's output on a terminal (no --output plain or json)") }
         return Read(output: chosen == .hud && !terminal ? .plain : chosen, reportEveryNanoseconds: reportEvery?.nanoseconds, style: style)
     }
 }

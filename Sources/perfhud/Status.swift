@@ -14,7 +14,7 @@ struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "A status bar's line of a process: one answer (rates since the last call), or one a tick with --follow.",
-        usage: "perfhud status [<options>] <pid>\nperfhud status [<options>] --follow --match PATTERN|--unit UNIT|--container NAME|ID|--cgroup PATH|--pod NAMESPACE/POD")
+        usage: "perfhud status [<options>] <pid>\nperfhud status --tmux --restore\nperfhud status [<options>] --follow --match PATTERN|--unit UNIT|--container NAME|ID|--cgroup PATH|--pod NAMESPACE/POD")
 
     @Option(parsing: .unconditional, help: "plain, json, waybar, i3bar or tmux.")
     var format: Given<StatusFormat> = "plain"
@@ -32,6 +32,12 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "No colours (also when NO_COLOR is set).")
     var noColor = false
 
+    @Flag(help: "With --restore: the status lines of this tmux session.")
+    var tmux = false
+
+    @Flag(help: "With --tmux: put back the status lines a perfhud --tmux that was killed left changed (the next perfhud --tmux does it too).")
+    var restore = false
+
     @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: every process whose command line matches this extended regular expression, summed.", valueName: "PATTERN"))
     var match: Given<String>?
     @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this systemd unit, summed.", valueName: "UNIT"))
@@ -48,6 +54,11 @@ struct StatusCommand: ParsableCommand {
     var pid: [String] = []
 
     func validate() throws {
+        if tmux || restore {
+            guard tmux && restore else { throw Refusal.because("status --tmux --restore puts back a tmux session's status lines: give both") }
+            _ = try UsageMessage.arguments(pid, of: Self.self, named: [])
+            return
+        }
         _ = try request()
     }
 
@@ -78,6 +89,11 @@ struct StatusCommand: ParsableCommand {
     }
 
     func run() throws {
+        if restore {
+            let put = try TmuxStatusLines.restoreHere()
+            print(put ? "perfhud: the status lines of this tmux session are as they were" : "perfhud: nothing to put back in this tmux session")
+            try Perfhud.exit(with: .success)
+        }
         try Perfhud.exit(with: request().run())
     }
 }
