@@ -6,7 +6,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libproc2-dev libsqlite3-dev sqlite3 pkg-config tmux htop vim less busybox procps sysstat valgrind gcc python3-pip prometheus systemd nftables iproute2 debhelper dpkg-dev lintian man-db zsh fish debootstrap systemd-container \
   xvfb mesa-utils vulkan-tools mesa-vulkan-drivers chromium fonts-dejavu-core \
   libsdl2-dev libglfw3-dev weston glmark2-es2-wayland chromium-bsu \
-  podman runc uidmap docker.io
+  podman runc uidmap docker.io \
+  sway waybar grim
+# sway, waybar and grim: Tests/EndToEnd/test_status_bars.py runs waybar on `perfhud status --follow` (waybar needs
+# wlr-layer-shell, which weston 10 lacks: sway headless is the compositor; grim takes the screenshot).
 # podman and runc (crun refuses the hybrid cgroup layout of these machines): Tests/EndToEnd/test_containers.py;
 # docker.io (its engine started by the test where none runs): Tests/EndToEnd/test_docker.py; its dependency containerd: test_containerd.py.
 # pygame (PyPI: its wheel bundles its own libSDL2): Tests/EndToEnd/test_frame_hooks_sdl.py.

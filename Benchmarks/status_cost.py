@@ -16,9 +16,12 @@ Exit 1 where status's median passes 1.2x ps's. Standard library only.
 """
 import argparse
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 GOAL = 1.2
@@ -68,6 +71,25 @@ def main():
         values.sort()
         median = statistics.median(values)
         print(f"| `{name}` | {median:.2f} | {values[int(len(values) * 0.9)]:.2f} | {median / floor:.2f} |")
+    if shutil.which("valgrind"):
+        # Instructions, the stable figure beside the CPU times: callgrind on a copy without debug
+        # information (valgrind cannot read the Swift toolchain's), the whole process (the loader too).
+        print("\ninstructions per call (callgrind, whole process):")
+        with tempfile.TemporaryDirectory() as scratch:
+            stripped = os.path.join(scratch, "perfhud")
+            subprocess.run(["strip", "--strip-debug", "-o", stripped, perfhud], check=True)
+            target = subprocess.Popen(["sleep", "60"])
+            try:
+                for name, argv in (("ps", [ps, "-o", "%cpu,rss,nlwp", "-p", str(target.pid)]),
+                                   ("perfhud status", [stripped, "status", str(target.pid)])):
+                    out = os.path.join(scratch, "callgrind.out")
+                    done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+                                          capture_output=True, text=True)
+                    found = re.search(r"refs:\s+([0-9,]+)", done.stderr)
+                    print(f"  {name}: {found[1] if found else '?'}")
+            finally:
+                target.kill()
+                target.wait()
     ratio = statistics.median(times["perfhud status PID"]) / floor
     print(f"status / ps: {ratio:.2f} (goal ≤ {GOAL})")
     return 0 if ratio <= GOAL else 1

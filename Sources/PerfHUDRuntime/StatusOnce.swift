@@ -23,6 +23,9 @@ public enum StatusOnce {
     /// What the first call says in place of its rates.
     public static let noInterval = "no interval yet: rates from the next call, over the time since this one"
 
+    /// Why one answer has no GPU and network figures.
+    public static let notRead = "not read by one status answer (--follow reads them)"
+
     /// - Throws: `PerfHUDError` `.noInput` (no such process) or `.noPermission`.
     public static func answer(pid: Int32, alerts rules: [AlertRule]) throws -> Answer {
         let sampler = try ProcessSampler(pid: pid)
@@ -40,7 +43,12 @@ public enum StatusOnce {
         if let previous, previous.monotonicNanoseconds < sample.monotonicNanoseconds {
             store.record(Sample(monotonicNanoseconds: previous.monotonicNanoseconds, wallSeconds: 0, alive: true, cpuNanoseconds: previous.cpuNanoseconds))
         }
-        let figures = store.record(sample)
+        var figures = store.record(sample)
+        // What one answer does not read says so (they need a watch that lasts: `--follow`), never 0.
+        var gpu = GPUFigures()
+        gpu.unreportedReason = notRead
+        figures.gpuBox = GPUFiguresBox(gpu)
+        figures.netBox = NetworkFiguresBox(NetworkFigures(unreported: notRead))
         var tick = Tick(monotonicNanoseconds: sample.monotonicNanoseconds, sample: sample, figures: figures, events: nil,
                         commandName: sampler.commandName ?? "", status: .running, phases: PhaseHistory())
         var pending: [Double?] = []
