@@ -67,8 +67,12 @@ final class DaemonTarget {
         // sample before and the leak fit its own. A full 10-minute ring was ~33 KiB a target.
         watcher = TargetWatcher(source: group, events: events, pid: 0, capacity: DaemonTarget.historyCapacity,
                                 fallbackName: "", leak: configuration.watch.leak)
+        alerts = configuration.watch.alerts.isEmpty ? nil : AlertTracker(AlertRules(configuration.watch.alerts))
         remember()
     }
+
+    /// `--alert`: which hold, decided at each tick before its sinks see it (`TickFanOut`).
+    var alerts: AlertTracker?
 
     var events: SessionEvents { watcher.events }
     var isUp: Bool { !group.isEmpty }

@@ -21,6 +21,13 @@ final class TargetJournal: TickSink {
 
     func consume(_ tick: Tick) {
         for note in tick.notes { status.log(.warning, target, note) }
+        // One entry as an alert begins to hold, one as it ends.
+        for span in tick.alerts.started {
+            status.log(.warning, target, "alert \(span.text) holds" + (span.value.map { " (\(Figure[span.field].name) = \(RowFormatter.number($0)))" } ?? ""))
+        }
+        for span in tick.alerts.ended {
+            status.log(.notice, target, "alert \(span.text) no longer holds, after \(String(format1: span.heldSeconds)) s" + (span.endedWithRun ? " (the target ended)" : ""))
+        }
         // An absent target's figures are unknown: they change nothing of the leak warning.
         for line in target.warned.check(events: tick.events ?? .empty, figures: tick.status == .absent ? nil : tick.figures,
                                         threshold: actionThreshold, leakWindow: leakWindow) {

@@ -125,7 +125,22 @@ public final class TargetMetrics: TickSink {
     private static let bootTime = ProcessDirectory.bootTime
 
     /// Mirrors one tick's figures into the registry. Called from the sampling thread only.
+    /// `perfhud_target_alert{alert}` of each `--alert`: 1 while it holds, else 0 (made at the first tick).
+    private var alertGauges: [Gauge] = []
+
+    private func updateAlerts(_ alerts: AlertStates) {
+        guard let rules = alerts.rules?.rules else { return }
+        if alertGauges.isEmpty {
+            alertGauges = rules.map {
+                registry.gauge(TargetSeries.perfhud_target_alert.name, labels: labels + [("alert", $0.text)],
+                               help: "1 while the --alert holds for the target (its figure over the line for its duration), else 0.")
+            }
+        }
+        for (index, rule) in rules.enumerated() { alertGauges[index].set(to: alerts.holding.contains { $0.text == rule.text } ? 1 : 0) }
+    }
+
     private func update(_ tick: Tick) {
+        updateAlerts(tick.alerts)
         let present = tick.status != .absent
         let events = tick.events ?? .empty
         up.set(to: present ? 1 : 0)
@@ -224,7 +239,7 @@ public final class TargetMetrics: TickSink {
 
     /// Takes every series of the target out of the registry (the histogram: see `DaemonMetrics`).
     func remove() {
-        for gauge in figureGauges.compactMap({ $0 }) + Array(highFrequency.values) + [up] + [startTime, info?.gauge, busiestRatio].compactMap({ $0 }) {
+        for gauge in figureGauges.compactMap({ $0 }) + Array(highFrequency.values) + [up] + alertGauges + [startTime, info?.gauge, busiestRatio].compactMap({ $0 }) {
             registry.unregisterGauge(gauge)
         }
         for counter in counters + kernelCounters.compactMap({ $0 }) + rejected.map(\.counter) + Array(actions.values) + [cpuUser, cpuSystem] {
@@ -232,7 +247,7 @@ public final class TargetMetrics: TickSink {
         }
         figureGauges = figureGauges.map { _ in nil }; highFrequency = [:]; startTime = nil; info = nil; busiestRatio = nil
         counters = []; kernelCounters = kernelCounters.map { _ in nil }; kernelLast = kernelLast.map { _ in nil }
-        rejected = []; actions = [:]
+        rejected = []; actions = [:]; alertGauges = []
         phase.follow(nil, in: registry)
         busiestThread.follow(nil, in: registry)
         frameSource.follow(nil, in: registry)

@@ -46,7 +46,8 @@ final class TickFanOut {
         }
         // The figures name the group's root as it is now (a restart is another PID).
         target.watcher.pid = target.group.rootPID ?? target.group.pids.first ?? 0
-        let tick = target.watcher.tick(final: final, endedByPerfhud: final)
+        var tick = target.watcher.tick(final: final, endedByPerfhud: final)
+        target.alerts?.apply(to: &tick)
         target.latest = tick.status == .absent ? nil : tick
         var wentAway = false
         if target.group.isEmpty && target.wasUp {

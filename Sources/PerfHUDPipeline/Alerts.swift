@@ -145,6 +145,7 @@ public struct AlertTracker {
                     // recorded rows alike (a tick's monotonic time is a few microseconds off its period).
                     if spans[index] == nil, ((elapsed - startElapsed) * 1000).rounded() >= (Double(rule.forNanoseconds) / 1e6).rounded() {
                         spans[index] = AlertSpan(text: rule.text, field: rule.field, since: start, sinceElapsedSeconds: startElapsed)
+                        spans[index]?.value = value
                         states.started.append(spans[index]!)
                     }
                     spans[index]?.value = value

@@ -54,6 +54,7 @@ public enum TargetSeries: String, CaseIterable, Sendable {
     case perfhud_target_up, perfhud_target_info, perfhud_target_start_time_seconds
     case perfhud_phase_info, perfhud_frame_source_info, perfhud_target_busiest_thread_info
     case perfhud_high_frequency_action_rate, perfhud_frame_duration_seconds
+    case perfhud_target_alert
 
     public var name: String { rawValue }
 }

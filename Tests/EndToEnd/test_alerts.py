@@ -2,6 +2,8 @@
 own clock), and the alert's span in the JSON rows, the end summary, the summary line and `report`
 (decided again over the recording), and the HUD's colours in a real tmux pane."""
 import json
+import os
+import signal
 import re
 import shutil
 import subprocess
@@ -135,3 +137,30 @@ def test_the_bell_rings_once_as_an_alert_begins_to_hold():
         assert b"\x07" not in terminal.raw, "no bell without --alert-bell"
     finally:
         busy.kill()
+
+
+def test_the_daemon_exports_each_alert_and_says_when_it_begins_and_ends():
+    from test_daemon import Daemon
+    busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    idle = subprocess.Popen(["sleep", "60"])
+    daemon = Daemon("--pid", f"busy={busy.pid}", "--pid", f"idle={idle.pid}", "--alert", "cpu_percent > 50 for 1s")
+    try:
+        def alert(target):
+            found = re.search(r'^perfhud_target_alert\{target="%s",alert="cpu_percent > 50 for 1s"\} (\S+)$' % target, daemon.metrics(), re.M)
+            return float(found[1]) if found else None
+        assert wait_until(lambda: alert("idle") == 0 and alert("busy") == 0, timeout=10), daemon.metrics()
+        assert wait_until(lambda: alert("busy") == 1, timeout=10)
+        assert alert("idle") == 0
+        os.kill(busy.pid, signal.SIGSTOP)   # off the line: it no longer holds
+        assert wait_until(lambda: alert("busy") == 0, timeout=10)
+        status, log = daemon.stop()
+        assert status == 0
+        began = [line for line in log.splitlines() if "alert cpu_percent > 50 for 1s holds" in line]
+        ended = [line for line in log.splitlines() if "alert cpu_percent > 50 for 1s no longer holds, after" in line]
+        assert len(began) == 1 and "busy" in began[0] and "cpu_percent = " in began[0], log
+        assert len(ended) == 1 and "busy" in ended[0], log
+    finally:
+        if daemon.process.poll() is None:
+            daemon.stop()
+        busy.kill()
+        idle.kill()
