@@ -133,7 +133,7 @@ let package = Package(
             name: "PerfHUDDaemon",
             dependencies: [
                 "PerfHUDSupport", "PerfHUDSampling", "PerfHUDEvents", "PerfHUDStore", "PerfHUDPipeline",
-                "PerfHUDRecordings", "CSystemShims",
+                "PerfHUDOutput", "PerfHUDRecordings", "CSystemShims",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

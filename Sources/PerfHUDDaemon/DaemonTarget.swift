@@ -1,6 +1,7 @@
 import PerfHUDSupport
 import PerfHUDSampling
 import PerfHUDPipeline
+import PerfHUDOutput
 import PerfHUDRecordings
 #if canImport(Glibc)
 import Glibc
@@ -143,6 +144,11 @@ final class DaemonTarget {
 
     /// The fan-out's sinks of this target besides its metrics: its journal, and the recording
     /// where the daemon records.
+    /// Its rows to the readers of `NAME.feed` beside its event socket (as a session's `--feed`).
+    var feed: RowFeed? {
+        didSet { sinksChanged() }
+    }
+
     func attach(journal: TargetJournal, recording: DaemonRecording?) {
         self.journal = journal
         self.recording = recording
@@ -154,12 +160,13 @@ final class DaemonTarget {
     /// The sinks in the order they are handed a tick; the watcher keeps every frame and action
     /// where one of them reads them (the metrics do: their histogram and action counters).
     private func sinksChanged() {
-        sinks = [metrics as TickSink?, journal, recording].compactMap { $0 }
+        sinks = [metrics as TickSink?, journal, recording, feed].compactMap { $0 }
         if sinks.readEveryFrame { watcher.keepsEveryFrame = true }
     }
 
     /// Closes its socket and takes its series away (dropped from the configuration).
     func close() {
+        feed = nil
         forget()
         events.stop()
     }

@@ -1,5 +1,6 @@
 import PerfHUDSupport
 import PerfHUDEvents
+import PerfHUDOutput
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,6 +90,9 @@ final class EventSockets {
             return
         }
         if directory.isDefault { target.linkDirectory = directory.path }
+        // Its rows beside it, for any program that follows them (`perfhud run --feed`'s, per target).
+        do { target.feed = try RowFeed(path: directory.path + "/" + Self.fileName(target.label) + ".feed") }
+        catch let error as PerfHUDError { status.log(.warning, target, "no feed of its rows (\(error.message))") }
         if let legacy = configuration.legacyEventsLink, target.spec == configuration.targets.first { target.fixedLinks.append(legacy) }
         // A unit's processes find the socket by their unit's name, whatever the target's label.
         if case .unit(let unit) = target.spec.selector, Self.fileName(unit) != Self.fileName(target.label) {

@@ -108,3 +108,28 @@ def test_a_feed_path_that_is_taken_is_refused(tmp_path):
     done = subprocess.run([PERFHUD, "run", "--output", "json", "--feed", str(path), "--", "true"], capture_output=True, text=True, timeout=30)
     assert done.returncode != 0 and done.stderr.count("\n") == 1 and "refusing" in done.stderr and str(path) in done.stderr
     assert path.read_text() == "mine"
+
+
+def test_the_daemon_feeds_each_targets_rows_beside_its_event_socket():
+    from test_daemon import Daemon
+    first = subprocess.Popen(["sleep", "60"])
+    second = subprocess.Popen(["sleep", "60"])
+    # A row at each full read of its targets (every --full-every; between them the daemon reads RSS alone).
+    daemon = Daemon("--pid", f"first={first.pid}", "--pid", f"second={second.pid}", "--alert", "threads >= 1", "--full-every", "500ms")
+    try:
+        directory = daemon.events   # with several targets, --events is the directory of their sockets
+        path = os.path.join(directory, "second.feed")
+        assert wait_until(lambda: os.path.exists(path), timeout=10), os.listdir(directory)
+        reader = socket.socket(socket.AF_UNIX)
+        reader.connect(path)
+        reader.settimeout(5)
+        data = b""
+        while data.count(b"\n") < 3:
+            data += reader.recv(1 << 16)
+        rows = [json.loads(line) for line in lines_of(data)[:3]]
+        assert all(row["pid"] == second.pid and row["alerts"] == ["threads >= 1"] for row in rows)
+        assert rows[1]["elapsed_seconds"] > rows[0]["elapsed_seconds"]
+    finally:
+        daemon.stop()
+        first.kill()
+        second.kill()

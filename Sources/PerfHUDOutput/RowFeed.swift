@@ -10,11 +10,12 @@ import PerfHUDPipeline
 /// HUD never waits for a reader: a row goes out with one non-blocking send per reader, and a reader
 /// whose socket is full loses the rows until it has room again, then reads
 /// `{"dropped_rows":N}` before the next row it gets. A row is never cut: one half-sent is finished
-/// before anything else is sent to that reader. A reader that goes away is forgotten.
-final class RowFeed: TickSink {
+/// before anything else is sent to that reader. A reader that goes away is forgotten. The daemon
+/// makes one per target beside its event socket (`NAME.feed`).
+package final class RowFeed: TickSink {
     /// It reads the tick's figures, not each frame.
-    static let readsEveryFrame = false
-    let path: String
+    package static let readsEveryFrame = false
+    package let path: String
     private let listener: Int32
     private var readers: [Reader] = []
     private var row = ByteBuffer(capacity: 4096)
@@ -31,7 +32,7 @@ final class RowFeed: TickSink {
 
     /// Listens on `path` (0600): a stale socket there is replaced, anything else refused.
     /// - Throws: `PerfHUDError` `.cannotCreate`.
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         try EventReceiver.clearPath(path)
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -50,7 +51,7 @@ final class RowFeed: TickSink {
         unlink(path)
     }
 
-    func consume(_ tick: Tick) {
+    package func consume(_ tick: Tick) {
         acceptReaders()
         guard tick.isRow, !readers.isEmpty else { return }
         row.removeAll()
