@@ -65,13 +65,9 @@ public final class ProcessSampler {
     private var monotonic = (user: UInt64(0), system: UInt64(0))
     private var cpuTotal: MachineBoundedCPUTotal
     private var rootGone = false
-    /// Whether the "why" figures (`Activity`) are read: a HUD that shows none of them and records
-    /// nothing turns this off, and the per-thread files are then not read at all.
-    public var collectsActivity = true
-    /// Whether the control groups' limits and OOM kills are read (once a second): a one-shot
-    /// `perfhud status` does not, as `ps` does not — finding the groups parses mountinfo and
-    /// opens their files, a third of such a call's CPU (Benchmarks/status_cost.py).
-    public var readsGroupLimits = true
+    /// Whether the "why" figures (`Activity`) are read (not by a HUD that shows and records none),
+    /// and the groups' limits and OOM kills (not by one `perfhud status`, as not by `ps`: a third of its CPU).
+    public var collectsActivity = true, readsGroupLimits = true
     /// Where the GPU and the network figures come from (threads of their own); nil: not collected.
     public var gpu: GPUWatch?, net: NetworkWatch?
     /// The once-a-second part of `Activity`, carried by every sample until the next read.
