@@ -43,21 +43,12 @@ enum TmuxCommand {
         if let standardOutput { posix_spawn_file_actions_adddup2(&actions, standardOutput, 1) }
         else { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in SignalChannel.handled + [SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var child: pid_t = 0
-        let result = withCStrings(arguments) { pointers in
-            var pointers = pointers
-            return posix_spawnp(&child, "tmux", &actions, &attributes, &pointers, environ)
+        let result = SignalChannel.withChildAttributes { attributes in
+            withCStrings(arguments) { pointers in
+                var pointers = pointers
+                return posix_spawnp(&child, "tmux", &actions, &attributes, &pointers, environ)
+            }
         }
         return result == 0 ? child : nil
     }

@@ -41,3 +41,22 @@ public final class SignalChannel {
         return result
     }
 }
+
+extension SignalChannel {
+    /// Calls `body` with spawn attributes that give a child what a shell gives the programs it
+    /// starts: no signal blocked, and the ones perfhud handles or ignores (SIGPIPE) at their defaults.
+    public static func withChildAttributes<T>(_ body: (inout posix_spawnattr_t) -> T) -> T {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in handled + [SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        return body(&attributes)
+    }
+}

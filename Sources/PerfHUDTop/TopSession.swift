@@ -279,21 +279,12 @@ public final class TopSession {
     }
 
     private func spawnAndWait(_ command: [String]) -> Result<Int32, SpawnFailure> {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in SignalChannel.handled + [SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var child: pid_t = 0
-        let result = withCStrings(command) { arguments in
-            var arguments = arguments
-            return posix_spawn(&child, command[0], nil, &attributes, &arguments, environ)
+        let result = SignalChannel.withChildAttributes { attributes in
+            withCStrings(command) { arguments in
+                var arguments = arguments
+                return posix_spawn(&child, command[0], nil, &attributes, &arguments, environ)
+            }
         }
         guard result == 0 else { return .failure(SpawnFailure(reason: String(cString: strerror(result)))) }
         var status: Int32 = 0

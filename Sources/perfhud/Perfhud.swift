@@ -25,20 +25,7 @@ extension Perfhud {
 
         @OptionGroup var options: HUDOptions
 
-        @Option(parsing: .unconditional, help: ArgumentHelp("Every process whose command line matches this extended regular expression, summed (as the daemon's --match).",
-                                                            valueName: "PATTERN"))
-        var match: Given<String>?
-        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this systemd unit, summed (as the daemon's --unit).", valueName: "UNIT"))
-        var unit: Given<String>?
-        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this container (Docker, podman), by its name or ID, summed (as the daemon's --container).",
-                                                            valueName: "NAME|ID"))
-        var container: Given<String>?
-        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this control group (its path below the hierarchy's root, or its directory under /sys/fs/cgroup), summed (as the daemon's --cgroup).",
-                                                            valueName: "PATH"))
-        var cgroup: Given<String>?
-        @Option(parsing: .unconditional, help: ArgumentHelp("The processes of this Kubernetes pod on this node (all its containers), summed (as the daemon's --pod).",
-                                                            valueName: "NAMESPACE/POD"))
-        var pod: Given<String>?
+        @OptionGroup var group: GroupTargetOptions
 
         /// The PID, and whatever else of the line is none of the options: refused in validate().
         @Argument(parsing: .allUnrecognized, help: "The process to watch.")
@@ -53,14 +40,7 @@ extension Perfhud {
             if let first = pid.first, first.count > 1, first.hasPrefix("-"), first.dropFirst().allSatisfy(\.isNumber) {
                 throw Refusal.because(Accepted.complaint("<pid>", got: first, in: "attach"))
             }
-            let group = try match.map { TargetSelector.match(try $0.value("--match", in: "attach") { !$0.isEmpty }) }
-                ?? unit.map { TargetSelector.unit(named: try $0.value("--unit", in: "attach") { !$0.isEmpty }) }
-                ?? container.map { TargetSelector.container(try $0.value("--container", in: "attach") { !$0.isEmpty }) }
-                ?? cgroup.map { TargetSelector.controlGroup(given: try $0.value("--cgroup", in: "attach") { !$0.isEmpty }) }
-                ?? pod.map { TargetSelector.pod(try $0.value("--pod", in: "attach") { $0.split(separator: "/", omittingEmptySubsequences: false).count == 2 }) }
-            if [match != nil, unit != nil, container != nil, cgroup != nil, pod != nil].filter({ $0 }).count > 1 {
-                throw Refusal.because("attach watches one target: one of --match, --unit, --container, --cgroup and --pod")
-            }
+            let group = try self.group.selector(in: "attach")
             if let group {
                 _ = try UsageMessage.arguments(pid, of: Self.self, named: [])
                 return group

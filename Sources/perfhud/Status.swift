@@ -38,16 +38,8 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "With --tmux: put back the status lines a perfhud --tmux that was killed left changed (the next perfhud --tmux does it too).")
     var restore = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: every process whose command line matches this extended regular expression, summed.", valueName: "PATTERN"))
-    var match: Given<String>?
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this systemd unit, summed.", valueName: "UNIT"))
-    var unit: Given<String>?
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this container, summed.", valueName: "NAME|ID"))
-    var container: Given<String>?
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this control group, summed.", valueName: "PATH"))
-    var cgroup: Given<String>?
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: the processes of this Kubernetes pod, summed.", valueName: "NAMESPACE/POD"))
-    var pod: Given<String>?
+    /// With --follow: a group of processes (a one-shot answer is for a PID).
+    @OptionGroup var group: GroupTargetOptions
 
     /// The PID, and whatever else of the line is none of the options: refused in validate().
     @Argument(parsing: .allUnrecognized, help: "The process.")
@@ -64,14 +56,7 @@ struct StatusCommand: ParsableCommand {
 
     /// The command line read; a refusal (`Refusal`) for the first part that does not read.
     func request() throws -> StatusRequest {
-        let group = try match.map { TargetSelector.match(try $0.value("--match", in: "status") { !$0.isEmpty }) }
-            ?? unit.map { TargetSelector.unit(named: try $0.value("--unit", in: "status") { !$0.isEmpty }) }
-            ?? container.map { TargetSelector.container(try $0.value("--container", in: "status") { !$0.isEmpty }) }
-            ?? cgroup.map { TargetSelector.controlGroup(given: try $0.value("--cgroup", in: "status") { !$0.isEmpty }) }
-            ?? pod.map { TargetSelector.pod(try $0.value("--pod", in: "status") { $0.split(separator: "/", omittingEmptySubsequences: false).count == 2 }) }
-        if [match != nil, unit != nil, container != nil, cgroup != nil, pod != nil].filter({ $0 }).count > 1 {
-            throw Refusal.because("status shows one target: one of --match, --unit, --container, --cgroup and --pod")
-        }
+        let group = try self.group.selector(in: "status")
         let target: TargetSelector
         if let group {
             _ = try UsageMessage.arguments(pid, of: Self.self, named: [])

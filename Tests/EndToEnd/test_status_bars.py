@@ -87,6 +87,10 @@ def test_an_alert_for_a_while_holds_across_calls(busy):
 
 
 def test_every_format(busy):
+    # Each answer over the 0.3 s since the one before: long enough to be the busy loop's whole CPU.
+    def status(*args):
+        time.sleep(0.3)
+        return globals()["status"](*args)
     status(busy.pid)
     row = json.loads(status(busy.pid, "--format", "json", "--alert", "cpu_percent > 50"))
     live = json_rows_of(perfhud("attach", str(busy.pid), "--output", "json", "--count", "1", "--no-summary",

@@ -159,7 +159,7 @@ def test_each_command_lists_and_takes_only_what_it_uses():
     assert refused(["attach", "1", "--frame-gap", "5ms"]) == "--frame-gap is for run, not attach"
     assert refused(["demo", "--frame-gap", "5ms"]) == "--frame-gap is for run, not demo"
     assert refused(["demo", "--actions-from-output"]) == "--actions-from-output is for run, not demo"
-    assert refused(["report", "f.db", "--tick", "1s"]) == "--tick is for attach, run, demo and daemon, not report"
+    assert refused(["report", "f.db", "--tick", "1s"]) == "--tick is for attach, run, demo, daemon and status, not report"
 
 
 def test_the_demo_program_answers_help_and_version_without_starting():
