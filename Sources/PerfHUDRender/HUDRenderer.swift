@@ -151,7 +151,9 @@ public enum HUDRenderer {
             segments.append((1, text))
             if let trend = report?.residentTrendBytesPerSecond {
                 let rate = Units.byteRate(trend)
-                segments.append((3, trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate)))
+                let watched = snapshot.alerts.watches(.rss_trend_bytes_per_second)
+                segments.append((3, watched ? paint.alert(snapshot.alerts.holds(.rss_trend_bytes_per_second), rate)
+                                    : trend > 1024 * 1024 ? paint.yellow(rate) : paint.dim(rate)))
             }
         }
         if snapshot.status == .running, let gpu = report.flatMap({ GPUText.status($0.gpu, paint: paint) }) {
