@@ -340,9 +340,10 @@ def test_prometheus_scrapes_two_daemons_and_every_panel_has_data_for_each_target
     gpu = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path), "FAKE_NVML_SCENARIO": str(scenario)}
     first_port = free_port()
     first = subprocess.Popen([PERFHUD, "daemon", "--pid", f"web={senders['web'].pid}", "--pid", f"db={senders['db'].pid}",
-                              "--metrics-listen", f"127.0.0.1:{first_port}", "--events", str(directory), "--tick", "250ms"],
+                              "--metrics-listen", f"127.0.0.1:{first_port}", "--events", str(directory), "--tick", "250ms",
+                              "--alert", "threads >= 1"],   # the alerts' panel: an alert that holds for each target
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=gpu)
-    second = daemons(sender_seconds=60, env=gpu)
+    second = daemons("--alert", "threads >= 1", sender_seconds=60, env=gpu)
     on_the_gpu([senders["web"].pid, senders["db"].pid, second.sender.pid])
     port = free_port()
     config = tmp_path / "prometheus.yml"
