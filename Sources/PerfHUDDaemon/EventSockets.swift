@@ -69,8 +69,9 @@ final class EventSockets {
         if single {
             try target.events.open(pathPID: getpid(), targetPID: 0, configuration: configuration.watch, defaultPolicy: .target, mode: 0o666,
                                    required: true) { [log] in log.warning($0) }
-            if configuration.watch.eventsPath == nil, let path = target.events.receiver?.path, let slash = path.lastIndex(of: "/") {
-                target.linkDirectory = String(path[..<slash])
+            if let path = target.events.receiver?.path, let slash = path.lastIndex(of: "/") {
+                if configuration.watch.eventsPath == nil { target.linkDirectory = String(path[..<slash]) }
+                makeFeed(of: target, in: String(path[..<slash]))
             }
             return
         }
@@ -90,9 +91,7 @@ final class EventSockets {
             return
         }
         if directory.isDefault { target.linkDirectory = directory.path }
-        // Its rows beside it, for any program that follows them (`perfhud run --feed`'s, per target).
-        do { target.feed = try RowFeed(path: directory.path + "/" + Self.fileName(target.label) + ".feed") }
-        catch let error as PerfHUDError { status.log(.warning, target, "no feed of its rows (\(error.message))") }
+        makeFeed(of: target, in: directory.path)
         if let legacy = configuration.legacyEventsLink, target.spec == configuration.targets.first { target.fixedLinks.append(legacy) }
         // A unit's processes find the socket by their unit's name, whatever the target's label.
         if case .unit(let unit) = target.spec.selector, Self.fileName(unit) != Self.fileName(target.label) {
@@ -101,15 +100,16 @@ final class EventSockets {
         target.events.receiver?.setLinks(target.fixedLinks)
     }
 
-    /// A label as a file name: letters, digits and `_.-@` kept, anything else `_`, 80 bytes at most.
-    static func fileName(_ label: String) -> String {
-        let kept = label.unicodeScalars.prefix(80).map { scalar -> Character in
-            let character = Character(scalar)
-            return scalar.isASCII && (character.isLetter || character.isNumber || "_.-@".contains(character)) ? character : "_"
-        }
-        let name = String(kept)
-        return name.hasPrefix(".") ? "_" + name.dropFirst() : name
+    /// The target's rows beside its socket (`NAME.feed`), for any program that follows them (as
+    /// `perfhud run --feed`'s) and for `perfhud status --target NAME`.
+    private func makeFeed(of target: DaemonTarget, in directory: String) {
+        do { target.feed = try RowFeed(path: directory + "/" + Self.fileName(target.label) + ".feed") }
+        catch let error as PerfHUDError { status.log(.warning, target, "no feed of its rows (\(error.message))") }
+        catch { status.log(.warning, target, "no feed of its rows (\(error))") }
     }
+
+    /// A label as a file name (`EventReceiver.fileName`).
+    static func fileName(_ label: String) -> String { EventReceiver.fileName(label: label) }
 
     /// A target's processes changed: who may send to its socket, the `PID.sock` links, and whose
     /// memory a phase reads (the moment its event arrives, from the group's first process).

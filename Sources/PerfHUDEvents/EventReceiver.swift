@@ -112,6 +112,17 @@ public final class EventReceiver {
         unlink(path)
     }
 
+    /// A daemon target's label as the name of its files (`NAME.sock`, `NAME.feed`): letters,
+    /// digits and `_.-@` kept, anything else `_`, 80 bytes at most, no leading dot.
+    public static func fileName(label: String) -> String {
+        let kept = label.unicodeScalars.prefix(80).map { scalar -> Character in
+            let character = Character(scalar)
+            return scalar.isASCII && (character.isLetter || character.isNumber || "_.-@".contains(character)) ? character : "_"
+        }
+        let name = String(kept)
+        return name.hasPrefix(".") ? "_" + name.dropFirst() : name
+    }
+
     public static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -19,6 +19,9 @@ package final class RowFeed: TickSink {
     private let listener: Int32
     private var readers: [Reader] = []
     private var row = ByteBuffer(capacity: 4096)
+    /// The last row made: a reader gets it as it connects, so it need not wait for the next tick
+    /// (`perfhud status --target`, which reads one row of a daemon whose rows come every `--full-every`).
+    private var lastRow: [UInt8] = []
 
     private final class Reader {
         let descriptor: Int32
@@ -53,12 +56,14 @@ package final class RowFeed: TickSink {
 
     package func consume(_ tick: Tick) {
         acceptReaders()
-        guard tick.isRow, !readers.isEmpty else { return }
+        guard tick.isRow else { return }
         row.removeAll()
         RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events, fields: Figure.all, to: &row)
         RowFormatter.appendAlerts(tick.alerts, to: &row)
         row.append("\n")
         row.withBytes { bytes in
+            lastRow.removeAll(keepingCapacity: true)
+            lastRow.append(contentsOf: bytes)
             readers.removeAll { reader in !send(bytes, to: reader) }
         }
     }
@@ -71,7 +76,9 @@ package final class RowFeed: TickSink {
             guard descriptor >= 0 else { return }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-            readers.append(Reader(descriptor: descriptor))
+            let reader = Reader(descriptor: descriptor)
+            if !lastRow.isEmpty, lastRow.withUnsafeBytes({ send($0, to: reader) }) == false { continue }
+            readers.append(reader)
         }
     }
 

@@ -71,6 +71,8 @@ enum Accepted {
         // status
         "status --format": "plain, json, waybar, i3bar or tmux",
         "status --tick": "a duration such as 1s, from 100ms to 10s",
+        "--target": "a daemon's target, by its label",
+        "status --events": "the directory of a daemon's sockets (its --events)",
         // report, export, replay
         "<file>": "a recording made with --record",
         "report --output": "the path of the file to write",

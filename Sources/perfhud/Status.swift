@@ -41,6 +41,13 @@ struct StatusCommand: ParsableCommand {
     /// With --follow: a group of processes (a one-shot answer is for a PID).
     @OptionGroup var group: GroupTargetOptions
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("A running daemon's target, by its label: its rows read from the daemon (NAME.feed beside its event socket), not sampled again.",
+                                                        valueName: "NAME"))
+    var target: Given<String>?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --target: the daemon's --events directory (default: /run/perfhud, then $XDG_RUNTIME_DIR/perfhud).", valueName: "DIR"))
+    var events: Given<String>?
+
     /// The PID, and whatever else of the line is none of the options: refused in validate().
     @Argument(parsing: .allUnrecognized, help: "The process.")
     var pid: [String] = []
@@ -57,6 +64,18 @@ struct StatusCommand: ParsableCommand {
     /// The command line read; a refusal (`Refusal`) for the first part that does not read.
     func request() throws -> StatusRequest {
         let group = try self.group.selector(in: "status")
+        let tick = try self.tick.value("status --tick") { (100_000_000...10_000_000_000).contains($0.nanoseconds) }
+        let format = try self.format.value("--format", in: "status")
+        let alerts = try WatchOptions.alertRules(alert)
+        if let given = self.target {
+            let name = try given.value("--target", in: "status") { !$0.isEmpty }
+            guard group == nil else { throw Refusal.because("status shows one target: --target or one of --match, --unit, --container, --cgroup and --pod") }
+            guard alerts.isEmpty else { throw Refusal.because("--target shows the daemon's own alerts (its --alert): no --alert here") }
+            _ = try UsageMessage.arguments(pid, of: Self.self, named: [])
+            return StatusRequest(target: .pid(0), format: format, follow: follow, tickNanoseconds: tick.nanoseconds, alerts: [], color: !noColor,
+                                 daemonTarget: (name, try events?.value("--events", in: "status") { !$0.isEmpty }))
+        }
+        if events != nil { throw Refusal.because("--events names a daemon's directory: it goes with --target") }
         let target: TargetSelector
         if let group {
             _ = try UsageMessage.arguments(pid, of: Self.self, named: [])
@@ -68,9 +87,7 @@ struct StatusCommand: ParsableCommand {
             }
             target = .pid(try Given<Int32>(argument: text).value("<pid>", in: "status") { $0 > 0 })
         }
-        let tick = try self.tick.value("status --tick") { (100_000_000...10_000_000_000).contains($0.nanoseconds) }
-        return StatusRequest(target: target, format: try format.value("--format", in: "status"), follow: follow, tickNanoseconds: tick.nanoseconds,
-                             alerts: try WatchOptions.alertRules(alert), color: !noColor)
+        return StatusRequest(target: target, format: format, follow: follow, tickNanoseconds: tick.nanoseconds, alerts: alerts, color: !noColor)
     }
 
     func run() throws {
@@ -92,6 +109,8 @@ struct StatusRequest {
     var tickNanoseconds: UInt64
     var alerts: [AlertRule]
     var color: Bool
+    /// `--target NAME [--events DIR]`: a daemon's target, its rows read from the daemon.
+    var daemonTarget: (name: String, directory: String?)? = nil
 
     /// `status PID [--format F] [--alert EXPR]… [--no-color]`, read without ArgumentParser: its
     /// parse was most of the CPU a one-shot call took (it reflects over every option of the
@@ -134,6 +153,7 @@ struct StatusRequest {
 
     func run() throws -> ExitStatus {
         let color = color && !(getenv("NO_COLOR").map { $0.pointee != 0 } ?? false)
+        if let daemonTarget { return try fromDaemon(daemonTarget, color: color) }
         guard follow else {
             guard case .pid(let pid) = target else { throw PerfHUDError(.usage, "a group's status needs --follow") }
             let answer = try StatusOnce.answer(pid: pid, alerts: alerts)
@@ -164,3 +184,27 @@ struct StatusRequest {
         return Session(target: .attach(target), configuration: configuration).run()
     }
 }
+
+extension StatusRequest {
+    /// `--target NAME`: the daemon's last row of its target, or (`--follow`) each row it makes.
+    func fromDaemon(_ target: (name: String, directory: String?), color: Bool) throws -> ExitStatus {
+        let reader = try DaemonRowReader(target: target.name, directory: target.directory)
+        var written = 0
+        while let line = reader.nextLine(timeoutMilliseconds: follow ? -1 : 5000) {
+            guard let row = ReadRow(json: line) else { continue }   // a notice of rows dropped
+            var text = line
+            if format != .json {
+                text = StatusText.line(row.figures, commandName: row.commandName, status: row.status, events: row.events, alerts: row.alerts,
+                                       note: nil, format: format, color: color)
+                if follow && format == .i3bar { text = (written == 0 ? StatusText.i3barHeader + "\n" : ",") + text }
+            }
+            text += "\n"
+            guard case .success = Array(text.utf8).withUnsafeBytes({ SystemCall.write(STDOUT_FILENO, $0) }) else { return .success }
+            written += 1
+            if !follow { return .success }
+        }
+        if written == 0 { throw PerfHUDError(.unavailable, "the daemon's feed of \(FailCondition.quoted(target.name)) (\(reader.path)) sent no row") }
+        return .success
+    }
+}
+

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "helpers"))
 from i3bar_protocol import check_i3bar_stream  # noqa: E402
 
-from conftest import PERFHUD, perfhud, json_rows_of  # noqa: E402
+from conftest import PERFHUD, perfhud, json_rows_of, wait_until  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -171,3 +171,30 @@ def test_bad_input_is_one_line_and_a_status(args, status_code, message):
     assert done.returncode == status_code, (done.returncode, done.stderr)
     assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
     assert done.stdout == ""
+
+
+def test_a_daemons_target_is_read_from_the_daemon_not_sampled_again():
+    from test_daemon import Daemon
+    web = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    idle = subprocess.Popen(["sleep", "60"])
+    daemon = Daemon("--pid", f"web={web.pid}", "--pid", f"idle={idle.pid}", "--alert", "cpu_percent > 50", "--full-every", "500ms")
+    try:
+        directory = daemon.events   # with several targets, the directory of their sockets and feeds
+        assert wait_until(lambda: "⚠ cpu_percent > 50" in perfhud("status", "--target", "web", "--events", directory).stdout, timeout=15)
+        line = status("--target", "web", "--events", directory)
+        assert f"PID {web.pid} sh" in line and re.search(r"CPU (9\d|1\d\d)\.\d%", line), line
+        # The row as the daemon made it (the daemon's own alerts in it), not a sample of this call.
+        row = json.loads(status("--target", "web", "--events", directory, "--format", "json"))
+        assert row["pid"] == web.pid and row["alerts"] == ["cpu_percent > 50"]
+        follow = subprocess.Popen([PERFHUD, "status", "--target", "idle", "--events", directory, "--follow", "--format", "i3bar"],
+                                  stdout=subprocess.PIPE, text=True)
+        time.sleep(2.0)
+        follow.terminate()
+        lines = check_i3bar_stream(follow.communicate(timeout=10)[0])
+        assert len(lines) >= 3 and all(f"PID {idle.pid} sleep" in line[0]["full_text"] for line in lines)
+        missing = perfhud("status", "--target", "nobody", "--events", directory)
+        assert missing.returncode == 69 and missing.stderr.count("\n") == 1 and "no daemon feeds a target named \"nobody\"" in missing.stderr
+    finally:
+        daemon.stop()
+        web.kill()
+        idle.kill()

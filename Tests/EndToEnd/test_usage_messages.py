@@ -18,7 +18,7 @@ BEFORE = {"attach": ["1"], "daemon": ["--pid", "1"], "emit": ["action", "x"], "r
 AFTER = {"run": ["--", "true"]}
 # Options whose value is free text (a path, a name, a pattern): any word is a value.
 FREE_TEXT = {"--events", "--actions-from", "--record", "--pidfile", "--match", "--unit", "--units", "--container", "--containers", "--cgroup", "--pods", "--config", "--phase", "--baseline",
-             "--fail-on", "--alert", "--feed", ("report", "--output"), ("export", "--output")}
+             "--fail-on", "--alert", "--feed", "--target", ("report", "--output"), ("export", "--output")}
 FLAGS_WITHOUT_VALUE = re.compile(r"^  (--[a-z-]+)(?:, --[a-z-]+)?\s{2,}", re.M)
 VALUED = re.compile(r"^  (?:-[a-z], )?(--[a-z-]+) <[^>]+>", re.M)
 # Swift types (ValidationError, SocketAddressError.UnknownHost), modules, traces, ArgumentParser's
