@@ -101,6 +101,7 @@ benchmark: deps build
 	@status=0; python3 Benchmarks/ingest_cost.py --bin $(abspath $(BIN)) || status=1; \
 	PERFHUD_BIN=$(abspath $(BIN)) python3 Benchmarks/compare.py || status=1; \
 	python3 Benchmarks/goals.py --bin $(abspath $(BIN)) || status=1; \
+	python3 Benchmarks/status_cost.py --bin $(abspath $(BIN)) || status=1; \
 	[ $$status = 0 ] || echo "make benchmark: a check above failed (a count more than 5 % above Benchmarks/tick_instructions.txt or ingest_instructions.txt, or a benchmark)"; exit $$status
 
 # benchmark-goals: issue 34's goals, then issue 22's kept, from one run (about 22 minutes): CPU per tick beside
