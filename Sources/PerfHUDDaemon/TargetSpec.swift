@@ -1,5 +1,6 @@
 import PerfHUDSupport
 import PerfHUDSampling
+import PerfHUDPipeline
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -101,7 +102,10 @@ public struct TargetSpec: Equatable {
     }
 }
 
-/// A `--config` file: one target a line in the command line's words, `#` comments, blank lines.
+/// A `--config` file: one target a line in the command line's words, `#` comments, blank lines;
+/// and `--alert EXPR` lines, the daemon's alerts beside those of its command line (read when the
+/// daemon starts: an alert's words need no quoting there, where systemd's `$PERFHUD_OPTIONS` splits
+/// them at every space).
 public enum TargetsFile {
     /// - Throws: `PerfHUDError` `.config` naming the file and the line.
     public static func read(_ path: String) throws -> [TargetSpec] {
@@ -114,17 +118,36 @@ public enum TargetsFile {
     }
 
     public static func parse(_ text: String, path: String) throws -> [TargetSpec] {
-        var specs: [TargetSpec] = []
+        try lines(text, path: path).specs
+    }
+
+    /// The `--alert` lines of the file at `path`.
+    /// - Throws: `PerfHUDError` `.config` naming the file and the line.
+    public static func alerts(_ path: String) throws -> [AlertRule] {
+        let data: [UInt8]
+        switch KeptOpenFile.contents(of: path, limit: 1 << 20) {
+        case .success(let bytes): data = bytes
+        case .failure(let error): throw PerfHUDError(.config, "cannot read \(path): \(error)")
+        }
+        return try lines(String(decoding: data, as: UTF8.self), path: path).alerts
+    }
+
+    private static func lines(_ text: String, path: String) throws -> (specs: [TargetSpec], alerts: [AlertRule]) {
+        var specs: [TargetSpec] = [], alerts: [AlertRule] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             do {
                 let words = try ShellWords.split(String(line))
                 if words.isEmpty { continue }
-                specs.append(try TargetSpec.parse(words: words))
+                if words[0] == "--alert" {
+                    alerts.append(try AlertRule(words.dropFirst().joined(separator: " ")))
+                } else {
+                    specs.append(try TargetSpec.parse(words: words))
+                }
             } catch let error as PerfHUDError {
                 throw PerfHUDError(.config, "\(path):\(index + 1): \(error.message)")
             }
         }
-        return specs
+        return (specs, alerts)
     }
 }
 

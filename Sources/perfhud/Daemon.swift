@@ -121,6 +121,8 @@ extension Perfhud {
 
         func run() throws {
             var configuration = try configuration()
+            // The file's `--alert` lines, after the command line's (read once, at the start).
+            if let path = configuration.configPath { configuration.watch.alerts += try TargetsFile.alerts(path) }
             let named = configuration.targets
             let runtime = getenv("RUNTIME_DIRECTORY").flatMap { String(cString: $0).split(separator: ":").first.map(String.init) }
             if configuration.isSingleTarget {

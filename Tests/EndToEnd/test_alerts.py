@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import perfhud, json_rows_of, summary_of, wait_until
+from conftest import perfhud, json_rows_of, summary_of, wait_until, free_port
 
 # Idle, busy for BUSY seconds, idle again; it writes how long it was busy, by its own clock, to the file it is given.
 BUSY = 2.0
@@ -164,3 +164,24 @@ def test_the_daemon_exports_each_alert_and_says_when_it_begins_and_ends():
             daemon.stop()
         busy.kill()
         idle.kill()
+
+
+def test_the_daemons_config_file_carries_alerts(tmp_path):
+    from test_daemon import Daemon
+    busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    config = tmp_path / "targets.conf"
+    # As systemd's $PERFHUD_OPTIONS cannot carry an alert's spaces, the file can, unquoted or quoted.
+    config.write_text(f"--pid web={busy.pid}\n--alert cpu_percent > 50\n--alert 'threads >= 100'   # never\n")
+    daemon = Daemon("--config", str(config))
+    try:
+        def alert(text):
+            found = re.search(r'^perfhud_target_alert\{target="web",alert="%s"\} (\S+)$' % re.escape(text), daemon.metrics(), re.M)
+            return float(found[1]) if found else None
+        assert wait_until(lambda: alert("cpu_percent > 50") == 1, timeout=10), daemon.metrics()
+        assert alert("threads >= 100") == 0
+    finally:
+        daemon.stop()
+        busy.kill()
+    config.write_text(f"--pid web={busy.pid}\n--alert cpu_percnt > 50\n")
+    done = perfhud("daemon", "--config", str(config), "--metrics-listen", f"127.0.0.1:{free_port()}")
+    assert done.returncode == 78 and f"{config}:2: cannot read --alert" in done.stderr, done.stderr
