@@ -324,6 +324,8 @@ public final class Session {
     private func handle(signal: Int32) {
         switch signal {
         case SIGWINCH:
+            // Under --tmux the lines are as wide as the session's window, which the pane's size follows.
+            if let tmuxLines, let width = tmuxLines.currentWidth() { screen?.elsewhere?.width = width }
             relayout()
         case SIGCHLD:
             guard let program else { return }

@@ -99,6 +99,11 @@ public final class TmuxStatusLines {
         for command in setUp { client.send(command) }
     }
 
+    /// The width of the session's window now (it changes with the client's size); nil if tmux cannot say.
+    func currentWidth() -> Int? {
+        TmuxCommand.run(["display-message", "-p", "-t", session, "#{window_width}"]).output.split(separator: "\n").first.flatMap { Int($0) }.map { max(20, $0) }
+    }
+
     /// Shows `lines` (the HUD's, with SGR escapes), each only where it changed.
     func show(_ lines: [String]) {
         guard !restored else { return }
