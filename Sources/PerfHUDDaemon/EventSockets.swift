@@ -35,12 +35,13 @@ final class EventSockets {
 
     /// Removes the sockets again and ends the receiving thread (when the daemon cannot start after all).
     func closeAll() {
-        for target in roster.targets { target.events.stop() }
+        for target in roster.targets { target.events.stop(); target.feed = nil }
         receivers.stop()
     }
 
-    /// Ends the receiving thread (the daemon stops).
+    /// Ends the receiving thread and removes the feeds (the daemon stops).
     func stopReceiving() {
+        for target in roster.targets { target.feed = nil }
         receivers.stop()
     }
 

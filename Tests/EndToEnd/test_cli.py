@@ -182,7 +182,7 @@ def test_a_misspelt_command_gets_a_suggestion():
     typo = perfhud("atach", "1")
     assert typo.returncode == 64 and typo.stderr == "perfhud: unknown command 'atach': did you mean 'attach'?\n"
     unknown = perfhud("frobnicate")
-    assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, top, emit, report, replay, export" in unknown.stderr
+    assert unknown.returncode == 64 and "the commands are attach, run, demo, daemon, top, status, emit, report, replay, export" in unknown.stderr
     replay = perfhud("replya", "run.db")
     assert replay.returncode == 64 and replay.stderr == "perfhud: unknown command 'replya': did you mean 'replay'?\n"
 
