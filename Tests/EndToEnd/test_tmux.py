@@ -1,4 +1,5 @@
 """The HUD in a real terminal multiplexer (tmux): full-screen children, job control, resize."""
+import os
 import shutil
 import subprocess
 import time
@@ -18,6 +19,8 @@ class Tmux:
         self.run("new-session", "-d", "-s", "t", "-x", str(columns), "-y", str(rows), "bash --norc --noprofile")
         self.run("set-option", "-g", "status", "off")
         self.run("resize-window", "-t", "t", "-x", str(columns), "-y", str(rows))
+        # tmux 3.3a leaves its socket file behind after kill-server: removed in close().
+        self.socket_path = self.run("display-message", "-p", "#{socket_path}").strip()
 
     def run(self, *args):
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10).stdout
@@ -42,6 +45,11 @@ class Tmux:
 
     def close(self):
         self.run("kill-server")
+        if self.socket_path.startswith("/"):
+            try:
+                os.unlink(self.socket_path)
+            except FileNotFoundError:
+                pass
 
 
 @pytest.fixture
