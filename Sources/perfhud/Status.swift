@@ -14,7 +14,7 @@ struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "A status bar's line of a process: one answer (rates since the last call), or one a tick with --follow.",
-        usage: "perfhud status [<options>] <pid>\nperfhud status --tmux --restore\nperfhud status [<options>] --follow --match PATTERN|--unit UNIT|--container NAME|ID|--cgroup PATH|--pod NAMESPACE/POD")
+        usage: "perfhud status [<options>] <pid>\nperfhud status [<options>] --follow --match PATTERN|--unit UNIT|--container NAME|ID|--cgroup PATH|--pod NAMESPACE/POD\nperfhud status [<options>] --target NAME [--events DIR]\nperfhud status --tmux --restore")
 
     @Option(parsing: .unconditional, help: "plain, json, waybar, i3bar or tmux.")
     var format: Given<StatusFormat> = "plain"
