@@ -58,8 +58,7 @@ package final class RowFeed: TickSink {
         acceptReaders()
         guard tick.isRow else { return }
         row.removeAll()
-        RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events, fields: Figure.all, to: &row)
-        RowFormatter.appendAlerts(tick.alerts, to: &row)
+        RowFormatter.appendRow(tick, plan: RowFormatter.everyFigure, to: &row)
         row.append("\n")
         row.withBytes { bytes in
             lastRow.removeAll(keepingCapacity: true)

@@ -18,7 +18,7 @@ package final class RowWriter: TickSink {
     private var last: UInt64?
     /// The fields of a row: all; a replay of an older recording, those its live rows had.
     package var figures = Figure.all { didSet { plan = figures.map(\.plain) } }
-    private var plan = Figure.all.map(\.plain)
+    private var plan = RowFormatter.everyFigure
     /// Rows written: what `--count` counts.
     package private(set) var written = 0
     /// The JSON row's bytes, kept from row to row (emptied, not freed): no allocation per row.
@@ -64,15 +64,11 @@ package final class RowWriter: TickSink {
         if !tick.isExitRow, everyNanoseconds > tickNanoseconds, let last, now &- last + tickNanoseconds / 2 < everyNanoseconds { return }
         last = now
         if let statusFormat {
-            // i3bar's header and the opening of its endless array first; each line after the first an element after a comma.
-            let lead = statusFormat != .i3bar ? "" : written == 0 ? StatusText.i3barHeader + "\n" : ","
-            output.write(lead + StatusText.line(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events,
+            output.write(StatusText.lead(of: statusFormat, first: written == 0) + StatusText.line(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events,
                                                 alerts: tick.alerts, note: nil, format: statusFormat, color: color) + "\n")
         } else if format == .json {
             row.removeAll()
-            RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events,
-                                       plan: plan, to: &row)
-            RowFormatter.appendAlerts(tick.alerts, to: &row)
+            RowFormatter.appendRow(tick, plan: plan, to: &row)
             row.append("\n")
             row.withBytes { output.write($0) }
         } else {

@@ -436,3 +436,10 @@ public final class Figure: @unchecked Sendable {
         return column
     }
 }
+
+extension TargetFigures {
+    /// The figure `shownMemory` is (`Mem`/`RSS` beside the CPU): a group's working set where
+    /// the target is a whole control group, else `rss_bytes` (which is a tree's or a group's PSS
+    /// sum): what an `--alert` on the shown memory names, for the HUD and the bars alike.
+    public var shownMemoryField: Figure.Field { groupWorkingSetBytes != nil ? .group_working_set_bytes : .rss_bytes }
+}

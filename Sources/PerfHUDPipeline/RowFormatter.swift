@@ -167,6 +167,18 @@ public enum RowFormatter {
         out.append("}")
     }
 
+    /// A tick's JSON row as every writer of rows writes it (`--output json`, `--feed`, `status
+    /// --format json`): its figures in the plan's order, then the alerts holding where the session
+    /// has `--alert`.
+    package static func appendRow(_ tick: Tick, plan: [Figure.Plain], to out: inout ByteBuffer) {
+        appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: tick.events, plan: plan, to: &out)
+        appendAlerts(tick.alerts, to: &out)
+    }
+
+    /// Every figure of the table as plain values, made once (`appendRow`'s plan of a whole row);
+    /// never changed after (its keys are classes: not `Sendable` by their type).
+    nonisolated(unsafe) package static let everyFigure = Figure.all.map(\.plain)
+
     /// `"alerts":["cpu_percent > 80 for 20s"]`, the alerts holding, added to the row just written
     /// (before its closing brace); a row of a session without `--alert` has no such key.
     public static func appendAlerts(_ alerts: AlertStates, to out: inout ByteBuffer) {

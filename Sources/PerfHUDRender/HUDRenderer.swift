@@ -141,8 +141,7 @@ public enum HUDRenderer {
             // Under a limit: `RSS 412 MiB / 512 MiB`, the share coloured as the limit nears (the
             // kernel reclaims, then kills, at the limit). A tree's: `Mem`, its PSS sum; a whole
             // control group's: `Mem`, its working set.
-            let memoryField: Figure.Field = report?.groupWorkingSetBytes != nil && snapshot.alerts.watches(.group_working_set_bytes) ? .group_working_set_bytes
-                : report?.memoryIsProportionalSum == true && snapshot.alerts.watches(.pss_bytes) ? .pss_bytes : .rss_bytes
+            let memoryField = report?.shownMemoryField ?? .rss_bytes
             let amount = Units.bytes(Double(resident))
             var text = name + " " + (snapshot.alerts.watches(memoryField) ? paint.alert(snapshot.alerts.holds(memoryField), amount) : amount)
             if let limit = report?.memoryLimitBytes, limit > 0 {

@@ -41,10 +41,9 @@ public enum StatusText {
             segments.append(Segment(label: "CPU", value: note == nil ? "n/a" : "…", alert: nil))
         }
         if let (name, bytes) = figures.shownMemory {
-            let field: Figure.Field = figures.groupWorkingSetBytes != nil ? .group_working_set_bytes : figures.memoryIsProportionalSum ? .pss_bytes : .rss_bytes
             var value = Units.bytes(Double(bytes))
             if let limit = figures.memoryLimitBytes, limit > 0 { value += " / " + Units.bytes(Double(limit)) }
-            segments.append(Segment(label: name, value: value, alert: watched(field) ?? (alerts.watches(.rss_bytes) ? alerts.holds(.rss_bytes) : nil)))
+            segments.append(Segment(label: name, value: value, alert: watched(figures.shownMemoryField)))
         }
         if let threads = figures.threads { segments.append(Segment(label: "thr", value: String(threads), alert: watched(.threads))) }
         if let events, events.hasFrames {
@@ -92,8 +91,13 @@ public enum StatusText {
         }
     }
 
-    /// i3bar's header: the protocol's version, then the endless array the lines are elements of.
-    public static let i3barHeader = "{\"version\":1}\n["
+    /// What goes before a line of a stream of `format` (`--follow`): for i3bar, the protocol's
+    /// header and the opening of its endless array before the first, a comma before each one after
+    /// it (each line an element of the array); nothing for the other formats.
+    public static func lead(of format: StatusFormat, first: Bool) -> String {
+        guard format == .i3bar else { return "" }
+        return first ? "{\"version\":1}\n[\n" : ","
+    }
 
     /// Text in a tmux format: `#` doubled, so `#(…)`, `#{…}` and `#[…]` in a name are shown, not run.
     static func tmuxEscaped(_ text: String) -> String {

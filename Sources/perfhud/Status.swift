@@ -161,8 +161,7 @@ struct StatusRequest {
             var line: String
             if format == .json {
                 var row = ByteBuffer(capacity: 4096)
-                RowFormatter.appendJSON(tick.figures, commandName: tick.commandName, status: tick.status, events: nil, fields: Figure.all, to: &row)
-                RowFormatter.appendAlerts(tick.alerts, to: &row)
+                RowFormatter.appendRow(tick, plan: RowFormatter.everyFigure, to: &row)
                 line = row.withBytes { String(decoding: $0, as: UTF8.self) }
             } else {
                 line = StatusText.line(tick.figures, commandName: tick.commandName, status: tick.status, events: nil, alerts: tick.alerts,
@@ -196,7 +195,7 @@ extension StatusRequest {
             if format != .json {
                 text = StatusText.line(row.figures, commandName: row.commandName, status: row.status, events: row.events, alerts: row.alerts,
                                        note: nil, format: format, color: color)
-                if follow && format == .i3bar { text = (written == 0 ? StatusText.i3barHeader + "\n" : ",") + text }
+                if follow { text = StatusText.lead(of: format, first: written == 0) + text }
             }
             text += "\n"
             guard case .success = Array(text.utf8).withUnsafeBytes({ SystemCall.write(STDOUT_FILENO, $0) }) else { return .success }
